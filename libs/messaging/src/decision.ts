@@ -1,0 +1,33 @@
+import { z } from "zod";
+
+/** The four things tenantplane can do to a host object. */
+export const DecisionActionSchema = z.enum(["Create", "Update", "Delete", "Skip"]);
+export type DecisionAction = z.infer<typeof DecisionActionSchema>;
+
+/** A namespaced object reference; namespace is empty for cluster-scoped objects. */
+export const ObjectRefSchema = z.object({
+  namespace: z.string(),
+  name: z.string().min(1),
+});
+export type ObjectRef = z.infer<typeof ObjectRefSchema>;
+
+/**
+ * A Decision: tenantplane's public record of one action on one host object and why.
+ * Published on `tenantplane.decisions.<tenant>.<kind>.<action>`; the schema is a
+ * public contract, so fields are only ever added, never renamed or removed.
+ */
+export const DecisionSchema = z.object({
+  id: z.string().min(1),
+  time: z.iso.datetime({ offset: true }),
+  tenant: z.string().min(1),
+  service: z.string().min(1),
+  action: DecisionActionSchema,
+  kind: z.string().min(1),
+  tenantRef: ObjectRefSchema,
+  hostRef: ObjectRefSchema,
+  reason: z.string().min(1),
+});
+export type Decision = z.infer<typeof DecisionSchema>;
+
+/** What a planner proposes: a Decision before it is stamped with id, time and service. */
+export type PlannedDecision = Omit<Decision, "id" | "time" | "service">;

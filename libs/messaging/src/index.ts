@@ -1,0 +1,3 @@
+export * from "./decision.js";
+export * from "./tenant-change.js";
+export * from "./subjects.js";
