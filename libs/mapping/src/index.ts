@@ -1,1 +1,5 @@
-export {};
+export * from "./constants.js";
+export * from "./host-name.js";
+export * from "./label-value.js";
+export * from "./reverse-mapping.js";
+export * from "./dns-label.js";
