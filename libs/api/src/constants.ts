@@ -1,0 +1,29 @@
+/** API group of every tenantplane custom resource. */
+export const GROUP = "tenantplane.io";
+/** The single served and stored version of the tenantplane API. */
+export const VERSION = "v1alpha1";
+/** `apiVersion` value carried by every tenantplane object. */
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Kind names of the three custom resources. */
+export const KIND_TENANT_CLUSTER = "TenantCluster";
+export const KIND_ISOLATION_PROFILE = "IsolationProfile";
+export const KIND_SYNC_POLICY = "SyncPolicy";
+
+/** Plural resource names, as used in REST paths and RBAC rules. */
+export const PLURAL_TENANT_CLUSTERS = "tenantclusters";
+export const PLURAL_ISOLATION_PROFILES = "isolationprofiles";
+export const PLURAL_SYNC_POLICIES = "syncpolicies";
+
+/** Condition owned by the provisioner: the tenant API server answers through its kubeconfig. */
+export const CONDITION_CONTROL_PLANE_READY = "ControlPlaneReady";
+/** Condition owned by the isolation service: the profile's objects exist in the host namespace. */
+export const CONDITION_ISOLATION_APPLIED = "IsolationApplied";
+/** Condition owned by the sync workers: the last sync pass completed without object errors. */
+export const CONDITION_SYNCED = "Synced";
+
+/** Lifecycle phases shown in `status.phase`, in the order a healthy tenant moves through them. */
+export const TENANT_PHASES = ["Pending", "Provisioning", "Ready", "Failed", "Terminating"] as const;
+
+/** Longest tenant name; leaves room for the `tp-` prefix inside a 63-character namespace name. */
+export const MAX_TENANT_NAME_LENGTH = 60;
