@@ -1,0 +1,153 @@
+import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
+import { backoffDelay, sleep, TerminalError, type Logger, type ServiceMetrics } from "@tenantplane/runtime";
+import type { z } from "zod";
+import { KeyedQueue } from "./keyed-queue.js";
+import { settlementFor } from "./settlement.js";
+import { consumers, type ConsumerName } from "./topology.js";
+
+/** Per-message context handed to a handler. */
+export interface MessageContext {
+  readonly subject: string;
+  readonly deliveryCount: number;
+  readonly logger: Logger;
+}
+
+/** A message that was terminated instead of processed, and why. */
+export interface Rejection<T> {
+  readonly subject: string;
+  readonly reason: string;
+  /** The parsed message when the payload was valid but handling failed terminally. */
+  readonly message?: T;
+}
+
+/** Options of runConsumer. */
+export interface ConsumerOptions<S extends z.ZodType> {
+  js: JetStreamClient;
+  consumer: ConsumerName;
+  schema: S;
+  /** Messages with the same key are handled one at a time, in order. */
+  key: (message: z.infer<S>) => string;
+  /** Re-reads state and converges; throws TransientError/TerminalError (or anything, normalised). */
+  handle: (message: z.infer<S>, ctx: MessageContext) => Promise<void>;
+  /** Called after a message is termed, to publish a Decision or Warning saying why. Never throws into the loop. */
+  onRejected?: (rejection: Rejection<z.infer<S>>) => Promise<void>;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  signal: AbortSignal;
+  concurrency?: number;
+  /** Called with true once consuming, false while re-subscribing. */
+  onReady?: (ready: boolean) => void;
+}
+
+// Extends a message's ack deadline while its handler is still busy.
+const WORKING_INTERVAL_MS = 10_000;
+
+/**
+ * Pulls from a durable consumer until `signal` aborts, then lets in-flight
+ * handlers finish. Every message is zod-parsed and settled by settlementFor;
+ * losing the consumer (NATS restart, deleted consumer) re-subscribes with backoff.
+ */
+export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>): Promise<void> {
+  const { stream, durable } = consumers[opts.consumer];
+  const concurrency = opts.concurrency ?? 4;
+  const queue = new KeyedQueue(concurrency);
+  const inFlight = new Set<Promise<void>>();
+  const log = opts.logger.child({ consumer: durable });
+  let attempt = 0;
+
+  while (!opts.signal.aborted) {
+    try {
+      const consumer = await opts.js.consumers.get(stream, durable);
+      const messages = await consumer.consume({ max_messages: concurrency * 2 });
+      const stop = () => messages.stop();
+      opts.signal.addEventListener("abort", stop, { once: true });
+      opts.onReady?.(true);
+      attempt = 0;
+      try {
+        for await (const m of messages) {
+          const task = dispatch(m);
+          inFlight.add(task);
+          void task.finally(() => inFlight.delete(task));
+          while (inFlight.size >= concurrency * 4) await Promise.race(inFlight);
+        }
+      } finally {
+        opts.signal.removeEventListener("abort", stop);
+      }
+    } catch (err) {
+      if (opts.signal.aborted) break;
+      opts.onReady?.(false);
+      const delay = backoffDelay(attempt++, 500, 15_000);
+      log.warn({ err, delayMs: delay }, "consumer lost; re-subscribing");
+      await sleep(delay, opts.signal);
+    }
+  }
+  opts.onReady?.(false);
+  await Promise.allSettled([...inFlight]);
+  await queue.idle();
+
+  async function dispatch(m: JsMsg): Promise<void> {
+    let parsed: z.infer<S>;
+    try {
+      parsed = opts.schema.parse(m.json());
+    } catch (err) {
+      const reason = `invalid message on ${m.subject}: ${summarise(err)}`;
+      m.term(reason);
+      opts.metrics.messages.inc({ outcome: "term" });
+      log.warn({ subject: m.subject, reason }, "message rejected");
+      await reject({ subject: m.subject, reason });
+      return;
+    }
+    await queue.run(opts.key(parsed), () => handleOne(m, parsed));
+  }
+
+  async function handleOne(m: JsMsg, message: z.infer<S>): Promise<void> {
+    const ctx: MessageContext = {
+      subject: m.subject,
+      deliveryCount: m.info.deliveryCount,
+      logger: log.child({ subject: m.subject, key: opts.key(message) }),
+    };
+    const started = performance.now();
+    const working = setInterval(() => m.working(), WORKING_INTERVAL_MS);
+    let error: unknown;
+    try {
+      await opts.handle(message, ctx);
+    } catch (err) {
+      error = err ?? new TerminalError("handler threw nothing");
+    } finally {
+      clearInterval(working);
+    }
+    const settlement = settlementFor(error, ctx.deliveryCount);
+    opts.metrics.messages.inc({ outcome: settlement.outcome });
+    opts.metrics.handleSeconds.observe({ outcome: settlement.outcome }, (performance.now() - started) / 1000);
+    switch (settlement.outcome) {
+      case "ack":
+        m.ack();
+        break;
+      case "nak":
+        ctx.logger.info({ delayMs: settlement.delayMs, reason: settlement.reason }, "retrying later");
+        m.nak(settlement.delayMs);
+        break;
+      case "term":
+        ctx.logger.warn({ reason: settlement.reason }, "giving up on message");
+        m.term(settlement.reason);
+        await reject({ subject: m.subject, reason: settlement.reason, message });
+        break;
+    }
+  }
+
+  async function reject(rejection: Rejection<z.infer<S>>): Promise<void> {
+    try {
+      await opts.onRejected?.(rejection);
+    } catch (err) {
+      log.error({ err }, "reporting a rejected message failed");
+    }
+  }
+}
+
+function summarise(err: unknown): string {
+  const issues = (err as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues;
+  if (Array.isArray(issues) && issues.length > 0) {
+    return issues.map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`).join("; ");
+  }
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { DecisionSchema, TenantChangeSchema, compareVersions, stampDecision, subjects } from "./index.js";
+
+const planned = {
+  tenant: "dev",
+  action: "Create" as const,
+  kind: "Pod",
+  tenantRef: { namespace: "default", name: "web" },
+  hostRef: { namespace: "tp-dev", name: "web-x-default-x-dev" },
+  reason: "host Pod absent",
+};
+
+describe("Decision contract", () => {
+  it("stamps id, time and service and stays schema-valid", () => {
+    const d = stampDecision(planned, "sync-worker", new Date("2026-01-02T03:04:05Z"));
+    expect(d).toMatchObject({ ...planned, service: "sync-worker", time: "2026-01-02T03:04:05.000Z" });
+    expect(d.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(stampDecision(planned, "x").id).not.toBe(d.id);
+  });
+
+  it("rejects unknown actions and missing references, naming the field", () => {
+    const bad = DecisionSchema.safeParse({ ...stampDecision(planned, "s"), action: "Patch" });
+    expect(bad.success).toBe(false);
+    expect(bad.error?.issues[0]?.path).toEqual(["action"]);
+    const noHost = DecisionSchema.safeParse({ ...stampDecision(planned, "s"), hostRef: { namespace: "x" } });
+    expect(noHost.error?.issues[0]?.path).toEqual(["hostRef", "name"]);
+  });
+
+  it("validates tenant-change keys", () => {
+    expect(TenantChangeSchema.parse({ tenant: "dev", reason: "Resync" })).toEqual({ tenant: "dev", reason: "Resync" });
+    expect(TenantChangeSchema.safeParse({ tenant: "dev", reason: "Because" }).success).toBe(false);
+  });
+});
+
+describe("subjects", () => {
+  it("builds the documented subjects", () => {
+    expect(subjects.tenantChanged("dev")).toBe("tenantplane.tenants.dev.changed");
+    expect(subjects.decision("dev", "Pod", "Create")).toBe("tenantplane.decisions.dev.Pod.Create");
+  });
+
+  it("refuses tokens that would widen a subscription", () => {
+    expect(() => subjects.tenantChanged("a.b")).toThrow(/invalid NATS subject token/);
+    expect(() => subjects.decision("dev", "*", "Create")).toThrow();
+    expect(() => subjects.decision("dev", "Pod", ">")).toThrow();
+  });
+});
+
+describe("compareVersions", () => {
+  it("orders versions numerically", () => {
+    expect(compareVersions("2.9.10", "2.11.0")).toBeLessThan(0);
+    expect(compareVersions("2.14.9", "2.11.0")).toBeGreaterThan(0);
+    expect(compareVersions("2.11.0-RC.1", "2.11.0")).toBe(0);
+  });
+});

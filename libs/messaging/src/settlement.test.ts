@@ -1,0 +1,27 @@
+import { TerminalError, TransientError } from "@tenantplane/runtime";
+import { describe, expect, it } from "vitest";
+import { settlementFor } from "./settlement.js";
+
+describe("settlementFor", () => {
+  it("acks success", () => {
+    expect(settlementFor(undefined, 1)).toEqual({ outcome: "ack" });
+  });
+
+  it("naks transient errors with a delay that grows with deliveries", () => {
+    const first = settlementFor(new TransientError("conflict"), 1);
+    expect(first).toMatchObject({ outcome: "nak", reason: "conflict" });
+    const ceilings = [1, 5, 10].map((n) => {
+      const s = settlementFor(Object.assign(new Error("x"), { code: 503 }), n);
+      return s.outcome === "nak" ? s.delayMs : -1;
+    });
+    expect(ceilings.every((d) => d >= 500 && d <= 60_000)).toBe(true);
+  });
+
+  it("terms terminal errors with the code in the reason", () => {
+    expect(settlementFor(new TerminalError("bad spec", { code: "Invalid" }), 1)).toEqual({
+      outcome: "term",
+      reason: "Invalid: bad spec",
+    });
+    expect(settlementFor(Object.assign(new Error("forbidden"), { code: 403 }), 1)).toMatchObject({ outcome: "term" });
+  });
+});

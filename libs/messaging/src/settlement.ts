@@ -1,0 +1,21 @@
+import { backoffDelay, normalizeError } from "@tenantplane/runtime";
+
+/** What to tell JetStream about one message. */
+export type Settlement =
+  | { readonly outcome: "ack" }
+  | { readonly outcome: "nak"; readonly delayMs: number; readonly reason: string }
+  | { readonly outcome: "term"; readonly reason: string };
+
+/**
+ * The one place that maps a handler's result to ack / nak(delay) / term:
+ * success acks; a transient error naks with jittered backoff growing with the
+ * delivery count; a terminal error terms, because redelivery cannot help.
+ */
+export function settlementFor(error: unknown, deliveryCount: number): Settlement {
+  if (error === undefined) return { outcome: "ack" };
+  const err = normalizeError(error);
+  if (err.transient) {
+    return { outcome: "nak", delayMs: backoffDelay(deliveryCount - 1, 500, 60_000), reason: err.message };
+  }
+  return { outcome: "term", reason: `${err.code}: ${err.message}` };
+}
