@@ -1,6 +1,3 @@
-import { defineConfig } from "vitest/config";
+import { unitTestConfig } from "../../vitest.shared.js";
 
-export default defineConfig({
-  resolve: { conditions: ["@tenantplane/source"] },
-  test: { include: ["src/**/*.test.ts"] },
-});
+export default unitTestConfig;
