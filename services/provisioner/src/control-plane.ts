@@ -1,0 +1,369 @@
+import type {
+  V1Container,
+  V1Namespace,
+  V1PersistentVolumeClaim,
+  V1SecurityContext,
+  V1Service,
+  V1StatefulSet,
+} from "@kubernetes/client-node";
+import {
+  LABEL_CONTROL_PLANE,
+  LABEL_MANAGED_BY,
+  LABEL_TENANT,
+  MANAGED_BY,
+  hostNamespaceFor,
+} from "@tenantplane/mapping";
+import { PKI_FILES } from "./pki.js";
+import { quantitiesEqual } from "./internal/quantity.js";
+
+/**
+ * The parts of a parsed TenantCluster the control plane is built from, with the CRD's
+ * defaults already applied (image, storage size, expose.loadBalancer.enabled/annotations).
+ */
+export interface ControlPlaneSource {
+  metadata: { name: string };
+  spec: {
+    controlPlane: {
+      image: string;
+      resources: { requests?: Record<string, string>; limits?: Record<string, string> };
+      storage: { storageClassName?: string; size: string };
+      expose: { loadBalancer: { enabled: boolean; annotations: Record<string, string> } };
+    };
+  };
+}
+
+/** StatefulSet running the tenant's k3s server; its single pod is `k3s-0`. */
+export const STATEFULSET_NAME = "k3s";
+/** Service clients use to reach the tenant API (ClusterIP, or LoadBalancer when exposed). */
+export const API_SERVICE_NAME = "k3s";
+/** Headless Service governing the StatefulSet's pod DNS identity. */
+export const HEADLESS_SERVICE_NAME = "k3s-headless";
+/**
+ * Port of the tenant API, on the container and on both Services. The Service keeps k3s's own
+ * port rather than 443 so a load-balancer address and the pod speak the same URL.
+ */
+export const API_PORT = 6443;
+/** Name of the volume claim template (and so of the PVC `data-k3s-0`) holding k3s's data dir. */
+export const DATA_VOLUME_NAME = "data";
+/** k3s data directory on the data volume; SQLite and the TLS files live beneath it. */
+export const K3S_DATA_DIR = "/var/lib/rancher/k3s";
+/** Key of the admin kubeconfig inside the kubeconfig Secret. */
+export const KUBECONFIG_KEY = "kubeconfig";
+/** Cluster DNS domain assumed for the fully qualified Service name when none is given. */
+export const DEFAULT_CLUSTER_DOMAIN = "cluster.local";
+
+/** Secret in the host namespace holding the tenant's CAs and service-account key. */
+export function pkiSecretName(tenant: string): string {
+  return `${tenant}-pki`;
+}
+
+/** Secret in the host namespace holding the tenant's admin kubeconfig under {@link KUBECONFIG_KEY}. */
+export function kubeconfigSecretName(tenant: string): string {
+  return `${tenant}-kubeconfig`;
+}
+
+/** Labels every object the provisioner creates carries: managed-by tenantplane plus the tenant. */
+export function tenantLabels(tenant: string): Record<string, string> {
+  return { [LABEL_MANAGED_BY]: MANAGED_BY, [LABEL_TENANT]: tenant };
+}
+
+/** The StatefulSet's (immutable) pod selector; also the Services' selector. */
+export function controlPlaneSelector(tenant: string): Record<string, string> {
+  return { "app.kubernetes.io/name": "k3s", "app.kubernetes.io/instance": tenant };
+}
+
+/** The host namespace `tp-<tenant>`, labelled as tenantplane-managed. */
+export function hostNamespaceManifest(tenant: string): V1Namespace {
+  return {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: hostNamespaceFor(tenant), labels: tenantLabels(tenant) },
+  };
+}
+
+/** Every DNS name the API Service answers to inside the host cluster, shortest first. */
+export function apiServiceDnsNames(tenant: string, clusterDomain: string = DEFAULT_CLUSTER_DOMAIN): string[] {
+  const namespace = hostNamespaceFor(tenant);
+  return [
+    API_SERVICE_NAME,
+    `${API_SERVICE_NAME}.${namespace}`,
+    `${API_SERVICE_NAME}.${namespace}.svc`,
+    `${API_SERVICE_NAME}.${namespace}.svc.${clusterDomain}`,
+  ];
+}
+
+/** Inputs to {@link controlPlaneStatefulSet} beyond the TenantCluster itself. */
+export interface StatefulSetOptions {
+  /** Addresses (IPs or host names) of the load balancer, added to the serving certificate. */
+  loadBalancerAddresses?: readonly string[];
+  /** The host cluster's DNS domain, for the fully qualified Service name. */
+  clusterDomain?: string;
+}
+
+/**
+ * The tenant's control plane: one k3s server pod (no agent, no bundled add-ons) whose data
+ * directory lives on a PVC, started on the CAs from the tenant's PKI Secret.
+ */
+export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: StatefulSetOptions = {}): V1StatefulSet {
+  const tenant = tc.metadata.name;
+  const { image, resources, storage } = tc.spec.controlPlane;
+  const labels = tenantLabels(tenant);
+  const selector = controlPlaneSelector(tenant);
+  const sans = [
+    ...apiServiceDnsNames(tenant, options.clusterDomain),
+    ...(options.loadBalancerAddresses ?? []),
+  ];
+  const dataMount = { name: DATA_VOLUME_NAME, mountPath: K3S_DATA_DIR };
+
+  const k3s: V1Container = {
+    name: "k3s",
+    image,
+    command: ["/bin/k3s"],
+    args: [
+      "server",
+      // No --datastore-endpoint and no --cluster-init: k3s keeps its state in SQLite (through
+      // kine) under --data-dir, which is the PVC.
+      `--data-dir=${K3S_DATA_DIR}`,
+      `--https-listen-port=${API_PORT}`,
+      // Tenant workloads run on the host through the sync engine; the tenant never has nodes.
+      "--disable-agent",
+      "--disable=traefik,servicelb,metrics-server,local-storage,coredns",
+      "--disable-network-policy",
+      "--disable-cloud-controller",
+      "--disable-helm-controller",
+      // k3s only signs its serving certificate for names it is told about.
+      ...unique(sans).map((san) => `--tls-san=${san}`),
+    ],
+    ports: [{ name: "https", containerPort: API_PORT, protocol: "TCP" }],
+    // k3s runs kube-apiserver with anonymous auth off, so an HTTP probe of /readyz would get
+    // 401; an open port is the best unauthenticated signal. The provisioner then confirms
+    // readiness with an authenticated call through the tenant kubeconfig.
+    readinessProbe: {
+      tcpSocket: { port: API_PORT },
+      periodSeconds: 5,
+      failureThreshold: 3,
+    },
+    resources: resourceRequirements(resources),
+    securityContext: containerSecurity(),
+    volumeMounts: [
+      dataMount,
+      // k3s writes its own kubeconfig copy under /etc/rancher and scratch files under /tmp;
+      // both must be writable with a read-only root filesystem.
+      { name: "etc-rancher", mountPath: "/etc/rancher" },
+      { name: "tmp", mountPath: "/tmp" },
+    ],
+  };
+
+  const copyPki: V1Container = {
+    name: "copy-pki",
+    image,
+    command: ["/bin/sh", "-c", copyPkiScript()],
+    securityContext: containerSecurity(),
+    volumeMounts: [dataMount, { name: "pki", mountPath: PKI_MOUNT, readOnly: true }],
+  };
+
+  const claim: V1PersistentVolumeClaim = {
+    metadata: { name: DATA_VOLUME_NAME, labels },
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      ...(storage.storageClassName !== undefined ? { storageClassName: storage.storageClassName } : {}),
+      resources: { requests: { storage: storage.size } },
+    },
+  };
+
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: STATEFULSET_NAME, namespace: hostNamespaceFor(tenant), labels },
+    spec: {
+      replicas: 1,
+      podManagementPolicy: "Parallel",
+      serviceName: HEADLESS_SERVICE_NAME,
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: { ...labels, ...selector, [LABEL_CONTROL_PLANE]: "true" } },
+        spec: {
+          // k3s never talks to the host API, and host Service variables would leak into it.
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: { seccompProfile: { type: "RuntimeDefault" } },
+          initContainers: [copyPki],
+          containers: [k3s],
+          volumes: [
+            { name: "pki", secret: { secretName: pkiSecretName(tenant), defaultMode: 0o400 } },
+            { name: "etc-rancher", emptyDir: {} },
+            { name: "tmp", emptyDir: {} },
+          ],
+        },
+      },
+      volumeClaimTemplates: [claim],
+    },
+  };
+}
+
+const PKI_MOUNT = "/etc/tenantplane/pki";
+
+// Copies each PKI file only when absent: k3s adopts CA files it finds at first start instead
+// of generating its own, and later starts must keep whatever the datastore was bootstrapped
+// with. The files are copied rather than mounted because k3s writes its leaf certificates into
+// the same directory.
+function copyPkiScript(): string {
+  const dir = `${K3S_DATA_DIR}/server/tls`;
+  const files = Object.values(PKI_FILES).join(" ");
+  return [
+    "set -eu",
+    `mkdir -p ${dir}`,
+    `for f in ${files}; do`,
+    `  if [ ! -e ${dir}/$f ]; then cp ${PKI_MOUNT}/$f ${dir}/$f; chmod 600 ${dir}/$f; fi`,
+    "done",
+  ].join("\n");
+}
+
+// k3s without its agent needs no privileges: no containerd, kubelet, iptables or mounts. It
+// still runs as root, because it creates root-owned 0600 files on a volume whose ownership
+// varies by storage provider; every capability is dropped so root grants nothing extra.
+function containerSecurity(): V1SecurityContext {
+  return {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsUser: 0,
+    runAsGroup: 0,
+    capabilities: { drop: ["ALL"] },
+  };
+}
+
+function resourceRequirements(resources: ControlPlaneSource["spec"]["controlPlane"]["resources"]) {
+  const out: { requests?: Record<string, string>; limits?: Record<string, string> } = {};
+  if (resources.requests && Object.keys(resources.requests).length > 0) out.requests = { ...resources.requests };
+  if (resources.limits && Object.keys(resources.limits).length > 0) out.limits = { ...resources.limits };
+  return out;
+}
+
+/** Headless Service giving the k3s pod its stable DNS identity; lists the pod before it is ready. */
+export function headlessService(tenant: string): V1Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: HEADLESS_SERVICE_NAME, namespace: hostNamespaceFor(tenant), labels: tenantLabels(tenant) },
+    spec: {
+      clusterIP: "None",
+      publishNotReadyAddresses: true,
+      selector: controlPlaneSelector(tenant),
+      ports: [{ name: "https", port: API_PORT, targetPort: "https", protocol: "TCP" }],
+    },
+  };
+}
+
+/**
+ * The tenant API Service: ClusterIP, or LoadBalancer carrying the spec's annotations when
+ * `expose.loadBalancer.enabled`. Port {@link API_PORT} on both sides.
+ */
+export function apiService(tc: ControlPlaneSource): V1Service {
+  const tenant = tc.metadata.name;
+  const lb = tc.spec.controlPlane.expose.loadBalancer;
+  const annotations = lb.enabled && Object.keys(lb.annotations).length > 0 ? { ...lb.annotations } : undefined;
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name: API_SERVICE_NAME,
+      namespace: hostNamespaceFor(tenant),
+      labels: tenantLabels(tenant),
+      ...(annotations ? { annotations } : {}),
+    },
+    spec: {
+      type: lb.enabled ? "LoadBalancer" : "ClusterIP",
+      selector: controlPlaneSelector(tenant),
+      ports: [{ name: "https", port: API_PORT, targetPort: "https", protocol: "TCP" }],
+    },
+  };
+}
+
+/** In-cluster URL of the tenant API: `https://k3s.tp-<tenant>.svc:6443`. */
+export function endpointFor(tenant: string): string {
+  return `https://${API_SERVICE_NAME}.${hostNamespaceFor(tenant)}.svc:${API_PORT}`;
+}
+
+/** Every address (IP or host name) in a LoadBalancer Service's status, in status order. */
+export function loadBalancerAddresses(service: V1Service): string[] {
+  if (service.spec?.type !== "LoadBalancer") return [];
+  const addresses: string[] = [];
+  for (const ingress of service.status?.loadBalancer?.ingress ?? []) {
+    const address = ingress.ip ?? ingress.hostname;
+    if (address) addresses.push(address);
+  }
+  return addresses;
+}
+
+/**
+ * URL of the tenant API through its load balancer, from the first `status.loadBalancer.ingress`
+ * entry; undefined when the Service is not a LoadBalancer or has no address yet.
+ */
+export function externalEndpointFrom(service: V1Service): string | undefined {
+  const address = loadBalancerAddresses(service)[0];
+  if (address === undefined) return undefined;
+  const port = service.spec?.ports?.[0]?.port ?? API_PORT;
+  const host = address.includes(":") ? `[${address}]` : address;
+  return `https://${host}:${port}`;
+}
+
+/**
+ * Differences between an existing and a desired control-plane StatefulSet that Kubernetes
+ * refuses to apply in place, each as a sentence naming the field and the fix. Empty when the
+ * desired object can be applied.
+ */
+export function immutableChanges(existing: V1StatefulSet, desired: V1StatefulSet): string[] {
+  const reasons: string[] = [];
+  const where = `StatefulSet ${STATEFULSET_NAME} in namespace ${existing.metadata?.namespace ?? "?"}`;
+
+  const existingClaim = claimNamed(existing, DATA_VOLUME_NAME);
+  const desiredClaim = claimNamed(desired, DATA_VOLUME_NAME);
+  const beforeClass = existingClaim?.spec?.storageClassName;
+  const afterClass = desiredClaim?.spec?.storageClassName;
+  if (beforeClass !== afterClass) {
+    reasons.push(
+      `spec.controlPlane.storage.storageClassName cannot change from ${describeClass(beforeClass)} to ` +
+        `${describeClass(afterClass)} on an existing control plane: recreate the TenantCluster or revert the field`,
+    );
+  }
+  const beforeSize = existingClaim?.spec?.resources?.requests?.["storage"];
+  const afterSize = desiredClaim?.spec?.resources?.requests?.["storage"];
+  if (!quantitiesEqual(beforeSize, afterSize)) {
+    reasons.push(
+      `spec.controlPlane.storage.size cannot change from ${beforeSize ?? "unset"} to ${afterSize ?? "unset"} ` +
+        `on an existing control plane: recreate the TenantCluster or revert the field`,
+    );
+  }
+
+  const fixed: Array<[string, unknown, unknown]> = [
+    ["spec.selector", existing.spec?.selector?.matchLabels, desired.spec?.selector?.matchLabels],
+    ["spec.serviceName", existing.spec?.serviceName, desired.spec?.serviceName],
+    ["spec.podManagementPolicy", existing.spec?.podManagementPolicy, desired.spec?.podManagementPolicy],
+    [
+      "spec.volumeClaimTemplates names",
+      (existing.spec?.volumeClaimTemplates ?? []).map((c) => c.metadata?.name),
+      (desired.spec?.volumeClaimTemplates ?? []).map((c) => c.metadata?.name),
+    ],
+  ];
+  for (const [field, before, after] of fixed) {
+    if (before !== undefined && JSON.stringify(before) !== JSON.stringify(after)) {
+      reasons.push(
+        `${where} has a ${field} this version of tenantplane does not create: delete the StatefulSet ` +
+          `(its data volume is kept) so the provisioner recreates it`,
+      );
+    }
+  }
+  return reasons;
+}
+
+function claimNamed(sts: V1StatefulSet, name: string): V1PersistentVolumeClaim | undefined {
+  return sts.spec?.volumeClaimTemplates?.find((claim) => claim.metadata?.name === name);
+}
+
+function describeClass(name: string | undefined): string {
+  return name === undefined ? "the default class" : name;
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
