@@ -1,0 +1,175 @@
+import { z } from "zod";
+import { API_VERSION, KIND_ISOLATION_PROFILE } from "./constants.js";
+import { isStrictSubnet, parseCidr } from "./internal/cidr.js";
+import { ObjectMetaSchema } from "./object-meta.js";
+import { ResourceListSchema } from "./quantity.js";
+import { describeSubject, parseOrThrow } from "./validation-error.js";
+
+/** Pod Security Standards levels, from most to least permissive. */
+export const POD_SECURITY_LEVELS = ["privileged", "baseline", "restricted"] as const;
+export const PodSecurityLevelSchema = z.enum(POD_SECURITY_LEVELS, {
+  error: (issue) =>
+    `unknown Pod Security level ${JSON.stringify(issue.input)}: use one of ${POD_SECURITY_LEVELS.join(", ")}`,
+});
+export type PodSecurityLevel = z.output<typeof PodSecurityLevelSchema>;
+
+/** Pod Security admission settings, applied as labels on the host namespace. */
+export const PodSecuritySchema = z.object({
+  enforce: PodSecurityLevelSchema.prefault("baseline"),
+  audit: PodSecurityLevelSchema.prefault("restricted"),
+  warn: PodSecurityLevelSchema.prefault("restricted"),
+  version: z
+    .string()
+    .regex(/^(latest|v[0-9]+\.[0-9]+)$/, { error: 'must be "latest" or a Kubernetes minor version like v1.34' })
+    .prefault("latest"),
+});
+export type PodSecurity = z.output<typeof PodSecuritySchema>;
+
+/** Which way an allow rule lets traffic flow, seen from the tenant's pods. */
+export const TRAFFIC_DIRECTIONS = ["Ingress", "Egress", "Both"] as const;
+export const TrafficDirectionSchema = z.enum(TRAFFIC_DIRECTIONS);
+export type TrafficDirection = z.output<typeof TrafficDirectionSchema>;
+
+const PortNumberSchema = z.int().min(1).max(65535);
+
+/** A port or port range an allow rule is limited to. */
+export const NetworkPortSchema = z
+  .object({
+    protocol: z.enum(["TCP", "UDP", "SCTP"]).prefault("TCP"),
+    port: PortNumberSchema,
+    endPort: PortNumberSchema.optional(),
+  })
+  .refine((p) => p.endPort === undefined || p.endPort >= p.port, {
+    error: "endPort must be greater than or equal to port",
+    path: ["endPort"],
+  });
+export type NetworkPort = z.output<typeof NetworkPortSchema>;
+
+const PortsSchema = z.array(NetworkPortSchema).max(16);
+
+/** Traffic allowed to or from all pods of one other host namespace. */
+export const NamespaceRuleSchema = z.object({
+  name: z
+    .string()
+    .max(63)
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: "must be a namespace name like ingress-nginx" }),
+  direction: TrafficDirectionSchema.prefault("Both"),
+  ports: PortsSchema.optional(),
+});
+export type NamespaceRule = z.output<typeof NamespaceRuleSchema>;
+
+const CIDR_MESSAGE = "must be a CIDR in canonical form like 10.0.0.0/8 or fd00::/8 (no bits set after the prefix)";
+const CidrStringSchema = z
+  .string()
+  .max(43, { error: CIDR_MESSAGE })
+  .refine((text) => parseCidr(text) !== undefined, { error: CIDR_MESSAGE });
+
+/** Traffic allowed to (or from) an IP range, minus the ranges in `except`. */
+export const CidrRuleSchema = z
+  .object({
+    cidr: CidrStringSchema,
+    except: z.array(CidrStringSchema).max(32).optional(),
+    direction: TrafficDirectionSchema.prefault("Egress"),
+    ports: PortsSchema.optional(),
+  })
+  .superRefine((rule, ctx) => {
+    const outer = parseCidr(rule.cidr);
+    rule.except?.forEach((text, index) => {
+      const inner = parseCidr(text);
+      if (outer !== undefined && inner !== undefined && !isStrictSubnet(outer, inner)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["except", index],
+          message: `must be a strictly smaller range inside ${rule.cidr}`,
+        });
+      }
+    });
+  });
+export type CidrRule = z.output<typeof CidrRuleSchema>;
+
+/** Exceptions to the default-deny NetworkPolicy. */
+export const NetworkAllowSchema = z.object({
+  dns: z.boolean().prefault(true),
+  sameNamespace: z.boolean().prefault(true),
+  namespaces: z.array(NamespaceRuleSchema).max(64).prefault([]),
+  cidrs: z.array(CidrRuleSchema).max(64).prefault([]),
+});
+export type NetworkAllow = z.output<typeof NetworkAllowSchema>;
+
+/**
+ * NetworkPolicy settings. Allow rules only matter in a direction that is denied by default;
+ * the tenant API server stays reachable on TCP 6443 whatever is set here.
+ */
+export const NetworkSchema = z.object({
+  defaultDeny: z
+    .object({ ingress: z.boolean().prefault(true), egress: z.boolean().prefault(true) })
+    .prefault({}),
+  allow: NetworkAllowSchema.prefault({}),
+});
+export type Network = z.output<typeof NetworkSchema>;
+
+/** ResourceQuota for the host namespace; it also counts the tenant's own API server pod and volume. */
+export const ResourceQuotaSpecSchema = z.object({
+  hard: ResourceListSchema.prefault({
+    pods: "50",
+    "requests.cpu": "4",
+    "requests.memory": "8Gi",
+    "limits.cpu": "8",
+    "limits.memory": "16Gi",
+    persistentvolumeclaims: "10",
+    "requests.storage": "100Gi",
+    // One for the tenant API server when it is exposed, one for the tenant's workloads.
+    "services.loadbalancers": "2",
+  }),
+});
+export type ResourceQuotaSpec = z.output<typeof ResourceQuotaSpecSchema>;
+
+/** LimitRange for the host namespace: container defaults and bounds, PVC size bounds. */
+export const LimitRangeSpecSchema = z.object({
+  container: z
+    .object({
+      default: ResourceListSchema.prefault({ cpu: "1", memory: "1Gi" }),
+      defaultRequest: ResourceListSchema.prefault({ cpu: "100m", memory: "128Mi" }),
+      min: ResourceListSchema.prefault({}),
+      max: ResourceListSchema.prefault({ cpu: "4", memory: "8Gi" }),
+    })
+    .prefault({}),
+  persistentVolumeClaim: z
+    .object({
+      min: ResourceListSchema.prefault({}),
+      max: ResourceListSchema.prefault({ storage: "50Gi" }),
+    })
+    .prefault({}),
+});
+export type LimitRangeSpec = z.output<typeof LimitRangeSpecSchema>;
+
+/** IsolationProfile.spec; `{}` is a complete, production-ready profile once defaults are applied. */
+export const IsolationProfileSpecSchema = z.object({
+  podSecurity: PodSecuritySchema.prefault({}),
+  network: NetworkSchema.prefault({}),
+  resourceQuota: ResourceQuotaSpecSchema.prefault({}),
+  limitRange: LimitRangeSpecSchema.prefault({}),
+});
+export type IsolationProfileSpec = z.output<typeof IsolationProfileSpecSchema>;
+
+/** The built-in profile used when a TenantCluster names none; equal to an empty spec with defaults. */
+export const defaultIsolationProfileSpec: IsolationProfileSpec = IsolationProfileSpecSchema.parse({});
+
+/** A whole IsolationProfile object as read from the API server. */
+export const IsolationProfileSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal(KIND_ISOLATION_PROFILE),
+  metadata: ObjectMetaSchema,
+  spec: IsolationProfileSpecSchema.prefault({}),
+});
+export type IsolationProfile = z.output<typeof IsolationProfileSchema>;
+
+/** Parses an IsolationProfile with defaults applied, or throws a ValidationError naming each bad field. */
+export function parseIsolationProfile(input: unknown): IsolationProfile {
+  return parseOrThrow(IsolationProfileSchema, input, describeSubject(KIND_ISOLATION_PROFILE, input));
+}
+
+/** Parses an IsolationProfile spec alone, defaults applied. */
+export function parseIsolationProfileSpec(input: unknown): IsolationProfileSpec {
+  return parseOrThrow(IsolationProfileSpecSchema, input, `${KIND_ISOLATION_PROFILE} spec`);
+}

@@ -1,0 +1,19 @@
+import { z } from "zod";
+
+/**
+ * The parts of `metadata` tenantplane reads. Other fields are kept as they are, so a parsed
+ * object can be written back without losing anything.
+ */
+export const ObjectMetaSchema = z.looseObject({
+  name: z.string().min(1, { error: "is required" }),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  generation: z.int().min(0).optional(),
+  creationTimestamp: z.string().optional(),
+  deletionTimestamp: z.string().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+  finalizers: z.array(z.string()).optional(),
+});
+/** Parsed object metadata. */
+export type ObjectMeta = z.output<typeof ObjectMetaSchema>;
