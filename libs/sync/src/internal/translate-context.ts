@@ -1,0 +1,8 @@
+/** What a per-kind translator needs to know about the object it rewrites. */
+export interface TranslateContext {
+  tenant: string;
+  /** The source's virtual namespace. */
+  namespace: string;
+  /** Host name of an object of the same virtual namespace, e.g. a Secret a Pod mounts. */
+  hostNameOf: (name: string) => string;
+}

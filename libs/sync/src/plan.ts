@@ -1,0 +1,328 @@
+import { SYNC_KINDS, type SyncPolicySpec } from "@tenantplane/api";
+import {
+  hostName,
+  hostNamespaceFor,
+  isManaged,
+  isValidTenantName,
+  LABEL_KIND,
+  LABEL_TENANT,
+  labelValue,
+  MAX_TENANT_NAME_LENGTH,
+  reverseLookup,
+  type SourceIdentity,
+  type VirtualIdentity,
+} from "@tenantplane/mapping";
+import type { ObjectRef, PlannedDecision } from "@tenantplane/messaging";
+import { isJsonObject } from "./internal/json.js";
+import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
+import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
+import { recordedContentHash, transform } from "./transform.js";
+
+/** What the planner compares: one tenant's objects, the host namespace's objects, and the policy. */
+export interface PlanInput {
+  tenant: string;
+  policy: SyncPolicySpec;
+  /** Tenant objects as plain JSON, each with its `kind` set. */
+  tenantObjects: readonly unknown[];
+  /** Objects in the tenant's host namespace, each with `kind` set (API list items omit it). */
+  hostObjects: readonly unknown[];
+}
+
+/** A source object and the host object it maps to. */
+export interface PlannedTarget {
+  tenant: string;
+  kind: string;
+  tenantRef: ObjectRef;
+  hostRef: ObjectRef;
+  /** Whether the host name had to be shortened with a hash. */
+  hashed: boolean;
+}
+
+/** A planned decision, with the desired host object for Create and Update. */
+export interface PlannedDecisionWithObject extends PlannedDecision, PlannedTarget {
+  object?: HostObject;
+}
+
+/** The planner's answer; every list is sorted by virtual namespace, name, kind, host name and action. */
+export interface PlanResult {
+  /** Actions for the applier (Create, Update, Delete) and conflicts or bad input it must report (Skip). */
+  decisions: PlannedDecisionWithObject[];
+  /**
+   * Objects that are never synced by rule (kind outside the policy, tenant system
+   * namespace, objects Kubernetes creates in every namespace): always `Skip`, no host
+   * action and nothing to publish, listed so explain-sync can say why.
+   */
+  ignored: PlannedDecisionWithObject[];
+  /** Sources whose host copy already carries the desired content hash: no write. */
+  inSync: PlannedTarget[];
+}
+
+/**
+ * Plans one sync pass for `tenant`: Create where the host copy is absent, Update where
+ * its content hash differs, Skip where the name is held by another source or a foreign
+ * object, Delete for managed copies of policy kinds whose source is gone. Pure and
+ * deterministic; a malformed object becomes a Skip and never stops the pass. Host
+ * objects outside `tp-<tenant>`, and kinds outside the policy, are never deleted.
+ */
+export function plan(input: PlanInput): PlanResult {
+  if (!isValidTenantName(input.tenant)) {
+    throw new TypeError(
+      `tenant name ${JSON.stringify(input.tenant)} must be a DNS label of at most ${MAX_TENANT_NAME_LENGTH} characters`,
+    );
+  }
+  const pass = new Pass(input);
+  input.tenantObjects.forEach((value, item) => pass.planSource(value, item));
+  pass.collectGarbage(input.hostObjects);
+  return {
+    decisions: pass.decisions.sort(byTarget),
+    ignored: pass.ignored.sort(byTarget),
+    inSync: pass.inSync.sort(byTarget),
+  };
+}
+
+interface HostEntry {
+  kind: string;
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+interface SourceRecord {
+  item: number;
+  hostName: string;
+  ignoredReason?: string | undefined;
+}
+
+class Pass {
+  readonly decisions: PlannedDecisionWithObject[] = [];
+  readonly ignored: PlannedDecisionWithObject[] = [];
+  readonly inSync: PlannedTarget[] = [];
+  private readonly tenant: string;
+  private readonly hostNamespace: string;
+  private readonly kinds: Set<string>;
+  private readonly hosts = new Map<string, HostEntry>();
+  /** Host keys owned by a source in this pass (synced, or kept while its source is malformed). */
+  private readonly claimed = new Map<string, VirtualIdentity>();
+  private readonly sources = new Map<string, SourceRecord>();
+
+  constructor(input: PlanInput) {
+    this.tenant = input.tenant;
+    this.hostNamespace = hostNamespaceFor(input.tenant);
+    this.kinds = new Set(input.policy.toHost.map((rule) => rule.kind));
+    for (const value of input.hostObjects) {
+      const entry = this.hostEntry(value);
+      if (entry !== undefined) this.hosts.set(hostKey(entry.kind, entry.name), entry);
+    }
+  }
+
+  planSource(value: unknown, item: number): void {
+    const raw = rawEnvelope(value);
+    const kind = raw.kind ?? "Unknown";
+    const target = this.target(kind, raw.namespace ?? DEFAULT_NAMESPACE, raw.name);
+    if (raw.kind === undefined) {
+      this.decide(target, "Skip", `malformed object (item ${item}): kind: expected a kind`);
+      return;
+    }
+    if (!this.kinds.has(kind)) {
+      const supported = (SYNC_KINDS as readonly string[]).includes(kind)
+        ? ""
+        : ` (tenantplane syncs ${SYNC_KINDS.join(", ")})`;
+      this.ignore(target, `kind ${kind} not in SyncPolicy toHost${supported}`);
+      return;
+    }
+    const id: VirtualIdentity = { tenant: this.tenant, ...target.tenantRef };
+    const label = `${kind} ${id.namespace}/${id.name}`;
+    const key = sourceKey(kind, id.namespace, id.name);
+    const first = this.sources.get(key);
+    if (raw.name !== undefined && first !== undefined) {
+      this.decide(target, "Skip", `duplicate of item ${first.item}: the first definition of ${label} wins`);
+      return;
+    }
+    const source: SourceRecord = { item, hostName: target.hostRef.name };
+    if (raw.name !== undefined) this.sources.set(key, source);
+
+    source.ignoredReason = systemNamespaceReason(id.namespace);
+    if (source.ignoredReason !== undefined) {
+      this.ignore(target, source.ignoredReason);
+      return;
+    }
+    const parsed = parseTenantObject(value);
+    if (!parsed.ok) {
+      // Keep the existing host copy while its source cannot be read: deleting it would
+      // punish a typo with an outage.
+      if (raw.name !== undefined) this.claim(target, id);
+      this.decide(target, "Skip", `malformed ${kind} (item ${item}): ${parsed.problem}`);
+      return;
+    }
+    const obj = parsed.object;
+    const nativeReason = nativeObjectReason(obj);
+    if (nativeReason !== undefined) {
+      source.ignoredReason = nativeReason;
+      this.ignore(target, nativeReason);
+      return;
+    }
+    let desired: HostObject;
+    try {
+      desired = transform(obj, this.tenant);
+    } catch (error) {
+      this.claim(target, id);
+      this.decide(target, "Skip", `cannot translate ${label}: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    this.reconcile(target, id, desired);
+  }
+
+  private reconcile(target: PlannedTarget, id: VirtualIdentity, desired: HostObject): void {
+    const hostRefText = `${target.hostRef.namespace}/${target.hostRef.name}`;
+    const key = hostKey(target.kind, target.hostRef.name);
+    const rival = this.claimed.get(key);
+    if (rival !== undefined) {
+      this.decide(target, "Skip", heldByTenant({ ...rival, kind: target.kind }, target.kind));
+      return;
+    }
+    this.claim(target, id);
+    const host = this.hosts.get(key);
+    if (host === undefined) {
+      this.decide(target, "Create", `host ${target.kind} ${hostRefText} absent`, desired);
+      return;
+    }
+    if (!isManaged(host)) {
+      this.decide(target, "Skip", "held by foreign object (not managed by tenantplane)");
+      return;
+    }
+    const holder = reverseLookup(host);
+    if (holder === undefined) {
+      const holderTenant = host.labels[LABEL_TENANT];
+      if (holderTenant === labelValue(this.tenant)) {
+        this.decide(target, "Update", "host copy has incomplete reverse-mapping metadata", desired);
+      } else {
+        this.decide(
+          target,
+          "Skip",
+          `held by object managed by tenantplane with incomplete reverse mapping (tenant ${holderTenant ?? "unknown"})`,
+        );
+      }
+      return;
+    }
+    if (!sameSource(holder, id, target.kind)) {
+      this.decide(target, "Skip", heldByTenant(holder, target.kind));
+      return;
+    }
+    const recorded = recordedContentHash(host);
+    const wanted = recordedContentHash(desired.metadata);
+    if (recorded === wanted) {
+      this.inSync.push(target);
+    } else if (recorded === undefined) {
+      this.decide(target, "Update", "host copy has no content hash", desired);
+    } else {
+      this.decide(target, "Update", `content hash changed ${recorded}→${wanted}`, desired);
+    }
+  }
+
+  /** Deletes managed copies of this tenant, of policy kinds, in the host namespace, that no source claims. */
+  collectGarbage(hostObjects: readonly unknown[]): void {
+    for (const value of hostObjects) {
+      const host = this.hostEntry(value);
+      if (host === undefined || !isManaged(host) || !this.kinds.has(host.kind)) continue;
+      if (host.labels[LABEL_TENANT] !== labelValue(this.tenant)) continue;
+      if (this.claimed.has(hostKey(host.kind, host.name))) continue;
+      const source = reverseLookup(host);
+      const tenantRef = source === undefined ? { namespace: "", name: host.name } : { namespace: source.namespace, name: source.name };
+      const target: PlannedTarget = {
+        tenant: this.tenant,
+        kind: host.kind,
+        tenantRef,
+        hostRef: { namespace: this.hostNamespace, name: host.name },
+        hashed: source === undefined ? false : hostName({ ...tenantRef, tenant: this.tenant }).hashed,
+      };
+      this.decide(target, "Delete", this.orphanReason(host, source));
+    }
+  }
+
+  private orphanReason(host: HostEntry, source: SourceIdentity | undefined): string {
+    if (source === undefined) return "managed copy has incomplete reverse-mapping metadata and no source claims it";
+    const label = `${host.kind} ${source.namespace}/${source.name}`;
+    const record = this.sources.get(sourceKey(host.kind, source.namespace, source.name));
+    if (record === undefined) return `source ${label} gone from tenant ${this.tenant}`;
+    if (record.ignoredReason !== undefined) return `source ${label} is not synced: ${record.ignoredReason}`;
+    return `stray copy: source ${label} maps to ${this.hostNamespace}/${record.hostName}`;
+  }
+
+  private hostEntry(value: unknown): HostEntry | undefined {
+    const parsed = HostObjectEnvelopeSchema.safeParse(value);
+    if (!parsed.success) return undefined;
+    const { metadata } = parsed.data;
+    const labels = metadata.labels ?? {};
+    const kind = parsed.data.kind ?? labels[LABEL_KIND];
+    if (kind === undefined || (metadata.namespace ?? this.hostNamespace) !== this.hostNamespace) return undefined;
+    return { kind, name: metadata.name, labels, annotations: metadata.annotations ?? {} };
+  }
+
+  private target(kind: string, namespace: string, name: string | undefined): PlannedTarget {
+    const mapped = name === undefined ? { name: "(unknown)", hashed: false } : hostName({ tenant: this.tenant, namespace, name });
+    return {
+      tenant: this.tenant,
+      kind,
+      tenantRef: { namespace, name: name ?? "(unnamed)" },
+      hostRef: { namespace: this.hostNamespace, name: mapped.name },
+      hashed: mapped.hashed,
+    };
+  }
+
+  private claim(target: PlannedTarget, id: VirtualIdentity): void {
+    this.claimed.set(hostKey(target.kind, target.hostRef.name), id);
+  }
+
+  private decide(target: PlannedTarget, action: PlannedDecision["action"], reason: string, object?: HostObject): void {
+    this.decisions.push(object === undefined ? { ...target, action, reason } : { ...target, action, reason, object });
+  }
+
+  private ignore(target: PlannedTarget, reason: string): void {
+    this.ignored.push({ ...target, action: "Skip", reason });
+  }
+}
+
+function heldByTenant(holder: SourceIdentity, kind: string): string {
+  const suffix = holder.kind === kind ? "" : ` (kind ${holder.kind})`;
+  return `held by tenant ${holder.tenant}/${holder.namespace}/${holder.name}${suffix}`;
+}
+
+function sameSource(holder: SourceIdentity, id: VirtualIdentity, kind: string): boolean {
+  return holder.tenant === id.tenant && holder.namespace === id.namespace && holder.name === id.name && holder.kind === kind;
+}
+
+function hostKey(kind: string, name: string): string {
+  return `${kind}\n${name}`;
+}
+
+function sourceKey(kind: string, namespace: string, name: string): string {
+  return `${kind}\n${namespace}\n${name}`;
+}
+
+// Best-effort reading of kind, namespace and name before validation, so even a
+// malformed object is reported under the name its author gave it.
+function rawEnvelope(value: unknown): { kind?: string; namespace?: string; name?: string } {
+  if (!isJsonObject(value)) return {};
+  const metadata = isJsonObject(value["metadata"]) ? value["metadata"] : {};
+  return {
+    ...nonEmpty("kind", value["kind"]),
+    ...nonEmpty("namespace", metadata["namespace"]),
+    ...nonEmpty("name", metadata["name"]),
+  };
+}
+
+function nonEmpty<K extends string>(key: K, value: unknown): Partial<Record<K, string>> {
+  return typeof value === "string" && value !== "" ? ({ [key]: value } as Record<K, string>) : {};
+}
+
+function byTarget(a: PlannedTarget & { action?: string; reason?: string }, b: typeof a): number {
+  const keys = (x: typeof a) => [x.tenantRef.namespace, x.tenantRef.name, x.kind, x.hostRef.name, x.action ?? "", x.reason ?? ""];
+  const left = keys(a);
+  const right = keys(b);
+  for (let i = 0; i < left.length; i++) {
+    const l = left[i] ?? "";
+    const r = right[i] ?? "";
+    if (l !== r) return l < r ? -1 : 1;
+  }
+  return 0;
+}

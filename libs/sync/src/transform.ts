@@ -1,0 +1,75 @@
+import {
+  ANNOTATION_CONTENT_HASH,
+  hostName,
+  hostNamespaceFor,
+  reverseMapping,
+  stripReserved,
+  type VirtualIdentity,
+} from "@tenantplane/mapping";
+import { contentHash } from "./content-hash.js";
+import type { JsonObject } from "./internal/json.js";
+import type { TranslateContext } from "./internal/translate-context.js";
+import { translatePod } from "./internal/translate-pod.js";
+import { translateServiceAccount } from "./internal/translate-service-account.js";
+import { translateService } from "./internal/translate-service.js";
+import { isVolumeBindingAnnotation, translateVolumeClaim } from "./internal/translate-volume-claim.js";
+import { DEFAULT_NAMESPACE, type HostObject, type KubeObject } from "./kube-object.js";
+
+const TRANSLATORS: Record<string, (obj: JsonObject, ctx: TranslateContext) => void> = {
+  Pod: translatePod,
+  Service: translateService,
+  ServiceAccount: translateServiceAccount,
+  PersistentVolumeClaim: translateVolumeClaim,
+};
+
+/** Top-level fields that describe the tenant's server, not the desired object. */
+const SERVER_FIELDS = ["apiVersion", "kind", "metadata", "status"];
+
+/** The virtual identity of a tenant object; a missing namespace means `default`. */
+export function virtualIdentity(obj: KubeObject, tenant: string): VirtualIdentity {
+  return { tenant, namespace: obj.metadata.namespace ?? DEFAULT_NAMESPACE, name: obj.metadata.name };
+}
+
+/**
+ * The host copy of tenant object `obj`: a deep copy renamed into `tp-<tenant>`, keeping
+ * only name, namespace, labels and annotations of its metadata, with reverse-mapping
+ * metadata that overrides anything the tenant set under tenantplane's keys, references
+ * rewritten to other host copies, no status, and a content-hash annotation over the
+ * rest. Throws {@link MalformedObjectError} naming the field it cannot translate.
+ */
+export function transform(obj: KubeObject, tenant: string): HostObject {
+  const id = virtualIdentity(obj, tenant);
+  const body = structuredClone(obj) as JsonObject;
+  const ctx: TranslateContext = {
+    tenant,
+    namespace: id.namespace,
+    hostNameOf: (name) => hostName({ ...id, name }).name,
+  };
+  TRANSLATORS[obj.kind]?.(body, ctx);
+
+  const mapping = reverseMapping(id, obj.kind);
+  const annotations = stripReserved(obj.metadata.annotations);
+  if (obj.kind === "PersistentVolumeClaim") {
+    for (const key of Object.keys(annotations)) if (isVolumeBindingAnnotation(key)) delete annotations[key];
+  }
+  const desired: HostObject = {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    metadata: {
+      name: hostName(id).name,
+      namespace: hostNamespaceFor(tenant),
+      labels: { ...stripReserved(obj.metadata.labels), ...mapping.labels },
+      annotations: { ...annotations, ...mapping.annotations },
+    },
+  };
+  for (const [key, value] of Object.entries(body)) {
+    if (!SERVER_FIELDS.includes(key)) desired[key] = value;
+  }
+  desired.metadata.annotations[ANNOTATION_CONTENT_HASH] = contentHash(desired);
+  return desired;
+}
+
+/** The content hash recorded on a host object, or undefined when it has none. */
+export function recordedContentHash(metadata: { annotations?: Record<string, string> | undefined }): string | undefined {
+  return metadata.annotations?.[ANNOTATION_CONTENT_HASH];
+}
