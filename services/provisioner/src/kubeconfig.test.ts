@@ -1,0 +1,77 @@
+import { KubeConfig } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { buildKubeconfig, kubeconfigSecret, kubeconfigSecretRef } from "./kubeconfig.js";
+
+const input = {
+  tenant: "acme",
+  server: "https://k3s.tp-acme.svc:6443",
+  caPem: "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n",
+  certPem: "-----BEGIN CERTIFICATE-----\nCLIENT\n-----END CERTIFICATE-----\n",
+  keyPem: "-----BEGIN EC PRIVATE KEY-----\nKEY\n-----END EC PRIVATE KEY-----\n",
+};
+
+const decode = (value: unknown) => Buffer.from(String(value), "base64").toString("utf8");
+
+describe("buildKubeconfig", () => {
+  const parsed = YAML.parse(buildKubeconfig(input));
+
+  it("names cluster, user and context after the tenant and selects that context", () => {
+    expect(parsed.apiVersion).toBe("v1");
+    expect(parsed.kind).toBe("Config");
+    expect(parsed.clusters.map((c: { name: string }) => c.name)).toEqual(["acme"]);
+    expect(parsed.users.map((u: { name: string }) => u.name)).toEqual(["acme"]);
+    expect(parsed.contexts).toEqual([{ name: "acme", context: { cluster: "acme", user: "acme" } }]);
+    expect(parsed["current-context"]).toBe("acme");
+  });
+
+  it("embeds the server URL and PEM material as base64 data", () => {
+    const cluster = parsed.clusters[0].cluster;
+    const user = parsed.users[0].user;
+    expect(cluster.server).toBe("https://k3s.tp-acme.svc:6443");
+    expect(decode(cluster["certificate-authority-data"])).toBe(input.caPem);
+    expect(decode(user["client-certificate-data"])).toBe(input.certPem);
+    expect(decode(user["client-key-data"])).toBe(input.keyPem);
+  });
+
+  it("refers to no files and runs no exec plugin", () => {
+    expect(Object.keys(parsed.clusters[0].cluster).sort()).toEqual(["certificate-authority-data", "server"]);
+    expect(Object.keys(parsed.users[0].user).sort()).toEqual(["client-certificate-data", "client-key-data"]);
+  });
+
+  it("is accepted by the Kubernetes client", () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(buildKubeconfig(input));
+    expect(kc.getCurrentCluster()?.server).toBe("https://k3s.tp-acme.svc:6443");
+    expect(kc.getCurrentCluster()?.caData).toBe(Buffer.from(input.caPem).toString("base64"));
+    expect(kc.getCurrentUser()?.certData).toBe(Buffer.from(input.certPem).toString("base64"));
+    expect(kc.getCurrentUser()?.exec).toBeUndefined();
+  });
+});
+
+describe("kubeconfigSecret", () => {
+  it("stores the kubeconfig under one key in a labelled Opaque Secret", () => {
+    const secret = kubeconfigSecret({ tenant: "acme", kubeconfig: "apiVersion: v1\n" });
+    expect(secret.apiVersion).toBe("v1");
+    expect(secret.kind).toBe("Secret");
+    expect(secret.type).toBe("Opaque");
+    expect(secret.metadata).toEqual({
+      name: "acme-kubeconfig",
+      namespace: "tp-acme",
+      labels: { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": "acme" },
+    });
+    expect(Object.keys(secret.data ?? {})).toEqual(["kubeconfig"]);
+    expect(decode(secret.data?.["kubeconfig"])).toBe("apiVersion: v1\n");
+    expect(secret.stringData).toBeUndefined();
+  });
+
+  it("honours an explicit namespace", () => {
+    expect(kubeconfigSecret({ tenant: "acme", namespace: "elsewhere", kubeconfig: "" }).metadata?.namespace).toBe(
+      "elsewhere",
+    );
+  });
+
+  it("publishes where the kubeconfig is in status form", () => {
+    expect(kubeconfigSecretRef("acme")).toEqual({ namespace: "tp-acme", name: "acme-kubeconfig", key: "kubeconfig" });
+  });
+});

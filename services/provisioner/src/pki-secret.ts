@@ -1,0 +1,24 @@
+import type { V1Secret } from "@kubernetes/client-node";
+import { hostNamespaceFor } from "@tenantplane/mapping";
+import { pkiSecretName, tenantLabels } from "./control-plane.js";
+import { parsePkiSecret, pkiSecretData, type TenantPki } from "./pki.js";
+import { decodeSecretData, encodeSecretData } from "./secret-data.js";
+
+/**
+ * Secret `<tenant>-pki` in the host namespace (type Opaque, managed labels) holding the PKI
+ * under k3s's file names, which the control-plane pod copies onto its data volume.
+ */
+export function pkiSecret(tenant: string, pki: TenantPki): V1Secret {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: pkiSecretName(tenant), namespace: hostNamespaceFor(tenant), labels: tenantLabels(tenant) },
+    type: "Opaque",
+    data: encodeSecretData(pkiSecretData(pki)),
+  };
+}
+
+/** Reads the PKI back from a Secret as stored by the API; throws InvalidPkiSecretError naming the bad key. */
+export function readPkiSecret(secret: Pick<V1Secret, "data">): TenantPki {
+  return parsePkiSecret(decodeSecretData(secret));
+}
