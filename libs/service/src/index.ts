@@ -1,0 +1,1 @@
+export { startService, type ServiceContext } from "./service.js";

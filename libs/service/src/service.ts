@@ -1,0 +1,111 @@
+import { hostname } from "node:os";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { loadKubeConfig, Objects } from "@tenantplane/kube";
+import { connectNats, ensureTopology, type ConsumerName } from "@tenantplane/messaging";
+import {
+  CommonEnvSchema,
+  createLogger,
+  createMetrics,
+  handleShutdown,
+  parseEnv,
+  startHttpServer,
+  type Logger,
+  type ServiceMetrics,
+  type ShutdownStep,
+} from "@tenantplane/runtime";
+import type { z } from "zod";
+
+/** Everything a service's main.ts wires together, opened in one call. */
+export interface ServiceContext<E> {
+  readonly name: string;
+  /** This replica's identity: POD_NAME in a cluster, else host and pid. */
+  readonly identity: string;
+  readonly env: E;
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+  readonly kc: KubeConfig;
+  /** Host objects under this service's field manager (`tenantplane-<name>`). */
+  readonly objects: Objects;
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  /** Aborts on SIGTERM/SIGINT. */
+  readonly signal: AbortSignal;
+  /** Marks the service ready (or not) for /readyz. */
+  setReady(ready: boolean): void;
+  /** Registers a shutdown step; steps run in registration order, before NATS is drained. */
+  onShutdown(step: ShutdownStep): void;
+}
+
+/**
+ * Reads the environment through `envSchema` (CommonEnvSchema extended), starts
+ * logging, metrics and the health server, connects to NATS (refusing servers
+ * older than 2.11), declares the streams and this service's consumers, and
+ * installs graceful shutdown. A bad variable exits at once with one line naming it.
+ */
+export async function startService<S extends typeof CommonEnvSchema>(opts: {
+  name: string;
+  envSchema: S;
+  consumers: readonly ConsumerName[];
+}): Promise<ServiceContext<z.infer<S>>> {
+  let env: z.infer<S>;
+  try {
+    env = parseEnv(opts.envSchema, process.env);
+  } catch (err) {
+    process.stderr.write(`${opts.name}: configuration error: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger(opts.name, env.LOG_LEVEL);
+  const metrics = createMetrics(opts.name);
+  const identity = env.POD_NAME ?? `${hostname()}-${process.pid}`;
+  let ready = false;
+  const http = await startHttpServer({ port: env.HTTP_PORT, registry: metrics.registry, ready: () => ready });
+  logger.info({ port: http.port }, "health server listening");
+
+  const kc = loadKubeConfig(env.KUBECONFIG);
+  let nc: NatsConnection;
+  try {
+    nc = await connectNats({
+      url: env.NATS_URL,
+      name: `${opts.name}-${identity}`,
+      user: env.NATS_USER,
+      password: env.NATS_PASSWORD,
+      token: env.NATS_TOKEN,
+      credsFile: env.NATS_CREDS_FILE,
+    });
+  } catch (err) {
+    logger.fatal({ err, url: env.NATS_URL }, "cannot use NATS");
+    process.exit(1);
+  }
+  logger.info({ url: env.NATS_URL, server: nc.info?.version }, "connected to NATS");
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === "disconnect" || s.type === "reconnect") logger.warn({ status: s.type }, "NATS connection");
+    }
+  })();
+  await ensureTopology(await jetstreamManager(nc), opts.consumers);
+
+  const steps: ShutdownStep[] = [];
+  const signal = handleShutdown(logger, [
+    { name: "service", run: async () => { for (const step of steps) await step.run(); } },
+    { name: "nats", run: () => nc.drain() },
+    { name: "http", run: () => http.close() },
+  ]);
+  return {
+    name: opts.name,
+    identity,
+    env,
+    logger,
+    metrics,
+    kc,
+    objects: new Objects(kc, `tenantplane-${opts.name}`),
+    nc,
+    js: jetstream(nc),
+    signal,
+    setReady: (value) => {
+      ready = value;
+    },
+    onShutdown: (step) => steps.push(step),
+  };
+}

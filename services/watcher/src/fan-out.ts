@@ -1,0 +1,68 @@
+import type { TenantChange } from "@tenantplane/messaging";
+
+/** The few TenantCluster fields the watcher looks at; everything else is the consumers' business. */
+export interface TenantKey {
+  name: string;
+  generation?: number | undefined;
+  deletionTimestamp?: string | Date | undefined;
+  isolationProfileRef?: string | undefined;
+  syncPolicyRef?: string | undefined;
+  /** `type=status` pairs of the conditions, so readiness flips reach consumers that wait for them. */
+  conditions?: string | undefined;
+}
+
+/** Reads a TenantKey from a raw object without trusting its shape. */
+export function tenantKeyOf(obj: unknown): TenantKey | undefined {
+  const o = obj as {
+    metadata?: { name?: unknown; generation?: unknown; deletionTimestamp?: unknown };
+    spec?: { isolationProfileRef?: { name?: unknown }; syncPolicyRef?: { name?: unknown } };
+    status?: { conditions?: Array<{ type?: unknown; status?: unknown }> };
+  };
+  const name = o?.metadata?.name;
+  if (typeof name !== "string" || name === "") return undefined;
+  const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+  const conditions = Array.isArray(o.status?.conditions)
+    ? o.status.conditions.map((c) => `${String(c?.type)}=${String(c?.status)}`).sort().join(",")
+    : undefined;
+  return {
+    name,
+    generation: typeof o.metadata?.generation === "number" ? o.metadata.generation : undefined,
+    deletionTimestamp: o.metadata?.deletionTimestamp as string | undefined,
+    isolationProfileRef: str(o.spec?.isolationProfileRef?.name),
+    syncPolicyRef: str(o.spec?.syncPolicyRef?.name),
+    conditions,
+  };
+}
+
+/**
+ * Whether a TenantCluster update is worth a message: spec (generation),
+ * deletion or condition changes. Status writes that change nothing else would
+ * otherwise echo every service's own writes back to it.
+ */
+export function isMeaningfulUpdate(before: TenantKey | undefined, after: TenantKey): boolean {
+  if (!before) return true;
+  return (
+    before.generation !== after.generation ||
+    Boolean(before.deletionTimestamp) !== Boolean(after.deletionTimestamp) ||
+    before.conditions !== after.conditions
+  );
+}
+
+/** One change per TenantCluster that references the changed IsolationProfile or SyncPolicy. */
+export function referencingChanges(
+  kind: "IsolationProfile" | "SyncPolicy",
+  name: string,
+  tenants: Iterable<TenantKey>,
+): TenantChange[] {
+  const out: TenantChange[] = [];
+  for (const t of tenants) {
+    const ref = kind === "IsolationProfile" ? t.isolationProfileRef : t.syncPolicyRef;
+    if (ref !== name) continue;
+    out.push({
+      tenant: t.name,
+      generation: t.generation,
+      reason: kind === "IsolationProfile" ? "IsolationProfileChanged" : "SyncPolicyChanged",
+    });
+  }
+  return out.sort((a, b) => a.tenant.localeCompare(b.tenant));
+}

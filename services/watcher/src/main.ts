@@ -1,0 +1,44 @@
+import { runWithLeaderElection } from "@tenantplane/kube";
+import { CommonEnvSchema } from "@tenantplane/runtime";
+import { startService } from "@tenantplane/service";
+import { z } from "zod";
+import { runWatcher } from "./watcher.js";
+
+const EnvSchema = CommonEnvSchema.extend({
+  POD_NAMESPACE: z.string().min(1).default("tenantplane-system"),
+  LEASE_NAME: z.string().min(1).default("tenantplane-watcher"),
+  RESYNC_INTERVAL_SECONDS: z.coerce.number({ error: "must be a number of seconds" }).positive("must be positive").default(300),
+  LEASE_DURATION_SECONDS: z.coerce.number({ error: "must be a number of seconds" }).positive("must be positive").default(15),
+});
+
+const svc = await startService({ name: "watcher", envSchema: EnvSchema, consumers: [] });
+const leaseMs = svc.env.LEASE_DURATION_SECONDS * 1000;
+const done = runWithLeaderElection(
+  {
+    kc: svc.kc,
+    namespace: svc.env.POD_NAMESPACE,
+    name: svc.env.LEASE_NAME,
+    identity: svc.identity,
+    leaseDurationMs: leaseMs,
+    renewDeadlineMs: Math.round(leaseMs * 0.66),
+    retryPeriodMs: Math.max(500, Math.round(leaseMs / 7)),
+    logger: svc.logger,
+  },
+  svc.signal,
+  async (lost) => {
+    svc.setReady(true);
+    await runWatcher(
+      {
+        kc: svc.kc,
+        js: svc.js,
+        logger: svc.logger,
+        registry: svc.metrics.registry,
+        resyncIntervalMs: svc.env.RESYNC_INTERVAL_SECONDS * 1000,
+      },
+      lost,
+    );
+  },
+);
+// A standby is ready too: it is healthy and waiting for the lease.
+svc.setReady(true);
+svc.onShutdown({ name: "leader election", run: () => done });

@@ -1,0 +1,127 @@
+import { CustomObjectsApi, type KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
+import type { JetStreamClient } from "@nats-io/jetstream";
+import {
+  GROUP,
+  PLURAL_ISOLATION_PROFILES,
+  PLURAL_SYNC_POLICIES,
+  PLURAL_TENANT_CLUSTERS,
+  VERSION,
+} from "@tenantplane/api";
+import { startWatch, type RunningWatch, type WatchEvent } from "@tenantplane/kube";
+import { publishTenantChange, type TenantChange } from "@tenantplane/messaging";
+import { backoffDelay, sleep, type Logger } from "@tenantplane/runtime";
+import { Counter, type Registry } from "prom-client";
+import { isMeaningfulUpdate, referencingChanges, tenantKeyOf, type TenantKey } from "./fan-out.js";
+
+const PUBLISHED_METRIC = "tenantplane_watcher_published_total";
+
+/** Watcher dependencies; the watcher only ever reads the API and publishes keys. */
+export interface WatcherOptions {
+  kc: KubeConfig;
+  js: JetStreamClient;
+  logger: Logger;
+  registry: Registry;
+  resyncIntervalMs: number;
+}
+
+/**
+ * Watches TenantClusters, IsolationProfiles and SyncPolicies and publishes
+ * tenant-change keys until `signal` aborts: on every meaningful TenantCluster
+ * change, once per referencing tenant when a profile or policy changes, and
+ * for every tenant on each periodic resync (the safety net for anything lost).
+ */
+export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Promise<void> {
+  // Leadership can be won more than once per process: register the counter once.
+  const published =
+    (opts.registry.getSingleMetric(PUBLISHED_METRIC) as Counter<"reason"> | undefined) ??
+    new Counter({
+      name: PUBLISHED_METRIC,
+      help: "Tenant-change messages published, by reason.",
+      labelNames: ["reason"],
+      registers: [opts.registry],
+    });
+  const custom = opts.kc.makeApiClient(CustomObjectsApi);
+  const tenants = new Map<string, TenantKey>();
+  const path = (plural: string) => `/apis/${GROUP}/${VERSION}/${plural}`;
+  const lister = (plural: string) => () =>
+    custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural });
+
+  const publish = async (change: TenantChange) => {
+    for (let attempt = 0; !signal.aborted; attempt++) {
+      try {
+        await publishTenantChange(opts.js, change);
+        published.inc({ reason: change.reason });
+        return;
+      } catch (err) {
+        // Give up after a few tries: the next resync publishes this tenant again.
+        if (attempt >= 5) {
+          opts.logger.error({ err, tenant: change.tenant }, "publishing failed; leaving it to the next resync");
+          return;
+        }
+        await sleep(backoffDelay(attempt, 200, 5_000), signal);
+      }
+    }
+  };
+
+  let tenantsSynced = false;
+  const onTenant = async ({ type, object }: WatchEvent<KubernetesObject>) => {
+    const key = tenantKeyOf(object);
+    if (!key) return;
+    if (type === "delete") {
+      tenants.delete(key.name);
+      await publish({ tenant: key.name, generation: key.generation, reason: "TenantDeleted" });
+      return;
+    }
+    const before = tenants.get(key.name);
+    tenants.set(key.name, key);
+    if (type === "update" && !isMeaningfulUpdate(before, key)) return;
+    await publish({ tenant: key.name, generation: key.generation, reason: "TenantChanged" });
+  };
+  const onReferenced =
+    (kind: "IsolationProfile" | "SyncPolicy") =>
+    async ({ type, object }: WatchEvent<KubernetesObject>) => {
+      const name = object.metadata?.name;
+      // The initial list of profiles says nothing new: every tenant is published on its own initial add.
+      if (!name || (type === "add" && !tenantsSynced)) return;
+      for (const change of referencingChanges(kind, name, tenants.values())) await publish(change);
+    };
+
+  const watches: RunningWatch<KubernetesObject>[] = [];
+  const tenantWatch = startWatch({
+    kc: opts.kc,
+    path: path(PLURAL_TENANT_CLUSTERS),
+    list: lister(PLURAL_TENANT_CLUSTERS),
+    onEvent: onTenant,
+    logger: opts.logger,
+  });
+  watches.push(tenantWatch);
+  await Promise.race([tenantWatch.synced, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
+  tenantsSynced = true;
+  watches.push(
+    startWatch({
+      kc: opts.kc,
+      path: path(PLURAL_ISOLATION_PROFILES),
+      list: lister(PLURAL_ISOLATION_PROFILES),
+      onEvent: onReferenced("IsolationProfile"),
+      logger: opts.logger,
+    }),
+    startWatch({
+      kc: opts.kc,
+      path: path(PLURAL_SYNC_POLICIES),
+      list: lister(PLURAL_SYNC_POLICIES),
+      onEvent: onReferenced("SyncPolicy"),
+      logger: opts.logger,
+    }),
+  );
+  opts.logger.info({ tenants: tenants.size }, "watching");
+
+  while (!signal.aborted) {
+    await sleep(opts.resyncIntervalMs, signal);
+    if (signal.aborted) break;
+    for (const object of tenantWatch.list()) {
+      const key = tenantKeyOf(object);
+      if (key) await publish({ tenant: key.name, generation: key.generation, reason: "Resync" });
+    }
+  }
+  await Promise.all(watches.map((w) => w.stop()));
+}
