@@ -171,5 +171,5 @@ export function parseIsolationProfile(input: unknown): IsolationProfile {
 
 /** Parses an IsolationProfile spec alone, defaults applied. */
 export function parseIsolationProfileSpec(input: unknown): IsolationProfileSpec {
-  return parseOrThrow(IsolationProfileSpecSchema, input, `${KIND_ISOLATION_PROFILE} spec`);
+  return parseOrThrow(IsolationProfileSpecSchema, input, `${KIND_ISOLATION_PROFILE} spec`, ["spec"]);
 }

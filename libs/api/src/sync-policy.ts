@@ -50,3 +50,8 @@ export type SyncPolicy = z.output<typeof SyncPolicySchema>;
 export function parseSyncPolicy(input: unknown): SyncPolicy {
   return parseOrThrow(SyncPolicySchema, input, describeSubject(KIND_SYNC_POLICY, input));
 }
+
+/** Parses a SyncPolicy spec alone. */
+export function parseSyncPolicySpec(input: unknown): SyncPolicySpec {
+  return parseOrThrow(SyncPolicySpecSchema, input, `${KIND_SYNC_POLICY} spec`, ["spec"]);
+}

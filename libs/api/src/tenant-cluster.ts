@@ -123,5 +123,5 @@ export function parseTenantCluster(input: unknown): TenantCluster {
 
 /** Parses a TenantCluster spec alone (e.g. for `explain` commands), defaults applied. */
 export function parseTenantClusterSpec(input: unknown): TenantClusterSpec {
-  return parseOrThrow(TenantClusterSpecSchema, input, `${KIND_TENANT_CLUSTER} spec`);
+  return parseOrThrow(TenantClusterSpecSchema, input, `${KIND_TENANT_CLUSTER} spec`, ["spec"]);
 }

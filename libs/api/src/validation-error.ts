@@ -36,15 +36,23 @@ export function formatFieldPath(path: readonly PropertyKey[]): string {
   return out === "" ? "<root>" : out;
 }
 
-/** Parses `input` with `schema`, throwing a {@link ValidationError} about `subject` on failure. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, subject: string): z.output<S> {
+/**
+ * Parses `input` with `schema`, throwing a {@link ValidationError} about `subject` on failure;
+ * `at` is where `input` sits in its object (`["spec"]`), so paths read the same either way.
+ */
+export function parseOrThrow<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  subject: string,
+  at: readonly PropertyKey[] = [],
+): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) {
     return result.data;
   }
   throw new ValidationError(
     subject,
-    result.error.issues.map((issue) => ({ path: formatFieldPath(issue.path), message: issue.message })),
+    result.error.issues.map((issue) => ({ path: formatFieldPath([...at, ...issue.path]), message: issue.message })),
   );
 }
 
