@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { V1Container, V1Service, V1StatefulSet } from "@kubernetes/client-node";
+import { parseTenantCluster } from "@tenantplane/api";
 import { describe, expect, it } from "vitest";
 import {
   API_PORT,
@@ -21,22 +22,13 @@ import {
 } from "./control-plane.js";
 import { PKI_FILES } from "./pki.js";
 
-function tenantCluster(
-  overrides: Partial<ControlPlaneSource["spec"]["controlPlane"]> = {},
-  name = "acme",
-): ControlPlaneSource {
-  return {
+function tenantCluster(controlPlane: Record<string, unknown> = {}, name = "acme"): ControlPlaneSource {
+  return parseTenantCluster({
+    apiVersion: "tenantplane.io/v1alpha1",
+    kind: "TenantCluster",
     metadata: { name },
-    spec: {
-      controlPlane: {
-        image: "rancher/k3s:v1.34.1-k3s1",
-        resources: { requests: { cpu: "100m", memory: "256Mi" } },
-        storage: { size: "5Gi" },
-        expose: { loadBalancer: { enabled: false, annotations: {} } },
-        ...overrides,
-      },
-    },
-  };
+    spec: { controlPlane },
+  });
 }
 
 const MANAGED = { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": "acme" };
@@ -199,12 +191,16 @@ describe("controlPlaneStatefulSet", () => {
     expect(claim?.spec?.resources?.requests).toEqual({ storage: "20Gi" });
   });
 
-  it("copies requests and limits from the spec and omits empty ones", () => {
+  it("copies requests and limits from the spec, leaving out unset ones", () => {
     expect(container(sts, "k3s").resources).toEqual({ requests: { cpu: "100m", memory: "256Mi" } });
+    expect(Object.keys(container(sts, "k3s").resources ?? {})).toEqual(["requests"]);
     const limited = controlPlaneStatefulSet(
-      tenantCluster({ resources: { requests: {}, limits: { memory: "1Gi" } } }),
+      tenantCluster({ resources: { requests: { cpu: "1" }, limits: { memory: "1Gi" } } }),
     );
-    expect(container(limited, "k3s").resources).toEqual({ limits: { memory: "1Gi" } });
+    const resources = container(limited, "k3s").resources;
+    expect(resources?.requests).toEqual({ cpu: "1", memory: "256Mi" });
+    expect(Object.keys(resources?.limits ?? {})).toEqual(["memory"]);
+    expect(resources?.limits?.["memory"]).toBe("1Gi");
   });
 
   it("runs without privileges, host API credentials or service links", () => {

@@ -2,6 +2,7 @@ import type {
   V1Container,
   V1Namespace,
   V1PersistentVolumeClaim,
+  V1ResourceRequirements,
   V1SecurityContext,
   V1Service,
   V1StatefulSet,
@@ -13,24 +14,12 @@ import {
   MANAGED_BY,
   hostNamespaceFor,
 } from "@tenantplane/mapping";
+import type { ControlPlaneSpec, TenantCluster } from "@tenantplane/api";
 import { PKI_FILES } from "./pki.js";
 import { quantitiesEqual } from "./internal/quantity.js";
 
-/**
- * The parts of a parsed TenantCluster the control plane is built from, with the CRD's
- * defaults already applied (image, storage size, expose.loadBalancer.enabled/annotations).
- */
-export interface ControlPlaneSource {
-  metadata: { name: string };
-  spec: {
-    controlPlane: {
-      image: string;
-      resources: { requests?: Record<string, string>; limits?: Record<string, string> };
-      storage: { storageClassName?: string; size: string };
-      expose: { loadBalancer: { enabled: boolean; annotations: Record<string, string> } };
-    };
-  };
-}
+/** The parts of a parsed TenantCluster (defaults applied) the control plane is built from. */
+export type ControlPlaneSource = Pick<TenantCluster, "metadata" | "spec">;
 
 /** StatefulSet running the tenant's k3s server; its single pod is `k3s-0`. */
 export const STATEFULSET_NAME = "k3s";
@@ -232,11 +221,19 @@ function containerSecurity(): V1SecurityContext {
   };
 }
 
-function resourceRequirements(resources: ControlPlaneSource["spec"]["controlPlane"]["resources"]) {
-  const out: { requests?: Record<string, string>; limits?: Record<string, string> } = {};
-  if (resources.requests && Object.keys(resources.requests).length > 0) out.requests = { ...resources.requests };
-  if (resources.limits && Object.keys(resources.limits).length > 0) out.limits = { ...resources.limits };
+function resourceRequirements(resources: ControlPlaneSpec["resources"]): V1ResourceRequirements {
+  const out: V1ResourceRequirements = {};
+  const requests = definedEntries(resources.requests);
+  const limits = definedEntries(resources.limits);
+  if (requests) out.requests = requests;
+  if (limits) out.limits = limits;
   return out;
+}
+
+// Drops unset entries; an empty list is left out entirely rather than written as `{}`.
+function definedEntries(list: Record<string, string | undefined> | undefined): Record<string, string> | undefined {
+  const entries = Object.entries(list ?? {}).filter((e): e is [string, string] => e[1] !== undefined);
+  return entries.length > 0 ? Object.fromEntries(entries) : undefined;
 }
 
 /** Headless Service giving the k3s pod its stable DNS identity; lists the pod before it is ready. */
