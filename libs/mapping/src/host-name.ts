@@ -14,15 +14,7 @@ export interface HostName {
   hashed: boolean;
 }
 
-/** Longest tenant name: `tp-` plus the tenant must still be a DNS label. */
-export const MAX_TENANT_NAME_LENGTH = 60;
-
-/** True when `tenant` is a DNS label of at most {@link MAX_TENANT_NAME_LENGTH} characters. */
-export function isValidTenantName(tenant: string): boolean {
-  return tenant.length <= MAX_TENANT_NAME_LENGTH && isDnsLabel(tenant);
-}
-
-/** The host namespace holding every synced object of `tenant`: `tp-<tenant>`. */
+/** The host namespace holding every synced object of `tenant`: `tp-<tenant>` (a DNS label for tenant names of ≤ 60 characters). */
 export function hostNamespaceFor(tenant: string): string {
   return `tp-${tenant}`;
 }

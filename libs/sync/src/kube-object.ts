@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { formatFieldPath } from "@tenantplane/api";
 import { isDnsLabel } from "@tenantplane/mapping";
 
 /** Namespace assumed for a tenant object that names none, as kubectl does. */
@@ -57,11 +58,7 @@ export const HostObjectEnvelopeSchema = z.looseObject({
 /** `<path>: <message>` for the first issue of a failed parse, e.g. `metadata.labels.app: expected a string value`. */
 export function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0];
-  if (issue === undefined) return "invalid object";
-  const path = issue.path
-    .map((part, index) => (typeof part === "number" ? `[${part}]` : `${index === 0 ? "" : "."}${String(part)}`))
-    .join("");
-  return path === "" ? issue.message : `${path}: ${issue.message}`;
+  return issue === undefined ? "invalid object" : `${formatFieldPath(issue.path)}: ${issue.message}`;
 }
 
 /** The API version every kind in the sync engine is served at. */

@@ -202,13 +202,13 @@ describe("plan", () => {
       ],
     });
     expect(result.decisions.map((d) => [d.action, d.reason])).toEqual([
-      ["Skip", "malformed object (item 0): kind: expected a kind"],
-      ["Skip", "malformed Service (item 4): metadata.name: a Service name starts with a letter, has no dots and at most 63 characters"],
-      ["Skip", expect.stringMatching(/^malformed ConfigMap \(item 1\): metadata\.name: use lowercase letters/)],
+      ["Skip", "malformed object (item 1): kind: expected a kind"],
+      ["Skip", "malformed Service (item 5): metadata.name: a Service name starts with a letter, has no dots and at most 63 characters"],
+      ["Skip", expect.stringMatching(/^malformed ConfigMap \(item 2\): metadata\.name: use lowercase letters/)],
       ["Create", "host ConfigMap tp-dev/fine-x-default-x-dev absent"],
-      ["Skip", "malformed Pod (item 3): apiVersion: Pod is served as v1, not apps/v1"],
+      ["Skip", "malformed Pod (item 4): apiVersion: Pod is served as v1, not apps/v1"],
       ["Skip", "cannot translate Pod default/p2: spec.containers: expected a list"],
-      ["Skip", "malformed Secret (item 2): metadata.labels.n: expected a string value"],
+      ["Skip", "malformed Secret (item 3): metadata.labels.n: expected a string value"],
     ]);
   });
 
@@ -222,7 +222,7 @@ describe("plan", () => {
     const { decisions } = run({ tenantObjects: [obj("ConfigMap", "default", "c"), obj("ConfigMap", "default", "c", { data: {} })] });
     expect(decisions.map((d) => [d.action, d.reason])).toEqual([
       ["Create", "host ConfigMap tp-dev/c-x-default-x-dev absent"],
-      ["Skip", "duplicate of item 0: the first definition of ConfigMap default/c wins"],
+      ["Skip", "duplicate of item 1: the first definition of ConfigMap default/c wins"],
     ]);
   });
 
@@ -243,7 +243,7 @@ describe("plan", () => {
 
   it("rejects an invalid tenant name outright", () => {
     expect(() => plan({ tenant: "Dev", policy: defaultSyncPolicySpec, tenantObjects: [], hostObjects: [] })).toThrow(
-      'tenant name "Dev" must be a DNS label of at most 60 characters',
+      /^tenant name "Dev" must be a DNS-1123 label of at most 60 characters/,
     );
   });
 });

@@ -1,13 +1,11 @@
-import { SYNC_KINDS, type SyncPolicySpec } from "@tenantplane/api";
+import { SYNC_KINDS, type SyncPolicySpec, TENANT_NAME_MESSAGE, isValidTenantName } from "@tenantplane/api";
 import {
   hostName,
   hostNamespaceFor,
   isManaged,
-  isValidTenantName,
   LABEL_KIND,
   LABEL_TENANT,
   labelValue,
-  MAX_TENANT_NAME_LENGTH,
   reverseLookup,
   type SourceIdentity,
   type VirtualIdentity,
@@ -22,7 +20,7 @@ import { recordedContentHash, transform } from "./transform.js";
 export interface PlanInput {
   tenant: string;
   policy: SyncPolicySpec;
-  /** Tenant objects as plain JSON, each with its `kind` set. */
+  /** Tenant objects as plain JSON, each with its `kind` set; reasons cite them as `item N`, counting from 1. */
   tenantObjects: readonly unknown[];
   /** Objects in the tenant's host namespace, each with `kind` set (API list items omit it). */
   hostObjects: readonly unknown[];
@@ -66,12 +64,10 @@ export interface PlanResult {
  */
 export function plan(input: PlanInput): PlanResult {
   if (!isValidTenantName(input.tenant)) {
-    throw new TypeError(
-      `tenant name ${JSON.stringify(input.tenant)} must be a DNS label of at most ${MAX_TENANT_NAME_LENGTH} characters`,
-    );
+    throw new TypeError(`tenant name ${JSON.stringify(input.tenant)} ${TENANT_NAME_MESSAGE}`);
   }
   const pass = new Pass(input);
-  input.tenantObjects.forEach((value, item) => pass.planSource(value, item));
+  input.tenantObjects.forEach((value, index) => pass.planSource(value, index + 1));
   pass.collectGarbage(input.hostObjects);
   return {
     decisions: pass.decisions.sort(byTarget),
