@@ -1,1 +1,3 @@
 export { startService, type ServiceContext } from "./service.js";
+export { applyTenantStatus, nextCondition, tenantRegarding, type ConditionInput } from "./tenant-status.js";
+export { tenantOfSubject, warnOnRejection } from "./rejections.js";

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { loadKubeConfig, Objects } from "@tenantplane/kube";
+import { EventRecorder, loadKubeConfig, Objects } from "@tenantplane/kube";
 import { connectNats, ensureTopology, type ConsumerName } from "@tenantplane/messaging";
 import {
   CommonEnvSchema,
@@ -30,6 +30,8 @@ export interface ServiceContext<E> {
   readonly objects: Objects;
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
+  /** Writes aggregated, rate-limited Events as `tenantplane/<name>`. */
+  readonly events: EventRecorder;
   /** Aborts on SIGTERM/SIGINT. */
   readonly signal: AbortSignal;
   /** Marks the service ready (or not) for /readyz. */
@@ -102,6 +104,7 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     objects: new Objects(kc, `tenantplane-${opts.name}`),
     nc,
     js: jetstream(nc),
+    events: new EventRecorder(kc, { component: opts.name, instance: identity, logger }),
     signal,
     setReady: (value) => {
       ready = value;
