@@ -4,8 +4,9 @@ import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jets
 import type { NatsConnection } from "@nats-io/transport-node";
 import { EventRecorder, loadKubeConfig, Objects } from "@tenantplane/kube";
 import { connectNats, ensureTopology, type ConsumerName } from "@tenantplane/messaging";
+import type {
+  CommonEnvSchema} from "@tenantplane/runtime";
 import {
-  CommonEnvSchema,
   createLogger,
   createMetrics,
   handleShutdown,
