@@ -124,7 +124,8 @@ export function parsePkiSecret(data: Readonly<Record<string, string | undefined>
     if (!Buffer.from(cert.publicKey.rawData).equals(publicDer)) {
       throw new InvalidPkiSecretError(
         keyKey,
-        `${keyKey} does not belong to the certificate in ${certKey}: store the matching key or regenerate the PKI Secret`,
+        `${keyKey} does not belong to the certificate in ${certKey}: ` +
+          "store the matching key or regenerate the PKI Secret",
       );
     }
     return { certPem, keyPem };
@@ -273,7 +274,8 @@ function required(data: Readonly<Record<string, string | undefined>>, key: strin
   if (value === undefined || value.trim() === "") {
     throw new InvalidPkiSecretError(
       key,
-      `PKI Secret is missing ${key}: restore it, or delete the Secret so a new PKI is generated (existing kubeconfigs stop working)`,
+      `PKI Secret is missing ${key}: restore it, or delete the Secret so a new PKI is generated ` +
+        "(existing kubeconfigs stop working)",
     );
   }
   return value;
