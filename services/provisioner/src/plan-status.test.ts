@@ -1,19 +1,16 @@
 import type { Condition } from "@tenantplane/api";
 import { ConditionSchema, TenantClusterStatusSchema } from "@tenantplane/api";
+import { nextCondition } from "@tenantplane/service";
 import { describe, expect, it } from "vitest";
 import {
   CONTROL_PLANE_REASONS,
-  controlPlaneReadyCondition,
+  controlPlaneReadyInput,
   describeControlPlane,
   findCondition,
-  nextCondition,
   phaseFor,
-  provisionerStatus,
+  provisionerStatusFields,
   type ControlPlaneObservation,
 } from "./plan-status.js";
-
-const T0 = new Date("2026-03-01T12:00:00.123Z");
-const T1 = new Date("2026-03-01T12:05:00.456Z");
 
 function condition(type: string, status: Condition["status"], reason = "Whatever"): Condition {
   return { type, status, reason, message: "", lastTransitionTime: "2026-03-01T11:00:00Z" };
@@ -57,40 +54,7 @@ describe("phaseFor", () => {
   });
 });
 
-describe("nextCondition", () => {
-  const update = { type: "ControlPlaneReady", status: "False" as const, reason: "WaitingForPod", message: "m" };
-
-  it("stamps a new condition with the current time at second precision", () => {
-    expect(nextCondition(update, undefined, T0)).toEqual({
-      type: "ControlPlaneReady",
-      status: "False",
-      lastTransitionTime: "2026-03-01T12:00:00Z",
-      reason: "WaitingForPod",
-      message: "m",
-    });
-  });
-
-  it("keeps the transition time while the status is unchanged, even if reason and message move", () => {
-    const first = nextCondition(update, undefined, T0);
-    const second = nextCondition({ ...update, reason: "ApiServerUnreachable", message: "x" }, first, T1);
-    expect(second.lastTransitionTime).toBe("2026-03-01T12:00:00Z");
-    expect(second.reason).toBe("ApiServerUnreachable");
-  });
-
-  it("moves the transition time when the status changes", () => {
-    const first = nextCondition(update, undefined, T0);
-    const second = nextCondition({ ...update, status: "True", reason: "Ready" }, first, T1);
-    expect(second.lastTransitionTime).toBe("2026-03-01T12:05:00Z");
-  });
-
-  it("carries observedGeneration when given and produces a schema-valid condition", () => {
-    const made = nextCondition({ ...update, observedGeneration: 4 }, undefined, T0);
-    expect(made.observedGeneration).toBe(4);
-    expect(ConditionSchema.parse(made)).toEqual(made);
-  });
-});
-
-describe("controlPlaneReadyCondition", () => {
+describe("controlPlaneReadyInput", () => {
   const observations: Array<[ControlPlaneObservation, string, string, RegExp]> = [
     [{ state: "ready", server: "https://k3s.tp-acme.svc:6443" }, "True", "Ready", /ready at https:\/\/k3s\.tp-acme/],
     [{ state: "waiting-for-pod", readyReplicas: 0 }, "False", "WaitingForPod", /StatefulSet k3s: 0\/1 pods ready/],
@@ -101,13 +65,13 @@ describe("controlPlaneReadyCondition", () => {
   ];
 
   it.each(observations)("maps %o to %s/%s", (observation, status, reason, message) => {
-    const made = controlPlaneReadyCondition(observation, { generation: 3, now: T0 });
-    expect(made.type).toBe("ControlPlaneReady");
-    expect(made.status).toBe(status);
-    expect(made.reason).toBe(reason);
-    expect(made.message).toMatch(message);
-    expect(made.observedGeneration).toBe(3);
-    expect(ConditionSchema.safeParse(made).success).toBe(true);
+    const input = controlPlaneReadyInput(observation, 3);
+    expect(input.type).toBe("ControlPlaneReady");
+    expect(input.status).toBe(status);
+    expect(input.reason).toBe(reason);
+    expect(input.message).toMatch(message);
+    expect(input.observedGeneration).toBe(3);
+    expect(ConditionSchema.safeParse(nextCondition(undefined, input)).success).toBe(true);
   });
 
   it("uses only reasons the provisioner documents", () => {
@@ -116,29 +80,13 @@ describe("controlPlaneReadyCondition", () => {
       expect(documented.has(describeControlPlane(observation).reason)).toBe(true);
     }
   });
-
-  it("keeps the previous transition time while still not ready", () => {
-    const previous = controlPlaneReadyCondition(
-      { state: "waiting-for-pod", readyReplicas: 0 },
-      { generation: 1, now: T0 },
-    );
-    const next = controlPlaneReadyCondition(
-      { state: "waiting-for-load-balancer" },
-      { generation: 2, previous, now: T1 },
-    );
-    expect(next.lastTransitionTime).toBe(previous.lastTransitionTime);
-    expect(next.observedGeneration).toBe(2);
-  });
 });
 
-describe("provisionerStatus", () => {
-  const ready = controlPlaneReadyCondition(
-    { state: "ready", server: "https://127.0.0.9:6443" },
-    { generation: 5, now: T0 },
-  );
+describe("provisionerStatusFields", () => {
+  const ready = controlPlaneReadyInput({ state: "ready", server: "https://127.0.0.9:6443" }, 5);
 
-  it("writes only the provisioner's own fields and condition", () => {
-    const status = provisionerStatus({
+  it("returns the provisioner's own fields with the phase judged from every service's conditions", () => {
+    const fields = provisionerStatusFields({
       tenant: "acme",
       generation: 5,
       condition: ready,
@@ -146,44 +94,48 @@ describe("provisionerStatus", () => {
       kubeconfigWritten: true,
       externalEndpoint: "https://127.0.0.9:6443",
     });
-    expect(status).toEqual({
+    expect(fields).toEqual({
       phase: "Ready",
       hostNamespace: "tp-acme",
       endpoint: "https://k3s.tp-acme.svc:6443",
       externalEndpoint: "https://127.0.0.9:6443",
       kubeconfigSecretRef: { namespace: "tp-acme", name: "acme-kubeconfig", key: "kubeconfig" },
       observedGeneration: 5,
-      conditions: [ready],
     });
-    expect(TenantClusterStatusSchema.safeParse(status).success).toBe(true);
+    expect(TenantClusterStatusSchema.safeParse(fields).success).toBe(true);
   });
 
   it("leaves out the kubeconfig reference and external endpoint until they exist", () => {
-    const waiting = controlPlaneReadyCondition({ state: "waiting-for-load-balancer" }, { generation: 1, now: T0 });
-    const status = provisionerStatus({ tenant: "acme", generation: 1, condition: waiting });
-    expect(status.phase).toBe("Provisioning");
-    expect("kubeconfigSecretRef" in status).toBe(false);
-    expect("externalEndpoint" in status).toBe(false);
+    const waiting = controlPlaneReadyInput({ state: "waiting-for-load-balancer" }, 1);
+    const fields = provisionerStatusFields({ tenant: "acme", generation: 1, condition: waiting });
+    expect(fields.phase).toBe("Provisioning");
+    expect("kubeconfigSecretRef" in fields).toBe(false);
+    expect("externalEndpoint" in fields).toBe(false);
   });
 
   it("judges the phase with the new condition, not the stale one", () => {
-    const failed = controlPlaneReadyCondition(
-      { state: "immutable-change", reasons: ["storage"] },
-      { generation: 2, now: T0 },
-    );
-    const status = provisionerStatus({
+    const failed = controlPlaneReadyInput({ state: "immutable-change", reasons: ["storage"] }, 2);
+    const fields = provisionerStatusFields({
       tenant: "acme",
       generation: 2,
       condition: failed,
       current: { conditions: [condition("ControlPlaneReady", "True"), condition("IsolationApplied", "True")] },
     });
-    expect(status.phase).toBe("Failed");
-    expect(findCondition(status.conditions, "ControlPlaneReady")).toBe(failed);
+    expect(fields.phase).toBe("Failed");
   });
 
   it("reports Terminating while the tenant is being deleted", () => {
-    expect(provisionerStatus({ tenant: "acme", generation: 1, condition: ready, deleting: true }).phase).toBe(
+    expect(provisionerStatusFields({ tenant: "acme", generation: 1, condition: ready, deleting: true }).phase).toBe(
       "Terminating",
     );
+  });
+});
+
+describe("findCondition", () => {
+  it("finds a condition by type", () => {
+    const list = [condition("Synced", "True"), condition("ControlPlaneReady", "False")];
+    expect(findCondition(list, "ControlPlaneReady")).toBe(list[1]);
+    expect(findCondition(list, "IsolationApplied")).toBeUndefined();
+    expect(findCondition(undefined, "Synced")).toBeUndefined();
   });
 });

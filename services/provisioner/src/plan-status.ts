@@ -2,11 +2,11 @@ import {
   CONDITION_CONTROL_PLANE_READY,
   CONDITION_ISOLATION_APPLIED,
   type Condition,
-  type ConditionStatus,
   type TenantClusterStatus,
   type TenantPhase,
 } from "@tenantplane/api";
 import { hostNamespaceFor } from "@tenantplane/mapping";
+import type { ConditionInput } from "@tenantplane/service";
 import { API_SERVICE_NAME, STATEFULSET_NAME, endpointFor } from "./control-plane.js";
 import { kubeconfigSecretRef } from "./kubeconfig.js";
 
@@ -41,8 +41,11 @@ export const TERMINAL_REASONS: ReadonlySet<string> = new Set([
  */
 export const PHASE_READY_CONDITIONS: readonly string[] = [CONDITION_CONTROL_PLANE_READY, CONDITION_ISOLATION_APPLIED];
 
+/** What the phase rule reads from a condition; a written Condition or a ConditionInput both fit. */
+export type PhaseSignal = Pick<Condition, "type" | "status" | "reason">;
+
 /** The condition of the given type, if present. */
-export function findCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+export function findCondition<C extends PhaseSignal>(conditions: readonly C[] | undefined, type: string): C | undefined {
   return conditions?.find((condition) => condition.type === type);
 }
 
@@ -52,7 +55,7 @@ export function findCondition(conditions: readonly Condition[] | undefined, type
  * every {@link PHASE_READY_CONDITIONS} entry is True; Provisioning otherwise.
  */
 export function phaseFor(
-  conditions: readonly Condition[] | undefined,
+  conditions: readonly PhaseSignal[] | undefined,
   options: { deleting?: boolean; terminalReasons?: ReadonlySet<string> } = {},
 ): TenantPhase {
   if (options.deleting) return "Terminating";
@@ -61,31 +64,6 @@ export function phaseFor(
   if (!findCondition(conditions, CONDITION_CONTROL_PLANE_READY)) return "Pending";
   const ready = PHASE_READY_CONDITIONS.every((type) => findCondition(conditions, type)?.status === "True");
   return ready ? "Ready" : "Provisioning";
-}
-
-/** A condition before its transition time is decided. */
-export interface ConditionUpdate {
-  type: string;
-  status: ConditionStatus;
-  reason: string;
-  message: string;
-  observedGeneration?: number;
-}
-
-/**
- * The condition to write: `update` stamped with `now` as lastTransitionTime, or with the
- * previous condition's time when the status did not change (as metav1.Condition requires).
- */
-export function nextCondition(update: ConditionUpdate, previous: Condition | undefined, now: Date): Condition {
-  const keep = previous !== undefined && previous.type === update.type && previous.status === update.status;
-  return {
-    type: update.type,
-    status: update.status,
-    ...(update.observedGeneration !== undefined ? { observedGeneration: update.observedGeneration } : {}),
-    lastTransitionTime: keep ? previous.lastTransitionTime : toKubernetesTime(now),
-    reason: update.reason,
-    message: update.message,
-  };
 }
 
 /** What the provisioner observed about one tenant's control plane in a reconcile pass. */
@@ -98,7 +76,7 @@ export type ControlPlaneObservation =
   | { state: "invalid-pki"; error: string };
 
 /** Turns an observation into the ControlPlaneReady status, reason and message. */
-export function describeControlPlane(observation: ControlPlaneObservation): Omit<ConditionUpdate, "type"> {
+export function describeControlPlane(observation: ControlPlaneObservation): Omit<ConditionInput, "type"> {
   switch (observation.state) {
     case "ready":
       return {
@@ -136,30 +114,23 @@ export function describeControlPlane(observation: ControlPlaneObservation): Omit
 }
 
 /**
- * The ControlPlaneReady condition for an observation at `generation`, keeping the previous
- * transition time when the status is unchanged.
+ * The ControlPlaneReady condition input for an observation of the spec at `generation`; the
+ * shared status writer adds the transition time.
  */
-export function controlPlaneReadyCondition(
-  observation: ControlPlaneObservation,
-  context: { generation: number; previous?: Condition | undefined; now: Date },
-): Condition {
-  return nextCondition(
-    {
-      type: CONDITION_CONTROL_PLANE_READY,
-      observedGeneration: context.generation,
-      ...describeControlPlane(observation),
-    },
-    context.previous,
-    context.now,
-  );
+export function controlPlaneReadyInput(observation: ControlPlaneObservation, generation: number): ConditionInput {
+  return {
+    type: CONDITION_CONTROL_PLANE_READY,
+    observedGeneration: generation,
+    ...describeControlPlane(observation),
+  };
 }
 
-/** Inputs to {@link provisionerStatus}. */
+/** Inputs to {@link provisionerStatusFields}. */
 export interface ProvisionerStatusInput {
   tenant: string;
   generation: number;
-  /** The provisioner's freshly built ControlPlaneReady condition. */
-  condition: Condition;
+  /** The provisioner's new ControlPlaneReady condition. */
+  condition: ConditionInput;
   /** The status as last read, whose other services' conditions decide the phase. */
   current?: TenantClusterStatus | undefined;
   deleting?: boolean;
@@ -169,11 +140,12 @@ export interface ProvisionerStatusInput {
 }
 
 /**
- * The status fields the provisioner owns, for a server-side apply under its own field manager:
- * phase, hostNamespace, endpoint, externalEndpoint, kubeconfigSecretRef, observedGeneration and
- * only its own condition (the list is keyed by type, so other services' conditions stay).
+ * The status fields besides conditions that the provisioner owns, for a server-side apply
+ * under its own field manager: phase (judged with the new condition in place of the old),
+ * hostNamespace, endpoint, externalEndpoint and kubeconfigSecretRef once they exist, and
+ * observedGeneration. Fields left out are released, so a vanished address disappears.
  */
-export function provisionerStatus(input: ProvisionerStatusInput): TenantClusterStatus {
+export function provisionerStatusFields(input: ProvisionerStatusInput): Omit<TenantClusterStatus, "conditions"> {
   const others = (input.current?.conditions ?? []).filter((c) => c.type !== input.condition.type);
   return {
     phase: phaseFor([...others, input.condition], { deleting: input.deleting ?? false }),
@@ -182,11 +154,5 @@ export function provisionerStatus(input: ProvisionerStatusInput): TenantClusterS
     ...(input.externalEndpoint !== undefined ? { externalEndpoint: input.externalEndpoint } : {}),
     ...(input.kubeconfigWritten ? { kubeconfigSecretRef: kubeconfigSecretRef(input.tenant) } : {}),
     observedGeneration: input.generation,
-    conditions: [input.condition],
   };
-}
-
-// metav1.Time has second precision; writing milliseconds would make every read-back differ.
-function toKubernetesTime(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
