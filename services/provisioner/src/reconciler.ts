@@ -13,7 +13,7 @@ import { kubeConfigFromString, type EventRecorder, type Objects } from "@tenantp
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, describe as describeError, type Logger } from "@tenantplane/runtime";
-import { applyTenantStatus, tenantRegarding, type ConditionInput } from "@tenantplane/service";
+import { applyTenantStatus, applyTracked as trackedApply, changeOf, tenantRegarding, type ConditionInput } from "@tenantplane/service";
 import {
   API_SERVICE_NAME,
   KUBECONFIG_KEY,
@@ -30,7 +30,6 @@ import {
   pkiSecretName,
 } from "./control-plane.js";
 import { buildKubeconfig, kubeconfigSecret, kubeconfigSecretRef } from "./kubeconfig.js";
-import { changeOf } from "./object-change.js";
 import { generateTenantPki, signClientCertificate } from "./pki.js";
 import { pkiSecret, readPkiSecret } from "./pki-secret.js";
 import { decodeSecretData } from "./secret-data.js";
@@ -86,10 +85,9 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
     await deps.publish({ tenant, action, kind, tenantRef: { namespace: "", name: tenant }, hostRef: { namespace: ns, name }, reason });
   };
   const applyTracked = async <T extends KubernetesObject>(desired: T, reason: string): Promise<T> => {
-    const before = await deps.objects.get<T>(desired.apiVersion!, desired.kind!, desired.metadata!.name!, desired.metadata?.namespace);
-    const after = await deps.objects.apply(desired);
-    await decide(changeOf(before, after), desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
-    return after;
+    const { action, object } = await trackedApply(deps.objects, desired);
+    await decide(action, desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
+    return object;
   };
 
   await ensureFinalizer(raw, deps);
