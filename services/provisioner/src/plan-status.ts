@@ -45,7 +45,10 @@ export const PHASE_READY_CONDITIONS: readonly string[] = [CONDITION_CONTROL_PLAN
 export type PhaseSignal = Pick<Condition, "type" | "status" | "reason">;
 
 /** The condition of the given type, if present. */
-export function findCondition<C extends PhaseSignal>(conditions: readonly C[] | undefined, type: string): C | undefined {
+export function findCondition<C extends PhaseSignal>(
+  conditions: readonly C[] | undefined,
+  type: string,
+): C | undefined {
   return conditions?.find((condition) => condition.type === type);
 }
 
