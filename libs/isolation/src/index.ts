@@ -1,1 +1,6 @@
-export {};
+export * from "./constants.js";
+export * from "./kube-objects.js";
+export { isolationLabels, isolationObjectSelector } from "./metadata.js";
+export { podSecurityLabels } from "./pod-security.js";
+export { CLUSTER_DNS_PEER, NAMESPACE_NAME_LABEL } from "./network-policies.js";
+export * from "./compile.js";
