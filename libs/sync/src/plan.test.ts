@@ -1,7 +1,7 @@
 import { defaultSyncPolicySpec, type SyncPolicySpec } from "@tenantplane/api";
 import { reverseMapping } from "@tenantplane/mapping";
 import { describe, expect, it } from "vitest";
-import { plan, type PlanInput } from "./plan.js";
+import { explanation, plan, type PlanInput } from "./plan.js";
 import { transform } from "./transform.js";
 import { KubeObjectSchema } from "./kube-object.js";
 
@@ -239,6 +239,11 @@ describe("plan", () => {
     const backward = run({ tenantObjects: [...objects].reverse() });
     expect(backward).toEqual(forward);
     expect(summary(forward.decisions)).toEqual(["Create ConfigMap a/y", "Create Secret a/y", "Create Pod b/x"]);
+  });
+
+  it("explains decisions and ignored entries together in plan order", () => {
+    const result = run({ tenantObjects: [obj("ConfigMap", "kube-system", "c"), obj("ConfigMap", "default", "c")] });
+    expect(explanation(result).map((d) => d.tenantRef.namespace)).toEqual(["default", "kube-system"]);
   });
 
   it("rejects an invalid tenant name outright", () => {

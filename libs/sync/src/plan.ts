@@ -76,6 +76,11 @@ export function plan(input: PlanInput): PlanResult {
   };
 }
 
+/** Decisions and ignored entries together, in plan order: everything explain-sync shows. */
+export function explanation(result: PlanResult): PlannedDecisionWithObject[] {
+  return [...result.decisions, ...result.ignored].sort(byTarget);
+}
+
 interface HostEntry {
   kind: string;
   name: string;
