@@ -3,7 +3,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { EventRecorder, loadKubeConfig, Objects } from "@tenantplane/kube";
-import { connectNats, ensureTopology, type ConsumerName } from "@tenantplane/messaging";
+import { connectNats, ensureTopology, publishDecision, stampDecision, type ConsumerName, type PlannedDecision } from "@tenantplane/messaging";
 import type {
   CommonEnvSchema} from "@tenantplane/runtime";
 import {
@@ -33,6 +33,8 @@ export interface ServiceContext<E> {
   readonly js: JetStreamClient;
   /** Writes aggregated, rate-limited Events as `tenantplane/<name>`. */
   readonly events: EventRecorder;
+  /** Stamps a planned Decision with this service's name and publishes it on JetStream. */
+  publish(planned: PlannedDecision): Promise<void>;
   /** Aborts on SIGTERM/SIGINT. */
   readonly signal: AbortSignal;
   /** Marks the service ready (or not) for /readyz. */
@@ -95,6 +97,7 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     { name: "nats", run: () => nc.drain() },
     { name: "http", run: () => http.close() },
   ]);
+  const js = jetstream(nc);
   return {
     name: opts.name,
     identity,
@@ -104,7 +107,12 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     kc,
     objects: new Objects(kc, `tenantplane-${opts.name}`),
     nc,
-    js: jetstream(nc),
+    js,
+    publish: async (planned) => {
+      const decision = stampDecision(planned, opts.name);
+      await publishDecision(js, decision);
+      metrics.decisions.inc({ action: decision.action });
+    },
     events: new EventRecorder(kc, { component: opts.name, instance: identity, logger }),
     signal,
     setReady: (value) => {

@@ -1,0 +1,124 @@
+import type { KubernetesObject } from "@kubernetes/client-node";
+import {
+  API_VERSION,
+  CONDITION_ISOLATION_APPLIED,
+  KIND_ISOLATION_PROFILE,
+  KIND_TENANT_CLUSTER,
+  ValidationError,
+  defaultIsolationProfileSpec,
+  parseIsolationProfile,
+  parseTenantCluster,
+  type Condition,
+  type IsolationProfileSpec,
+} from "@tenantplane/api";
+import type { EventRecorder, Objects } from "@tenantplane/kube";
+import { ISOLATION_KINDS, compileIsolation, isolationObjectSelector } from "@tenantplane/isolation";
+import { hostNamespaceFor } from "@tenantplane/mapping";
+import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
+import { TransientError, type Logger } from "@tenantplane/runtime";
+import { applyTenantStatus, applyTracked, tenantRegarding, type ConditionInput } from "@tenantplane/service";
+
+/** What the isolation service needs from the outside world. */
+export interface IsolationDeps {
+  objects: Objects;
+  events: EventRecorder;
+  publish: (decision: PlannedDecision) => Promise<void>;
+  logger: Logger;
+}
+
+type TenantObject = KubernetesObject & { status?: { conditions?: Condition[] } };
+
+/**
+ * Converges the isolation objects of one tenant's host namespace with its
+ * IsolationProfile (or the built-in one), deleting what the profile no longer
+ * produces, and reports IsolationApplied. Re-reads everything on each call.
+ */
+export async function reconcileIsolation(tenant: string, deps: IsolationDeps): Promise<void> {
+  const raw = await deps.objects.get<TenantObject>(API_VERSION, KIND_TENANT_CLUSTER, tenant);
+  // A deleted tenant's objects go with its namespace; nothing to converge.
+  if (!raw || raw.metadata?.deletionTimestamp) return;
+  const previous = raw.status?.conditions;
+  const generation = raw.metadata?.generation;
+  const report = (condition: Omit<ConditionInput, "type" | "observedGeneration">) =>
+    applyTenantStatus(deps.objects, tenant, previous, { ...condition, type: CONDITION_ISOLATION_APPLIED, observedGeneration: generation });
+  const warn = async (reason: string, message: string) => {
+    await report({ status: "False", reason, message });
+    await deps.events.record({ regarding: tenantRegarding(tenant, raw.metadata?.uid), type: "Warning", reason, message });
+  };
+
+  let profileName: string | undefined;
+  let profile: IsolationProfileSpec;
+  try {
+    profileName = parseTenantCluster(raw).spec.isolationProfileRef?.name;
+  } catch (err) {
+    if (err instanceof ValidationError) return warn("InvalidSpec", err.message);
+    throw err;
+  }
+  if (profileName) {
+    const found = await deps.objects.get(API_VERSION, KIND_ISOLATION_PROFILE, profileName);
+    if (!found) {
+      return warn(
+        "ProfileNotFound",
+        `IsolationProfile ${profileName} does not exist: create it, or point spec.isolationProfileRef.name at an existing profile; the tenant is isolated as soon as it appears`,
+      );
+    }
+    try {
+      profile = parseIsolationProfile(found).spec;
+    } catch (err) {
+      if (err instanceof ValidationError) return warn("InvalidProfile", err.message);
+      throw err;
+    }
+  } else {
+    profile = defaultIsolationProfileSpec;
+  }
+
+  const namespace = hostNamespaceFor(tenant);
+  const ns = await deps.objects.get("v1", "Namespace", namespace);
+  if (!ns) {
+    await report({ status: "False", reason: "WaitingForNamespace", message: `host namespace ${namespace} does not exist yet` });
+    throw new TransientError(`host namespace ${namespace} not created yet`, { code: "WaitingForNamespace" });
+  }
+
+  const compiled = compileIsolation({ tenant, hostNamespace: namespace, profile, ...(profileName ? { profileName } : {}) });
+  const source = profileName ? `IsolationProfile ${profileName}` : "the built-in isolation profile";
+  const decide = async (action: DecisionAction | undefined, kind: string, name: string, ns: string, reason: string) => {
+    if (!action) return;
+    await deps.publish({ tenant, action, kind, tenantRef: { namespace: "", name: tenant }, hostRef: { namespace: ns, name }, reason });
+  };
+
+  // Only the Pod Security labels, under this service's field manager: the
+  // provisioner owns the namespace's other labels.
+  const labelled = await applyTracked(deps.objects, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: compiled.namespaceLabels } });
+  await decide(labelled.action === "Create" ? "Update" : labelled.action, "Namespace", namespace, "", `Pod Security labels from ${source}`);
+
+  const wanted = new Set<string>();
+  for (const object of compiled.objects) {
+    wanted.add(`${object.kind}/${object.metadata.name}`);
+    const { action } = await applyTracked(deps.objects, object as KubernetesObject);
+    await decide(action, object.kind, object.metadata.name, namespace, `${describeObject(object.kind, object.metadata.name)} from ${source}`);
+  }
+  let removed = 0;
+  for (const { apiVersion, kind } of ISOLATION_KINDS) {
+    const existing = await deps.objects.list(apiVersion, kind, { namespace, labelSelector: isolationObjectSelector(tenant) });
+    for (const object of existing) {
+      const name = object.metadata?.name;
+      if (!name || wanted.has(`${kind}/${name}`)) continue;
+      if (await deps.objects.delete({ apiVersion, kind, metadata: { name, namespace } })) {
+        removed++;
+        await decide("Delete", kind, name, namespace, `${source} no longer produces ${kind} ${name}`);
+      }
+    }
+  }
+
+  const notes = compiled.notes.length > 0 ? ` Notes: ${compiled.notes.join(" ")}` : "";
+  await report({
+    status: "True",
+    reason: "Applied",
+    message: `${source} applied: ${compiled.objects.length} objects and Pod Security labels in ${namespace}${removed ? `, ${removed} stale removed` : ""}.${notes}`,
+  });
+}
+
+function describeObject(kind: string, name: string): string {
+  if (kind === "NetworkPolicy") return name.includes("deny") ? "default-deny NetworkPolicy" : `NetworkPolicy allowance ${name}`;
+  return `${kind} ${name}`;
+}
