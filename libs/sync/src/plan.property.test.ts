@@ -36,6 +36,11 @@ const hostObject = fc.oneof(
     kind,
     metadata: { name: hostName({ tenant, namespace, name }).name, namespace: "tp-dev", ...reverseMapping({ tenant: "other", namespace, name }, kind) },
   })),
+  // The tenant's control plane and its Secrets: managed, same tenant, no kind label.
+  fc.record({ kind: kinds, name: fc.constantFrom("dev-kubeconfig", "dev-pki", "k3s-0") }).map(({ kind, name }) => ({
+    kind,
+    metadata: { name, namespace: "tp-dev", labels: { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": tenant } },
+  })),
 );
 
 const policy: fc.Arbitrary<SyncPolicySpec> = fc.subarray([...SYNC_KINDS]).map((ks) => ({ toHost: ks.map((kind) => ({ kind })) }));
@@ -69,6 +74,8 @@ describe("plan (property)", () => {
         expect(second.decisions.filter((d) => d.action !== "Skip")).toEqual([]);
         expect(second.decisions).toEqual(first.decisions.filter((d) => d.action === "Skip"));
         expect(second.ignored).toEqual(first.ignored);
+        const deleted = first.decisions.filter((d) => d.action === "Delete").map((d) => d.hostRef.name);
+        expect(deleted.filter((name) => ["dev-kubeconfig", "dev-pki", "k3s-0"].includes(name))).toEqual([]);
       }),
       { numRuns: IDEMPOTENCY_RUNS },
     );

@@ -120,6 +120,17 @@ describe("plan", () => {
     ]);
   });
 
+  it("never deletes or overwrites other tenantplane objects in the host namespace (no kind label)", () => {
+    const labels = { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": tenant };
+    const kubeconfig = { kind: "Secret", metadata: { name: "dev-kubeconfig", namespace: "tp-dev", labels } };
+    const controlPlane = { kind: "Pod", metadata: { name: "k3s-0", namespace: "tp-dev", labels: { ...labels, "tenantplane.io/control-plane": "true" } } };
+    const atTarget = { kind: "ConfigMap", metadata: { name: "c-x-default-x-dev", namespace: "tp-dev", labels } };
+    const { decisions } = run({ tenantObjects: [obj("ConfigMap", "default", "c")], hostObjects: [kubeconfig, controlPlane, atTarget] });
+    expect(decisions.map((d) => [d.action, d.reason])).toEqual([
+      ["Skip", "held by a tenantplane object that is not a sync copy (no tenantplane.io/kind label)"],
+    ]);
+  });
+
   it("finds a host object's kind from its kind label when the list item has none", () => {
     const { kind: _kind, ...withoutKind } = hostCopy(obj("Secret", "default", "old"));
     expect(summary(run({ hostObjects: [withoutKind] }).decisions)).toEqual(["Delete Secret default/old"]);

@@ -58,7 +58,7 @@ export interface PlanResult {
 /**
  * Plans one sync pass for `tenant`: Create where the host copy is absent, Update where
  * its content hash differs, Skip where the name is held by another source or a foreign
- * object, Delete for managed copies of policy kinds whose source is gone. Pure and
+ * object, Delete for sync copies of policy kinds whose source is gone. Pure and
  * deterministic; a malformed object becomes a Skip and never stops the pass. Host
  * objects outside `tp-<tenant>`, and kinds outside the policy, are never deleted.
  */
@@ -191,6 +191,10 @@ class Pass {
       this.decide(target, "Skip", "held by foreign object (not managed by tenantplane)");
       return;
     }
+    if (!isSyncCopy(host)) {
+      this.decide(target, "Skip", `held by a tenantplane object that is not a sync copy (no ${LABEL_KIND} label)`);
+      return;
+    }
     const holder = reverseLookup(host);
     if (holder === undefined) {
       const holderTenant = host.labels[LABEL_TENANT];
@@ -220,12 +224,16 @@ class Pass {
     }
   }
 
-  /** Deletes managed copies of this tenant, of policy kinds, in the host namespace, that no source claims. */
+  /**
+   * Deletes sync copies of this tenant, of policy kinds, in the host namespace, that no
+   * source claims. Other tenantplane objects there (the control plane, its Secrets) carry
+   * managed-by and tenant labels too, but never the kind label, so they are never touched.
+   */
   collectGarbage(hostObjects: readonly unknown[]): void {
     for (const value of hostObjects) {
       const host = this.hostEntry(value);
-      if (host === undefined || !isManaged(host) || !this.kinds.has(host.kind)) continue;
-      if (host.labels[LABEL_TENANT] !== labelValue(this.tenant)) continue;
+      if (host === undefined || !isSyncCopy(host) || !this.kinds.has(host.kind)) continue;
+      if (host.labels[LABEL_TENANT] !== labelValue(this.tenant) || host.labels[LABEL_KIND] !== labelValue(host.kind)) continue;
       if (this.claimed.has(hostKey(host.kind, host.name))) continue;
       const source = reverseLookup(host);
       const tenantRef = source === undefined ? { namespace: "", name: host.name } : { namespace: source.namespace, name: source.name };
@@ -281,6 +289,12 @@ class Pass {
   private ignore(target: PlannedTarget, reason: string): void {
     this.ignored.push({ ...target, action: "Skip", reason });
   }
+}
+
+// Only the sync engine sets the kind label; managed-by alone also marks the tenant's
+// control plane, its Services and its Secrets in the same namespace.
+function isSyncCopy(host: HostEntry): boolean {
+  return isManaged(host) && host.labels[LABEL_KIND] !== undefined;
 }
 
 function heldByTenant(holder: SourceIdentity, kind: string): string {
