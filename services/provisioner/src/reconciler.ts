@@ -7,15 +7,14 @@ import {
   parseTenantCluster,
   type Condition,
   type TenantCluster,
-  type TenantPhase,
+  type TenantClusterStatus,
 } from "@tenantplane/api";
 import { kubeConfigFromString, type EventRecorder, type Objects } from "@tenantplane/kube";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, describe as describeError, type Logger } from "@tenantplane/runtime";
-import { applyTenantStatus, applyTracked as trackedApply, changeOf, tenantRegarding, type ConditionInput } from "@tenantplane/service";
+import { applyTenantStatus, applyTracked as trackedApply, changeOf, tenantRegarding } from "@tenantplane/service";
 import {
-  API_SERVICE_NAME,
   KUBECONFIG_KEY,
   STATEFULSET_NAME,
   apiService,
@@ -29,9 +28,10 @@ import {
   loadBalancerAddresses,
   pkiSecretName,
 } from "./control-plane.js";
-import { buildKubeconfig, kubeconfigSecret, kubeconfigSecretRef } from "./kubeconfig.js";
+import { buildKubeconfig, kubeconfigSecret } from "./kubeconfig.js";
 import { generateTenantPki, signClientCertificate } from "./pki.js";
 import { pkiSecret, readPkiSecret } from "./pki-secret.js";
+import { controlPlaneReadyInput, provisionerStatusFields, type ControlPlaneObservation } from "./plan-status.js";
 import { decodeSecretData } from "./secret-data.js";
 
 /** The finalizer that holds a TenantCluster until everything created for it is gone. */
@@ -54,7 +54,7 @@ export interface ProvisionerDeps {
  * redelivered with backoff until it is: readiness is polled level-triggered.
  */
 export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Promise<void> {
-  const raw = await deps.objects.get<KubernetesObject & { status?: { conditions?: Condition[] } }>(
+  const raw = await deps.objects.get<KubernetesObject & { status?: TenantClusterStatus }>(
     API_VERSION,
     KIND_TENANT_CLUSTER,
     tenant,
@@ -78,7 +78,7 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
     await refuse(raw, conditions, "InvalidSpec", err.message, deps);
     return;
   }
-  const generation = tc.metadata.generation;
+  const generation = tc.metadata.generation ?? 0;
   const namespace = hostNamespaceFor(tenant);
   const decide = async (action: ReturnType<typeof changeOf>, kind: string, name: string, ns: string, reason: string) => {
     if (!action) return;
@@ -109,22 +109,20 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
 
   const server = externalEndpoint ?? endpointFor(tenant);
   const kubeconfig = await ensureKubeconfig(tenant, server, pki, deps, decide);
-  const statusFields = {
-    hostNamespace: namespace,
-    kubeconfigSecretRef: kubeconfigSecretRef(tenant),
-    endpoint: endpointFor(tenant),
-    ...(externalEndpoint ? { externalEndpoint } : {}),
-    observedGeneration: generation,
+  const status = async (observation: ControlPlaneObservation) => {
+    const condition = controlPlaneReadyInput(observation, generation);
+    const fields = provisionerStatusFields({ tenant, generation, condition, current: raw.status, kubeconfigWritten: true, externalEndpoint });
+    await applyTenantStatus(deps.objects, tenant, conditions, condition, fields);
+    return condition;
   };
 
   if (refused.length > 0) {
-    const message = refused.join("; ");
-    await refuse(raw, conditions, "SpecChangeRefused", message, deps, statusFields);
+    const condition = await status({ state: "immutable-change", reasons: refused });
+    await deps.events.record({ regarding: tenantRegarding(tenant, raw.metadata?.uid), type: "Warning", reason: condition.reason, message: condition.message });
     return;
   }
-  const ready = await readiness(sts, kubeconfig, tc, externalEndpoint);
-  await writeStatus(tenant, conditions, ready.phase, { ...ready.condition, observedGeneration: generation }, statusFields, deps);
-  if (ready.condition.status !== "True") throw new TransientError(`tenant ${tenant} not ready: ${ready.condition.message}`, { code: "NotReady" });
+  const condition = await status(await observe(sts, kubeconfig, tc, externalEndpoint));
+  if (condition.status !== "True") throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, { code: "NotReady" });
 }
 
 function apiServiceReason(tc: TenantCluster): string {
@@ -184,20 +182,16 @@ function serverOf(kubeconfig: string): string | undefined {
   }
 }
 
-async function readiness(sts: V1StatefulSet | undefined, kubeconfig: string, tc: TenantCluster, externalEndpoint: string | undefined): Promise<{ phase: TenantPhase; condition: ConditionInput }> {
-  const type = CONDITION_CONTROL_PLANE_READY;
-  if ((sts?.status?.readyReplicas ?? 0) < 1) {
-    return { phase: "Provisioning", condition: { type, status: "False", reason: "WaitingForPod", message: `StatefulSet ${STATEFULSET_NAME} has no ready replica yet` } };
-  }
-  if (tc.spec.controlPlane.expose.loadBalancer.enabled && !externalEndpoint) {
-    return { phase: "Provisioning", condition: { type, status: "False", reason: "WaitingForLoadBalancer", message: `Service ${API_SERVICE_NAME} has no load-balancer address yet` } };
-  }
+async function observe(sts: V1StatefulSet | undefined, kubeconfig: string, tc: TenantCluster, externalEndpoint: string | undefined): Promise<ControlPlaneObservation> {
+  const readyReplicas = sts?.status?.readyReplicas ?? 0;
+  if (readyReplicas < 1) return { state: "waiting-for-pod", readyReplicas };
+  if (tc.spec.controlPlane.expose.loadBalancer.enabled && !externalEndpoint) return { state: "waiting-for-load-balancer" };
+  const kc = kubeConfigFromString(kubeconfig);
   try {
-    const api = kubeConfigFromString(kubeconfig).makeApiClient(VersionApi);
-    const version = await withTimeout(api.getCode(), READY_PROBE_TIMEOUT_MS);
-    return { phase: "Ready", condition: { type, status: "True", reason: "APIReachable", message: `tenant API ${version.gitVersion} answered through the stored kubeconfig` } };
+    await withTimeout(kc.makeApiClient(VersionApi).getCode(), READY_PROBE_TIMEOUT_MS);
+    return { state: "ready", server: kc.getCurrentCluster()?.server ?? "" };
   } catch (err) {
-    return { phase: "Provisioning", condition: { type, status: "False", reason: "APIUnreachable", message: `tenant API did not answer through the stored kubeconfig: ${describeError(err)}` } };
+    return { state: "api-unreachable", error: describeError(err) };
   }
 }
 
@@ -210,15 +204,11 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-async function writeStatus(tenant: string, previous: readonly Condition[] | undefined, phase: TenantPhase, condition: ConditionInput, fields: Record<string, unknown>, deps: ProvisionerDeps): Promise<void> {
-  await applyTenantStatus(deps.objects, tenant, previous, condition, { ...fields, phase });
-}
-
 // Bad input is not retried: the condition and a Warning say what to fix, and
 // the next spec change brings a new message.
-async function refuse(raw: KubernetesObject, previous: readonly Condition[] | undefined, reason: string, message: string, deps: ProvisionerDeps, fields: Record<string, unknown> = {}): Promise<void> {
+async function refuse(raw: KubernetesObject, previous: readonly Condition[] | undefined, reason: string, message: string, deps: ProvisionerDeps): Promise<void> {
   const tenant = raw.metadata!.name!;
-  await writeStatus(tenant, previous, "Failed", { type: CONDITION_CONTROL_PLANE_READY, status: "False", reason, message, observedGeneration: raw.metadata?.generation }, fields, deps);
+  await applyTenantStatus(deps.objects, tenant, previous, { type: CONDITION_CONTROL_PLANE_READY, status: "False", reason, message, observedGeneration: raw.metadata?.generation }, { phase: "Failed" });
   await deps.events.record({ regarding: tenantRegarding(tenant, raw.metadata?.uid), type: "Warning", reason, message });
 }
 
