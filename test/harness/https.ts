@@ -1,0 +1,27 @@
+import { request } from "node:https";
+
+/** TLS material for {@link httpsGet}. */
+export interface TlsClientOptions {
+  caPem: string;
+  certPem?: string;
+  keyPem?: string;
+}
+
+/** GETs `url` over TLS trusting only `caPem`; resolves with status and body, never throws on HTTP errors. */
+export async function httpsGet(url: string, tls: TlsClientOptions, timeoutMs = 5_000): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: "GET", ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, timeout: timeoutMs },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error(`GET ${url} timed out after ${timeoutMs}ms`)));
+    req.on("error", reject);
+    req.end();
+  });
+}

@@ -1,0 +1,16 @@
+export { createArtifactsDir, releaseArtifactsDir, artifactsRoot, type StopOptions } from "./artifacts.js";
+export { installCrds, harnessFieldManager } from "./crds.js";
+export { startHostCluster, type HostCluster, type HostClusterOptions } from "./host-cluster.js";
+export { httpsGet, type TlsClientOptions } from "./https.js";
+export { kubeConfigFrom, kubeconfigYaml, type KubeconfigParams } from "./kubeconfig.js";
+export { kwokNodeAnnotation } from "./kwok.js";
+export { setLoadBalancerIngress } from "./load-balancer.js";
+export { startNats, type NatsOptions, type NatsServer } from "./nats.js";
+export { generateCa, generatePrivateKeyPem, signLeaf, type KeyPairPem, type LeafOptions } from "./pki.js";
+export { canConnect, freePort } from "./ports.js";
+export { liveProcesses, logTail, type ManagedProcess } from "./process.js";
+export { trackFailures, type FailureTracker } from "./failure-tracker.js";
+export { startTenantApiServer, type TenantApiServer, type TenantApiServerOptions } from "./tenant-api-server.js";
+export { toolPath, toolsDir } from "./tools.js";
+export { defaultStorageClassName, testProvisionerName } from "./volume-provisioner.js";
+export { StopWaiting, waitFor, type WaitForOptions } from "./wait-for.js";
