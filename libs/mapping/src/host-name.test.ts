@@ -94,7 +94,8 @@ describe("hostName", () => {
       names.add(result.name);
     }
     expect(names.size).toBe(COLLISION_LOOP_SIZE);
-  });
+    // A budget, not a speed claim: 100,000 sha256 names take seconds on a loaded 2-core machine.
+  }, 120_000);
 });
 
 describe("hostNamespaceFor", () => {
