@@ -9,5 +9,6 @@ const conditions = ["@tenantplane/source", ...defaultServerConditions];
 export const unitTestConfig = defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
-  test: { include: ["src/**/*.test.ts"] },
+  // Property tests run thousands of cases; under a loaded CI machine 5 s is not enough.
+  test: { include: ["src/**/*.test.ts"], testTimeout: 60_000 },
 });
