@@ -17,6 +17,10 @@ describe("settlementFor", () => {
     expect(ceilings.every((d) => d >= 500 && d <= 60_000)).toBe(true);
   });
 
+  it("polls at the pace a waiting error asks for", () => {
+    expect(settlementFor(new TransientError("pod not ready", { retryAfterMs: 3000 }), 9)).toMatchObject({ outcome: "nak", delayMs: 3000 });
+  });
+
   it("terms terminal errors with the code in the reason", () => {
     expect(settlementFor(new TerminalError("bad spec", { code: "Invalid" }), 1)).toEqual({
       outcome: "term",

@@ -8,14 +8,17 @@ export type Settlement =
 
 /**
  * The one place that maps a handler's result to ack / nak(delay) / term:
- * success acks; a transient error naks with jittered backoff growing with the
- * delivery count; a terminal error terms, because redelivery cannot help.
+ * success acks; a transient error naks after its own retryAfterMs, or with
+ * jittered backoff growing with the delivery count; a terminal error terms, because redelivery cannot help.
  */
 export function settlementFor(error: unknown, deliveryCount: number): Settlement {
   if (error === undefined) return { outcome: "ack" };
   const err = normalizeError(error);
   if (err.transient) {
-    return { outcome: "nak", delayMs: backoffDelay(deliveryCount - 1, 500, 60_000), reason: err.message };
+    // Waiting for something known (a pod, an address) polls at the pace it names;
+    // failures back off exponentially.
+    const delayMs = err.retryAfterMs ?? backoffDelay(deliveryCount - 1, 500, 60_000);
+    return { outcome: "nak", delayMs, reason: err.message };
   }
   return { outcome: "term", reason: `${err.code}: ${err.message}` };
 }

@@ -22,11 +22,12 @@ export const consumers = {
 export type ConsumerName = keyof typeof consumers;
 
 // Redelivery schedule for messages that are neither acked nor nak'ed in time
-// (a crashed handler). max_deliver must exceed the schedule's length; a message
-// that exhausts it is dropped, which is safe because the watcher's periodic
-// resync publishes every tenant again.
+// (a crashed handler). Deliveries are unlimited: a tenant that waits for its pod
+// keeps its message until it converges, poison messages are termed by the
+// settlement policy instead, and max_msgs_per_subject bounds what one tenant
+// can keep pending.
 const BACKOFF_MS = [2_000, 5_000, 15_000, 30_000, 60_000];
-const MAX_DELIVER = 20;
+const MAX_DELIVER = -1;
 const ACK_WAIT_MS = BACKOFF_MS[0]! * 15;
 
 /**

@@ -5,19 +5,22 @@
 export class TenantplaneError extends Error {
   readonly code: string;
   readonly transient: boolean;
+  /** For transient errors that know when to look again (e.g. waiting for a pod): the retry delay. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, opts: { code: string; transient: boolean; cause?: unknown }) {
+  constructor(message: string, opts: { code: string; transient: boolean; cause?: unknown; retryAfterMs?: number }) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = new.target.name;
     this.code = opts.code;
     this.transient = opts.transient;
+    this.retryAfterMs = opts.retryAfterMs;
   }
 }
 
 /** Retrying later may succeed: timeouts, conflicts, throttling, 5xx, lost connections. */
 export class TransientError extends TenantplaneError {
-  constructor(message: string, opts: { code?: string; cause?: unknown } = {}) {
-    super(message, { code: opts.code ?? "Transient", transient: true, cause: opts.cause });
+  constructor(message: string, opts: { code?: string; cause?: unknown; retryAfterMs?: number } = {}) {
+    super(message, { ...opts, code: opts.code ?? "Transient", transient: true });
   }
 }
 

@@ -76,7 +76,7 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   const ns = await deps.objects.get("v1", "Namespace", namespace);
   if (!ns) {
     await report({ status: "False", reason: "WaitingForNamespace", message: `host namespace ${namespace} does not exist yet` });
-    throw new TransientError(`host namespace ${namespace} not created yet`, { code: "WaitingForNamespace" });
+    throw new TransientError(`host namespace ${namespace} not created yet`, { code: "WaitingForNamespace", retryAfterMs: 2_000 });
   }
 
   const compiled = compileIsolation({ tenant, hostNamespace: namespace, profile, ...(profileName ? { profileName } : {}) });

@@ -38,6 +38,8 @@ import { decodeSecretData } from "./secret-data.js";
 export const FINALIZER = "tenantplane.io/teardown";
 const ADMIN_USER = "tenantplane-admin";
 const READY_PROBE_TIMEOUT_MS = 5_000;
+// How often a tenant that is not Ready yet is looked at again.
+const NOT_READY_POLL_MS = 3_000;
 
 /** What the provisioner needs from the outside world. */
 export interface ProvisionerDeps {
@@ -122,7 +124,7 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
     return;
   }
   const condition = await status(await observe(sts, kubeconfig, tc, externalEndpoint));
-  if (condition.status !== "True") throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, { code: "NotReady" });
+  if (condition.status !== "True") throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, { code: "NotReady", retryAfterMs: NOT_READY_POLL_MS });
 }
 
 function apiServiceReason(tc: TenantCluster): string {
@@ -225,7 +227,7 @@ async function teardown(tenant: string, raw: KubernetesObject | undefined, deps:
       await deps.objects.delete({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
       await deps.publish({ tenant, action: "Delete", kind: "Namespace", tenantRef: { namespace: "", name: tenant }, hostRef: { namespace: "", name: namespace }, reason: `TenantCluster ${tenant} is being deleted; the namespace takes every host object of the tenant with it` });
     }
-    throw new TransientError(`waiting for host namespace ${namespace} to be deleted`, { code: "Terminating" });
+    throw new TransientError(`waiting for host namespace ${namespace} to be deleted`, { code: "Terminating", retryAfterMs: NOT_READY_POLL_MS });
   }
   if (raw?.metadata?.finalizers?.includes(FINALIZER)) {
     const remaining = raw.metadata.finalizers.filter((f) => f !== FINALIZER);
