@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Writable } from "node:stream";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { StopWaiting } from "./wait-for.js";
 
@@ -28,10 +29,33 @@ export interface ProcessSpec {
 
 const live = new Map<number, string>();
 
-// A crashed or interrupted test run must not leave servers behind: kill every group still registered.
+// A test run that ends without its afterAll (a crash, a hook error) must not leave servers
+// behind. On a normal exit the handler below kills every group still registered; a worker
+// killed by a signal runs no handlers, so a watchdog in its own process group holds the same
+// list and kills those groups when its stdin pipe from this process closes.
 process.once("exit", () => {
   for (const pid of live.keys()) killGroup(pid, "SIGKILL");
 });
+
+const watchdogScript = `
+declare -A groups
+while read -r line; do
+  case "$line" in -*) unset "groups[\${line#-}]" ;; *) groups[$line]=1 ;; esac
+done
+for pid in "\${!groups[@]}"; do kill -KILL -- "-$pid" 2>/dev/null; done
+`;
+let watchdog: ChildProcessByStdio<Writable, null, null> | undefined;
+
+function tellWatchdog(line: string): void {
+  if (watchdog === undefined) {
+    watchdog = spawn("bash", ["-c", watchdogScript], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+    watchdog.unref();
+    // The pipe must not keep this process alive, and a watchdog that died must not crash it.
+    (watchdog.stdin as Writable & { unref?: () => void }).unref?.();
+    watchdog.stdin.on("error", () => undefined);
+  }
+  watchdog.stdin.write(`${line}\n`);
+}
 
 /** Starts `spec.command` detached in a new process group, appending its output to `spec.logPath`. */
 export function startProcess(spec: ProcessSpec): ManagedProcess {
@@ -50,11 +74,13 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
   const pid = child.pid;
   if (pid === undefined) throw new Error(`${spec.name}: could not start ${spec.command}`);
   live.set(pid, spec.name);
+  tellWatchdog(String(pid));
   let exitCode: number | null | undefined;
   const exited = new Promise<number | null>((resolve) => {
     child.once("exit", (code) => {
       exitCode = code;
       live.delete(pid);
+      tellWatchdog(`-${pid}`);
       // Reap anything the process left behind in its group.
       killGroup(pid, "SIGKILL");
       resolve(code);
