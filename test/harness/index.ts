@@ -14,3 +14,4 @@ export { startTenantApiServer, type TenantApiServer, type TenantApiServerOptions
 export { toolPath, toolsDir } from "./tools.js";
 export { defaultStorageClassName, testProvisionerName } from "./volume-provisioner.js";
 export { StopWaiting, waitFor, type WaitForOptions } from "./wait-for.js";
+export { ServiceFleet, type RunningService, type ServiceName } from "./services.js";
