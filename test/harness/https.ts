@@ -7,12 +7,20 @@ export interface TlsClientOptions {
   keyPem?: string;
 }
 
-/** GETs `url` over TLS trusting only `caPem`; resolves with status and body, never throws on HTTP errors. */
-export async function httpsGet(url: string, tls: TlsClientOptions, timeoutMs = 5_000): Promise<{ status: number; body: string }> {
+/**
+ * GETs `url` over TLS trusting only `caPem`, with optional extra request headers; resolves with
+ * status and body, never throws on HTTP errors.
+ */
+export async function httpsGet(
+  url: string,
+  tls: TlsClientOptions,
+  options: { headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<{ status: number; body: string }> {
+  const timeoutMs = options.timeoutMs ?? 5_000;
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: "GET", ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, timeout: timeoutMs },
+      { method: "GET", ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, headers: options.headers, timeout: timeoutMs },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));

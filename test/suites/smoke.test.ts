@@ -12,9 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   generateCa,
   generatePrivateKeyPem,
+  httpsGet,
   installCrds,
   kubeConfigFrom,
   liveProcesses,
+  setLoadBalancerIngress,
   signLeaf,
   startHostCluster,
   startNats,
@@ -221,6 +223,23 @@ describe("host cluster", () => {
   });
 });
 
+describe("harness as cloud load-balancer controller", () => {
+  it("publishes an ingress address in a LoadBalancer Service's status, which stays put", async () => {
+    const { kc, core } = host();
+    const namespace = "smoke-lb";
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    await core.createNamespacedService({
+      namespace,
+      body: { metadata: { name: "api" }, spec: { type: "LoadBalancer", selector: { app: "api" }, ports: [{ port: 6443 }] } },
+    });
+    const updated = await setLoadBalancerIngress(kc, namespace, "api", "127.0.0.43");
+    expect(updated.status?.loadBalancer?.ingress).toEqual([{ ip: "127.0.0.43", ipMode: "VIP" }]);
+    const read = await core.readNamespacedService({ namespace, name: "api" });
+    expect(read.status?.loadBalancer?.ingress?.map((i) => i.ip)).toEqual(["127.0.0.43"]);
+    await core.deleteNamespace({ name: namespace });
+  });
+});
+
 describe("tenant API server", () => {
   it("authenticates a kubeconfig built from caller-supplied CAs and refuses a foreign client CA", async () => {
     const serverCa = await generateCa("tenant-server-ca");
@@ -244,6 +263,15 @@ describe("tenant API server", () => {
       expect(review.status?.userInfo?.groups).toContain("system:masters");
       const namespaces = await kc.makeApiClient(CoreV1Api).listNamespace();
       expect(namespaces.items.map((n) => n.metadata?.name)).toContain("kube-system");
+
+      // Front-proxy authentication: the identity comes from headers, vouched for by the request-header CA.
+      const proxy = await signLeaf(requestHeaderCa, { commonName: "front-proxy-client", usage: "client" });
+      const proxied = (headers: Record<string, string>) =>
+        httpsGet(`${tenant.url}/api/v1/namespaces`, { caPem: serverCa.certPem, ...proxy }, { headers });
+      const alice = await proxied({ "X-Remote-User": "alice" });
+      expect(alice.status).toBe(403);
+      expect((JSON.parse(alice.body) as { message: string }).message).toContain('User "alice" cannot list resource "namespaces"');
+      expect((await proxied({ "X-Remote-User": "alice", "X-Remote-Group": "system:masters" })).status).toBe(200);
 
       const foreign = await signLeaf(await generateCa("foreign-ca"), { commonName: "intruder", organizations: ["system:masters"], usage: "client" });
       const intruder = kubeConfigFrom({ server: tenant.url, caPem: serverCa.certPem, ...foreign });
