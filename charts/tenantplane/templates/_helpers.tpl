@@ -1,0 +1,74 @@
+{{/* Chart name, overridable. */}}
+{{- define "tenantplane.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Resource-name prefix: the release name, plus the chart name unless the release name already holds it. */}}
+{{- define "tenantplane.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels on every object of the release. */}}
+{{- define "tenantplane.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "tenantplane.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: tenantplane
+{{- end -}}
+
+{{/* Selector labels of the whole release. */}}
+{{- define "tenantplane.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tenantplane.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/*
+Per-service helpers take a dict: {root: $, name: <service key>}.
+*/}}
+
+{{/* Name of a service's objects: <fullname>-<service>, at most 63 characters. */}}
+{{- define "tenantplane.serviceName" -}}
+{{- printf "%s-%s" (include "tenantplane.fullname" .root) .name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels on every object of one service. */}}
+{{- define "tenantplane.serviceLabels" -}}
+{{ include "tenantplane.labels" .root }}
+app.kubernetes.io/component: {{ .name }}
+tenantplane.io/component: {{ .name }}
+{{- end -}}
+
+{{/* Selector labels of one service's pods. */}}
+{{- define "tenantplane.serviceSelectorLabels" -}}
+{{ include "tenantplane.selectorLabels" .root }}
+tenantplane.io/component: {{ .name }}
+{{- end -}}
+
+{{/* The one image every service runs. */}}
+{{- define "tenantplane.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* NATS URL, failing the render with the fix when it is missing. */}}
+{{- define "tenantplane.natsUrl" -}}
+{{- if not .Values.nats.url -}}
+{{- fail "nats.url is required: set it to your NATS server (2.11 or newer, JetStream enabled), e.g. --set nats.url=nats://nats.nats.svc:4222" -}}
+{{- end -}}
+{{- .Values.nats.url -}}
+{{- end -}}
+
+{{/* Path the NATS credentials file is mounted at. */}}
+{{- define "tenantplane.natsCredsPath" -}}
+/etc/tenantplane/nats/nats.creds
+{{- end -}}
