@@ -57,6 +57,7 @@ export async function runWithLeaderElection(
 
   async function tryAcquireOrRenew(): Promise<boolean> {
     const now = new Date();
+    const stamp = microTime(now);
     try {
       let lease: V1Lease;
       try {
@@ -70,8 +71,8 @@ export async function runWithLeaderElection(
             spec: {
               holderIdentity: opts.identity,
               leaseDurationSeconds: Math.ceil(leaseMs / 1000),
-              acquireTime: now,
-              renewTime: now,
+              acquireTime: stamp,
+              renewTime: stamp,
               leaseTransitions: 0,
             },
           },
@@ -95,8 +96,8 @@ export async function runWithLeaderElection(
             ...spec,
             holderIdentity: opts.identity,
             leaseDurationSeconds: Math.ceil(leaseMs / 1000),
-            acquireTime: (holder === opts.identity ? spec.acquireTime : now),
-            renewTime: now,
+            acquireTime: holder === opts.identity ? spec.acquireTime : stamp,
+            renewTime: stamp,
             leaseTransitions: transitions,
           },
         },
@@ -122,4 +123,11 @@ export async function runWithLeaderElection(
       log.warn({ err }, "releasing the lease failed; it will expire");
     }
   }
+}
+
+// Lease times are metav1.MicroTime: the API server insists on six fractional
+// digits, while the client would send a Date with three. The client passes
+// strings through untouched.
+function microTime(date: Date): Date {
+  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z") as unknown as Date;
 }
