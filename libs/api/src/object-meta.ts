@@ -4,13 +4,17 @@ import { z } from "zod";
  * The parts of `metadata` tenantplane reads. Other fields are kept as they are, so a parsed
  * object can be written back without losing anything.
  */
+// Timestamps arrive as RFC 3339 strings in JSON, but as Date objects when an object
+// was read through @kubernetes/client-node, which revives metav1.Time fields.
+const Timestamp = z.union([z.string(), z.date().transform((d) => d.toISOString())]);
+
 export const ObjectMetaSchema = z.looseObject({
   name: z.string().min(1, { error: "is required" }),
   uid: z.string().optional(),
   resourceVersion: z.string().optional(),
   generation: z.int().min(0).optional(),
-  creationTimestamp: z.string().optional(),
-  deletionTimestamp: z.string().optional(),
+  creationTimestamp: Timestamp.optional(),
+  deletionTimestamp: Timestamp.optional(),
   labels: z.record(z.string(), z.string()).optional(),
   annotations: z.record(z.string(), z.string()).optional(),
   finalizers: z.array(z.string()).optional(),

@@ -28,6 +28,15 @@ function issuesOf(run: () => unknown): string[] {
 }
 
 describe("parseTenantCluster", () => {
+  it("accepts timestamps revived as Dates by the Kubernetes client", () => {
+    const created = new Date("2026-01-02T03:04:05Z");
+    const tc = { ...tenant("dev"), metadata: { name: "dev", creationTimestamp: created, deletionTimestamp: created } };
+    expect(parseTenantCluster(tc).metadata).toMatchObject({
+      creationTimestamp: "2026-01-02T03:04:05.000Z",
+      deletionTimestamp: "2026-01-02T03:04:05.000Z",
+    });
+  });
+
   it("fills every default into a missing spec", () => {
     expect(parseTenantCluster(tenant("dev")).spec).toEqual({
       controlPlane: {
