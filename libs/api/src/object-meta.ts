@@ -6,7 +6,7 @@ import { z } from "zod";
  */
 // Timestamps arrive as RFC 3339 strings in JSON, but as Date objects when an object
 // was read through @kubernetes/client-node, which revives metav1.Time fields.
-const Timestamp = z.union([z.string(), z.date().transform((d) => d.toISOString())]);
+const Timestamp = z.preprocess((v) => (v instanceof Date ? v.toISOString() : v), z.string());
 
 export const ObjectMetaSchema = z.looseObject({
   name: z.string().min(1, { error: "is required" }),
