@@ -1,0 +1,459 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  AppsV1Api,
+  AuthorizationV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  dumpYaml,
+  KubeConfig,
+  KubernetesObjectApi,
+  loadYaml,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+  type V1Deployment,
+  type V1EnvVar,
+} from "@kubernetes/client-node";
+import YAML from "yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  installCrds,
+  liveProcesses,
+  startHostCluster,
+  StopWaiting,
+  toolPath,
+  trackFailures,
+  waitFor,
+  type HostCluster,
+} from "../harness/index.js";
+
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+const chartDir = join(repoRoot, "charts/tenantplane");
+const release = "tenantplane";
+const namespace = "tenantplane-system";
+const natsUrl = "nats://nats.nats.svc:4222";
+// The test cluster's version: the go-installed helm would otherwise assume v1.20, below the chart's kubeVersion.
+const kubeVersion = "1.34.4";
+const services = ["isolation", "provisioner", "recorder", "watcher"] as const;
+const fieldManager = "tenantplane-chart-test";
+
+/** Helm with its own config and cache directories, so a developer's repositories and plugins play no part. */
+const helmHome = mkdtempSync(join(tmpdir(), "tenantplane-helm-"));
+async function helm(args: string[]): Promise<string> {
+  const env = {
+    ...process.env,
+    HELM_CACHE_HOME: join(helmHome, "cache"),
+    HELM_CONFIG_HOME: join(helmHome, "config"),
+    HELM_DATA_HOME: join(helmHome, "data"),
+  };
+  return new Promise((resolve, reject) => {
+    execFile(toolPath("helm"), args, { cwd: repoRoot, env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`helm ${args.join(" ")} failed: ${stderr || error.message}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+/** Renders the chart as the release would be installed; `values` are --set pairs and values files. */
+async function render(options: { set?: string[]; valuesFiles?: string[] } = {}): Promise<KubernetesObject[]> {
+  const args = ["template", release, chartDir, "--namespace", namespace, "--kube-version", kubeVersion];
+  for (const file of options.valuesFiles ?? []) args.push("--values", file);
+  for (const pair of ["nats.url=" + natsUrl, ...(options.set ?? [])]) args.push("--set", pair);
+  const documents = YAML.parseAllDocuments(await helm(args));
+  return documents.map((doc) => doc.toJS() as KubernetesObject | null).filter((o): o is KubernetesObject => o !== null);
+}
+
+function describeObject(o: KubernetesObject): string {
+  return `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name}`;
+}
+
+function find<T extends KubernetesObject>(objects: KubernetesObject[], kind: string, name: string): T {
+  const found = objects.find((o) => o.kind === kind && o.metadata?.name === name);
+  if (!found) throw new Error(`no ${kind} ${name} among: ${objects.map(describeObject).join(", ")}`);
+  return found as T;
+}
+
+function container(objects: KubernetesObject[], service: string) {
+  const deployment = find<V1Deployment>(objects, "Deployment", `${release}-${service}`);
+  const first = deployment.spec?.template.spec?.containers[0];
+  if (!first) throw new Error(`Deployment of ${service} has no container`);
+  return { deployment, container: first, env: new Map((first.env ?? []).map((e: V1EnvVar) => [e.name, e])) };
+}
+
+function chartCrdFiles(): string[] {
+  return readdirSync(join(chartDir, "crds")).filter((f) => f.endsWith(".yaml")).sort();
+}
+
+afterAll(() => rmSync(helmHome, { recursive: true, force: true }));
+
+const clusterScopedKinds = new Set(["ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Namespace"]);
+
+describe("chart rendering", () => {
+  it("passes helm lint --strict", async () => {
+    const out = await helm(["lint", "--strict", chartDir, "--kube-version", kubeVersion, "--set", `nats.url=${natsUrl}`]);
+    expect(out).toContain("1 chart(s) linted, 0 chart(s) failed");
+  });
+
+  it("refuses to render without nats.url, naming the value and how to set it", async () => {
+    const error = await helm(["template", release, chartDir, "--kube-version", kubeVersion]).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toContain("nats.url is required");
+    expect(error?.message).toContain("--set nats.url=nats://");
+    expect(error?.message).toContain("2.11 or newer");
+  });
+
+  it("renders a Deployment, ServiceAccount, metrics Service and RBAC per service, namespaced objects in the release namespace", async () => {
+    const objects = await render();
+    for (const service of services) {
+      for (const kind of ["Deployment", "ServiceAccount", "Service", "ClusterRole", "ClusterRoleBinding"]) {
+        expect(find(objects, kind, `${release}-${service}`).metadata?.labels?.["tenantplane.io/component"]).toBe(service);
+      }
+    }
+    // Only the watcher needs a namespaced permission: its Lease.
+    expect(objects.filter((o) => o.kind === "Role").map((o) => o.metadata?.name)).toEqual([`${release}-watcher`]);
+    for (const o of objects) {
+      if (clusterScopedKinds.has(o.kind ?? "")) expect(o.metadata?.namespace, describeObject(o)).toBeUndefined();
+      else expect(o.metadata?.namespace, describeObject(o)).toBe(namespace);
+    }
+    expect(objects.some((o) => o.kind === "ServiceMonitor")).toBe(false);
+  });
+
+  it("runs every service from the one image with a command naming a built workspace, hardened and probed", async () => {
+    const objects = await render();
+    const appVersion = (YAML.parse(readFileSync(join(chartDir, "Chart.yaml"), "utf8")) as { appVersion: string }).appVersion;
+    for (const service of services) {
+      const { deployment, container: c, env } = container(objects, service);
+      const pod = deployment.spec?.template;
+      expect(deployment.spec?.replicas, service).toBe(service === "watcher" ? 2 : 1);
+      expect(pod?.metadata?.labels?.["tenantplane.io/component"]).toBe(service);
+      expect(c.image).toBe(`ghcr.io/tenantplane/tenantplane:${appVersion}`);
+      expect(c.command).toEqual(["node", `services/${service}/dist/main.js`]);
+      const manifest = JSON.parse(readFileSync(join(repoRoot, "services", service, "package.json"), "utf8")) as { main?: string };
+      expect(manifest.main, `services/${service}/package.json main`).toBe("./dist/main.js");
+
+      expect(pod?.spec?.terminationGracePeriodSeconds).toBe(30);
+      expect(pod?.spec?.serviceAccountName).toBe(`${release}-${service}`);
+      expect(pod?.spec?.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: "RuntimeDefault" } });
+      expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+      expect(c.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "http" });
+      expect(c.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "http" });
+      expect(c.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
+      expect(c.resources?.limits?.memory).toBeDefined();
+
+      expect(env.get("NATS_URL")?.value).toBe(natsUrl);
+      expect(env.get("HTTP_PORT")?.value).toBe("8080");
+      expect(env.get("LOG_LEVEL")?.value).toBe("info");
+      expect(env.get("POD_NAME")?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.name");
+      expect(env.get("POD_NAMESPACE")?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.namespace");
+      expect(env.has("KUBECONFIG"), "in-cluster configuration needs KUBECONFIG unset").toBe(false);
+      expect(env.has("NATS_USER")).toBe(false);
+
+      const metrics = find<KubernetesObject & { spec: { ports: unknown[]; selector: unknown } }>(objects, "Service", `${release}-${service}`);
+      expect(metrics.spec.ports).toEqual([{ name: "metrics", port: 8080, targetPort: "http", protocol: "TCP" }]);
+      expect(metrics.spec.selector).toEqual(deployment.spec?.selector.matchLabels);
+    }
+    expect(container(objects, "watcher").env.get("LEASE_NAME")?.value).toBe("tenantplane-watcher");
+    expect(container(objects, "recorder").env.get("EVENTS_NAMESPACE")?.value).toBe("default");
+    // Two watchers prefer different nodes; single replicas get no spread constraint.
+    expect(container(objects, "watcher").deployment.spec?.template.spec?.topologySpreadConstraints?.[0]?.topologyKey).toBe("kubernetes.io/hostname");
+    expect(container(objects, "recorder").deployment.spec?.template.spec?.topologySpreadConstraints).toBeUndefined();
+  });
+
+  it("reads NATS credentials from an existing Secret and mounts a credentials file where NATS_CREDS_FILE points", async () => {
+    const objects = await render({ set: ["nats.existingSecret=nats-auth", "nats.credsFile.enabled=true"] });
+    for (const service of services) {
+      const { deployment, container: c, env } = container(objects, service);
+      for (const [variable, key] of [["NATS_USER", "user"], ["NATS_PASSWORD", "password"], ["NATS_TOKEN", "token"]] as const) {
+        expect(env.get(variable)?.valueFrom?.secretKeyRef).toEqual({ name: "nats-auth", key, optional: true });
+      }
+      const credsFile = env.get("NATS_CREDS_FILE")?.value ?? "";
+      const mount = c.volumeMounts?.find((m) => credsFile.startsWith(`${m.mountPath}/`));
+      expect(mount?.readOnly).toBe(true);
+      const volume = deployment.spec?.template.spec?.volumes?.find((v) => v.name === mount?.name);
+      expect(volume?.secret?.secretName).toBe("nats-auth");
+      expect(volume?.secret?.items).toEqual([{ key: "creds", path: credsFile.slice((mount?.mountPath.length ?? 0) + 1) }]);
+    }
+    await expect(render({ set: ["nats.credsFile.enabled=true"] })).rejects.toThrow("nats.credsFile.enabled needs nats.existingSecret");
+  });
+
+  it("honours image.tag and creates a ServiceMonitor only when asked", async () => {
+    const objects = await render({ set: ["image.tag=1.2.3", "metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prom"] });
+    expect(container(objects, "isolation").container.image).toBe("ghcr.io/tenantplane/tenantplane:1.2.3");
+    const monitor = find<KubernetesObject & { spec: Record<string, unknown> }>(objects, "ServiceMonitor", release);
+    expect(monitor.metadata?.labels?.release).toBe("prom");
+    expect(monitor.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s", scrapeTimeout: "10s" }]);
+    const selector = (monitor.spec.selector as { matchLabels: Record<string, string> }).matchLabels;
+    for (const service of services) {
+      const labels = find(objects, "Service", `${release}-${service}`).metadata?.labels ?? {};
+      expect(labels).toMatchObject(selector);
+    }
+  });
+
+  it("adds a service from one values entry: Deployment, command, RBAC and spread come from the generic templates", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tenantplane-values-"));
+    try {
+      const file = join(dir, "values.yaml");
+      const rules = [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"] }];
+      writeFileSync(file, YAML.stringify({ services: { "sync-worker": { enabled: true, replicas: 3, env: { PARTITIONS: 128 }, clusterRules: rules } } }));
+      const objects = await render({ valuesFiles: [file], set: ["services.recorder.enabled=false"] });
+      const { deployment, container: c, env } = container(objects, "sync-worker");
+      expect(deployment.spec?.replicas).toBe(3);
+      expect(c.command).toEqual(["node", "services/sync-worker/dist/main.js"]);
+      expect(env.get("PARTITIONS")?.value).toBe("128");
+      expect(deployment.spec?.template.spec?.topologySpreadConstraints).toHaveLength(1);
+      expect(find<KubernetesObject & { rules: unknown }>(objects, "ClusterRole", `${release}-sync-worker`).rules).toEqual(rules);
+      expect(objects.some((o) => o.metadata?.name === `${release}-recorder`)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("ships CRDs byte-identical to libs/api/crds (run charts/tenantplane/sync-crds.sh after a CRD change)", () => {
+    const source = join(repoRoot, "libs/api/crds");
+    const sourceFiles = readdirSync(source).filter((f) => f.endsWith(".yaml")).sort();
+    expect(chartCrdFiles()).toEqual(sourceFiles);
+    for (const file of sourceFiles) {
+      const same = readFileSync(join(chartDir, "crds", file)).equals(readFileSync(join(source, file)));
+      expect(same, `charts/tenantplane/crds/${file} differs from libs/api/crds/${file}: run charts/tenantplane/sync-crds.sh`).toBe(true);
+    }
+  });
+});
+
+describe("chart against a real API server", () => {
+  let cluster: HostCluster | undefined;
+  const failures = trackFailures();
+
+  beforeAll(async () => {
+    cluster = await startHostCluster({ name: "chart" });
+    const crds = chartCrdFiles().map((f) => YAML.parse(readFileSync(join(chartDir, "crds", f), "utf8")) as object);
+    await installCrds(cluster.kubeConfig, crds);
+    // Pods of the release must pass the strictest Pod Security level.
+    await cluster.kubeConfig.makeApiClient(CoreV1Api).createNamespace({
+      body: { metadata: { name: namespace, labels: { "pod-security.kubernetes.io/enforce": "restricted" } } },
+    });
+  });
+
+  afterAll(async () => {
+    await cluster?.stop({ keepLogs: failures.failed() });
+    expect(liveProcesses()).toEqual([]);
+  });
+
+  function kc(): KubeConfig {
+    if (cluster === undefined) throw new Error("host cluster did not start");
+    return cluster.kubeConfig;
+  }
+
+  /**
+   * client-node sends built-in kinds through its typed models, which silently drop fields they
+   * do not know (a misspelt key would never reach the server). Asserting a lossless round trip
+   * first means the API server judges exactly what Helm rendered.
+   */
+  function typed(object: KubernetesObject): KubernetesObject {
+    const model = loadYaml<KubernetesObject>(JSON.stringify(object));
+    expect(YAML.parse(dumpYaml(model)), `${describeObject(object)} has a field client-node does not know`).toEqual(object);
+    return model;
+  }
+
+  async function apply(objects: KubernetesObject[], dryRun: boolean): Promise<void> {
+    const api = KubernetesObjectApi.makeApiClient(kc());
+    for (const object of objects) {
+      const model = typed(object);
+      try {
+        await api.patch(model, undefined, dryRun ? "All" : undefined, fieldManager, true, PatchStrategy.ServerSideApply);
+      } catch (error) {
+        const body = (error as { body?: unknown }).body;
+        throw new Error(`the API server rejected ${describeObject(object)}: ${typeof body === "string" ? body : String(error)}`);
+      }
+    }
+  }
+
+  it("accepts every rendered object, default and with NATS credentials, in a server-side apply dry run", async () => {
+    await apply(await render(), true);
+    await apply(await render({ set: ["nats.existingSecret=nats-auth", "nats.credsFile.enabled=true", "image.tag=1.2.3"] }), true);
+  });
+
+  it("installs the release and every Deployment becomes available under Pod Security 'restricted'", async () => {
+    const objects = await render();
+    await apply(objects, false);
+    const apps = kc().makeApiClient(AppsV1Api);
+    for (const service of services) {
+      const name = `${release}-${service}`;
+      await waitFor(
+        async () => {
+          const d = await apps.readNamespacedDeployment({ namespace, name });
+          // A pod the API server refuses (Pod Security, quota, a missing ServiceAccount) surfaces here.
+          const failure = d.status?.conditions?.find((c) => c.type === "ReplicaFailure" && c.status === "True");
+          if (failure) throw new StopWaiting(`Deployment ${name} cannot create pods: ${failure.message}`);
+          return d.status?.availableReplicas === d.spec?.replicas && (d.status?.observedGeneration ?? 0) >= 1;
+        },
+        { description: `Deployment ${namespace}/${name} to be available`, timeoutMs: 60_000 },
+      );
+    }
+  });
+
+  /** Answers "may this ServiceAccount do that?" as the API server's authorizer sees it. */
+  async function allowed(service: string, verb: string, resource: string, opts: { group?: string; subresource?: string; namespace?: string } = {}): Promise<boolean> {
+    const review = await kc().makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
+      body: {
+        spec: {
+          user: `system:serviceaccount:${namespace}:${release}-${service}`,
+          groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
+          resourceAttributes: { verb, resource, group: opts.group ?? "", subresource: opts.subresource, namespace: opts.namespace },
+        },
+      },
+    });
+    return review.status?.allowed ?? false;
+  }
+
+  const tp = "tenantplane.io";
+  const grants: [service: string, verb: string, resource: string, opts: { group?: string; subresource?: string; namespace?: string }, expected: boolean][] = [
+    ["watcher", "watch", "tenantclusters", { group: tp }, true],
+    ["watcher", "list", "isolationprofiles", { group: tp }, true],
+    ["watcher", "list", "syncpolicies", { group: tp }, true],
+    ["watcher", "update", "leases", { group: "coordination.k8s.io", namespace }, true],
+    ["watcher", "create", "leases", { group: "coordination.k8s.io", namespace }, true],
+    ["watcher", "create", "leases", { group: "coordination.k8s.io", namespace: "kube-system" }, false],
+    ["watcher", "patch", "tenantclusters", { group: tp, subresource: "status" }, false],
+    ["watcher", "patch", "tenantclusters", { group: tp }, false],
+    ["watcher", "create", "events", { namespace: "default" }, false],
+    ["provisioner", "patch", "tenantclusters", { group: tp }, true],
+    ["provisioner", "patch", "tenantclusters", { group: tp, subresource: "status" }, true],
+    ["provisioner", "create", "namespaces", {}, true],
+    ["provisioner", "delete", "namespaces", {}, true],
+    ["provisioner", "create", "secrets", { namespace: "tp-dev" }, true],
+    ["provisioner", "patch", "statefulsets", { group: "apps", namespace: "tp-dev" }, true],
+    ["provisioner", "patch", "services", { namespace: "tp-dev" }, true],
+    ["provisioner", "create", "events", { namespace: "default" }, true],
+    ["provisioner", "delete", "tenantclusters", { group: tp }, false],
+    ["provisioner", "delete", "secrets", { namespace: "tp-dev" }, false],
+    ["provisioner", "get", "isolationprofiles", { group: tp }, false],
+    ["provisioner", "create", "pods", { namespace: "tp-dev" }, false],
+    ["isolation", "get", "tenantclusters", { group: tp }, true],
+    ["isolation", "get", "isolationprofiles", { group: tp }, true],
+    ["isolation", "patch", "tenantclusters", { group: tp, subresource: "status" }, true],
+    ["isolation", "patch", "namespaces", {}, true],
+    ["isolation", "delete", "networkpolicies", { group: "networking.k8s.io", namespace: "tp-dev" }, true],
+    ["isolation", "create", "resourcequotas", { namespace: "tp-dev" }, true],
+    ["isolation", "list", "limitranges", { namespace: "tp-dev" }, true],
+    ["isolation", "delete", "namespaces", {}, false],
+    ["isolation", "create", "namespaces", {}, false],
+    ["isolation", "patch", "tenantclusters", { group: tp }, false],
+    ["isolation", "get", "secrets", { namespace: "tp-dev" }, false],
+    ["recorder", "watch", "tenantclusters", { group: tp }, true],
+    ["recorder", "create", "events", { namespace: "default" }, true],
+    ["recorder", "patch", "events", { namespace: "default" }, true],
+    ["recorder", "create", "secrets", { namespace: "default" }, false],
+    ["recorder", "patch", "tenantclusters", { group: tp, subresource: "status" }, false],
+    ["recorder", "delete", "events", { namespace: "default" }, false],
+  ];
+
+  it("grants each ServiceAccount what its code calls and refuses the rest (SubjectAccessReview)", async () => {
+    const line = ([service, verb, resource, opts]: (typeof grants)[number], answer: boolean) =>
+      `${service} ${verb} ${resource}${opts.subresource ? `/${opts.subresource}` : ""}${opts.namespace ? ` in ${opts.namespace}` : ""}: ${answer ? "allowed" : "forbidden"}`;
+    const answers = await Promise.all(grants.map(async ([service, verb, resource, opts]) => allowed(service, verb, resource, opts)));
+    // One comparison of the whole table, so a failure lists every wrong answer at once.
+    expect(grants.map((g, i) => line(g, answers[i] ?? false))).toEqual(grants.map((g) => line(g, g[4])));
+  });
+
+  /** A kubeconfig holding a bound token of the release's ServiceAccount for `service`, as the pod would. */
+  async function serviceAccountConfig(service: string): Promise<KubeConfig> {
+    if (cluster === undefined) throw new Error("host cluster did not start");
+    const token = await kc().makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+      namespace,
+      name: `${release}-${service}`,
+      body: { spec: { audiences: [], expirationSeconds: 600 } },
+    });
+    const config = new KubeConfig();
+    config.loadFromOptions({
+      clusters: [{ name: "host", server: cluster.server, caData: Buffer.from(cluster.caPem).toString("base64") }],
+      users: [{ name: service, token: token.status?.token }],
+      contexts: [{ name: service, cluster: "host", user: service }],
+      currentContext: service,
+    });
+    return config;
+  }
+
+  async function statusOf(request: Promise<unknown>): Promise<number> {
+    try {
+      await request;
+      return 200;
+    } catch (error) {
+      return (error as { code?: number }).code ?? 0;
+    }
+  }
+
+  it("lets each service make its real write calls with its own token, server-side apply creating objects included", async () => {
+    const custom = kc().makeApiClient(CustomObjectsApi);
+    await custom.createClusterCustomObject({
+      group: tp,
+      version: "v1alpha1",
+      plural: "tenantclusters",
+      body: { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", metadata: { name: "rbac" }, spec: {} },
+    });
+    const hostNamespace = "tp-rbac";
+    const ssa = (config: KubeConfig, object: KubernetesObject, manager: string) =>
+      KubernetesObjectApi.makeApiClient(config).patch(object, undefined, undefined, manager, true, PatchStrategy.ServerSideApply);
+
+    const provisioner = await serviceAccountConfig("provisioner");
+    await ssa(provisioner, { apiVersion: "v1", kind: "Namespace", metadata: { name: hostNamespace, labels: { "app.kubernetes.io/managed-by": "tenantplane" } } }, "tenantplane-provisioner");
+    await ssa(provisioner, { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", metadata: { name: "rbac", finalizers: ["tenantplane.io/provisioner"] } }, "tenantplane-provisioner");
+    await provisioner.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: hostNamespace, body: { metadata: { name: "rbac-pki" }, stringData: { k: "v" } } });
+    await ssa(provisioner, { apiVersion: "v1", kind: "Service", metadata: { name: "rbac-api", namespace: hostNamespace }, spec: { ports: [{ port: 443 }] } } as KubernetesObject, "tenantplane-provisioner");
+    const labels = { app: "k3s" };
+    await ssa(
+      provisioner,
+      {
+        apiVersion: "apps/v1",
+        kind: "StatefulSet",
+        metadata: { name: "k3s", namespace: hostNamespace },
+        spec: { serviceName: "k3s", selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: "k3s", image: "registry.invalid/k3s:1" }] } } },
+      } as KubernetesObject,
+      "tenantplane-provisioner",
+    );
+    await provisioner.makeApiClient(CustomObjectsApi).patchClusterCustomObjectStatus(
+      { group: tp, version: "v1alpha1", plural: "tenantclusters", name: "rbac", body: { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", metadata: { name: "rbac" }, status: { hostNamespace } }, fieldManager: "tenantplane-provisioner", force: true },
+      setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
+    );
+
+    const isolation = await serviceAccountConfig("isolation");
+    await ssa(isolation, { apiVersion: "v1", kind: "Namespace", metadata: { name: hostNamespace, labels: { "pod-security.kubernetes.io/enforce": "baseline" } } }, "tenantplane-isolation");
+    await ssa(isolation, { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "rbac", namespace: hostNamespace }, spec: { hard: { pods: "10" } } } as KubernetesObject, "tenantplane-isolation");
+    const isolationCore = isolation.makeApiClient(CoreV1Api);
+    expect((await isolationCore.listNamespacedResourceQuota({ namespace: hostNamespace })).items.map((q) => q.metadata?.name)).toEqual(["rbac"]);
+    await isolationCore.deleteNamespacedResourceQuota({ namespace: hostNamespace, name: "rbac" });
+    expect(await statusOf(isolationCore.deleteNamespace({ name: hostNamespace }))).toBe(403);
+    expect(await statusOf(isolationCore.readNamespacedSecret({ namespace: hostNamespace, name: "rbac-pki" }))).toBe(403);
+
+    const recorder = await serviceAccountConfig("recorder");
+    const now = new Date();
+    await recorder.makeApiClient(CoreV1Api).createNamespacedEvent({
+      namespace: "default",
+      body: { metadata: { name: "rbac.test" }, involvedObject: { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", name: "rbac" }, reason: "Test", message: "m", type: "Normal", firstTimestamp: now, lastTimestamp: now },
+    });
+    expect(await statusOf(recorder.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: "default", body: { metadata: { name: "nope" } } }))).toBe(403);
+
+    const watcher = await serviceAccountConfig("watcher");
+    const leases = watcher.makeApiClient(CoordinationV1Api);
+    const lease = await leases.createNamespacedLease({ namespace, body: { metadata: { name: "rbac-lease" }, spec: { holderIdentity: "w-0", leaseDurationSeconds: 15 } } });
+    await leases.replaceNamespacedLease({ namespace, name: "rbac-lease", body: { ...lease, spec: { ...lease.spec, holderIdentity: "w-1" } } });
+    expect(await statusOf(leases.createNamespacedLease({ namespace: "default", body: { metadata: { name: "rbac-lease" } } }))).toBe(403);
+    expect((await watcher.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: tp, version: "v1alpha1", plural: "tenantclusters" })) as { items: unknown[] }).toMatchObject({ items: [{ metadata: { name: "rbac" } }] });
+
+    // Teardown as the provisioner does it: delete the namespace, release the finalizer by merge patch.
+    await provisioner.makeApiClient(CoreV1Api).deleteNamespace({ name: hostNamespace });
+    await KubernetesObjectApi.makeApiClient(provisioner).patch(
+      { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", metadata: { name: "rbac", finalizers: [] } },
+      undefined, undefined, "tenantplane-provisioner", undefined, PatchStrategy.MergePatch,
+    );
+    const released = (await custom.getClusterCustomObject({ group: tp, version: "v1alpha1", plural: "tenantclusters", name: "rbac" })) as KubernetesObject;
+    expect(released.metadata?.finalizers ?? []).toEqual([]);
+    expect(await statusOf(KubernetesObjectApi.makeApiClient(provisioner).delete(released))).toBe(403);
+  });
+});
