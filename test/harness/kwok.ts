@@ -22,6 +22,10 @@ export function startKwok(kwokBinary: string, kubeconfigPath: string, dir: strin
       `--config=${configPath}`,
       `--kubeconfig=${kubeconfigPath}`,
       `--manage-nodes-with-annotation-selector=${kwokNodeAnnotation.key}=${kwokNodeAnnotation.value}`,
+      // Heartbeat through a node Lease (renewed every quarter of its duration) as a kubelet
+      // does; without it kwok's status heartbeats on a loaded machine arrive after the node
+      // monitor's grace period and the node flaps to NotReady mid-suite.
+      "--node-lease-duration-seconds=40",
     ],
     logPath: join(logsDir, "kwok.log"),
   });

@@ -330,6 +330,14 @@ describe("immutableChanges", () => {
     expect(immutableChanges(base, desired)).toEqual([]);
   });
 
+  it("compares selectors as the API server returns them, with keys sorted", () => {
+    const labels = base.spec!.selector.matchLabels!;
+    const sorted = Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+    const stored = { ...base, spec: { ...base.spec!, selector: { matchLabels: sorted } } };
+    expect(Object.keys(sorted)).not.toEqual(Object.keys(labels));
+    expect(immutableChanges(stored, base)).toEqual([]);
+  });
+
   it.each([
     [{ storageClassName: "slow", size: "5Gi" }, "storageClassName cannot change from fast to slow"],
     [{ storageClassName: "fast", size: "10Gi" }, "size cannot change from 5Gi to 10Gi"],

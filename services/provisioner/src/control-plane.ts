@@ -343,7 +343,7 @@ export function immutableChanges(existing: V1StatefulSet, desired: V1StatefulSet
     ],
   ];
   for (const [field, before, after] of fixed) {
-    if (before !== undefined && JSON.stringify(before) !== JSON.stringify(after)) {
+    if (before !== undefined && canonical(before) !== canonical(after)) {
       reasons.push(
         `${where} has a ${field} this version of tenantplane does not create: delete the StatefulSet ` +
           `(its data volume is kept) so the provisioner recreates it`,
@@ -351,6 +351,15 @@ export function immutableChanges(existing: V1StatefulSet, desired: V1StatefulSet
     }
   }
   return reasons;
+}
+
+// The API server returns maps with sorted keys; what we build keeps insertion order.
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
 }
 
 function claimNamed(sts: V1StatefulSet, name: string): V1PersistentVolumeClaim | undefined {
