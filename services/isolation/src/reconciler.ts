@@ -17,6 +17,7 @@ import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, type Logger } from "@tenantplane/runtime";
 import { applyTenantStatus, applyTracked, tenantRegarding, type ConditionInput } from "@tenantplane/service";
+import { describeIsolationObject, objectKey, staleObjects } from "./prune.js";
 
 /** What the isolation service needs from the outside world. */
 export interface IsolationDeps {
@@ -93,16 +94,14 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
 
   const wanted = new Set<string>();
   for (const object of compiled.objects) {
-    wanted.add(`${object.kind}/${object.metadata.name}`);
+    wanted.add(objectKey(object.kind, object.metadata.name));
     const { action } = await applyTracked(deps.objects, object as KubernetesObject);
-    await decide(action, object.kind, object.metadata.name, namespace, `${describeObject(object.kind, object.metadata.name)} from ${source}`);
+    await decide(action, object.kind, object.metadata.name, namespace, `${describeIsolationObject(object.kind, object.metadata.name)} from ${source}`);
   }
   let removed = 0;
   for (const { apiVersion, kind } of ISOLATION_KINDS) {
     const existing = await deps.objects.list(apiVersion, kind, { namespace, labelSelector: isolationObjectSelector(tenant) });
-    for (const object of existing) {
-      const name = object.metadata?.name;
-      if (!name || wanted.has(`${kind}/${name}`)) continue;
+    for (const name of staleObjects(kind, existing, wanted)) {
       if (await deps.objects.delete({ apiVersion, kind, metadata: { name, namespace } })) {
         removed++;
         await decide("Delete", kind, name, namespace, `${source} no longer produces ${kind} ${name}`);
@@ -116,9 +115,4 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     reason: "Applied",
     message: `${source} applied: ${compiled.objects.length} objects and Pod Security labels in ${namespace}${removed ? `, ${removed} stale removed` : ""}.${notes}`,
   });
-}
-
-function describeObject(kind: string, name: string): string {
-  if (kind === "NetworkPolicy") return name.includes("deny") ? "default-deny NetworkPolicy" : `NetworkPolicy allowance ${name}`;
-  return `${kind} ${name}`;
 }
