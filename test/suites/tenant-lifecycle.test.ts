@@ -325,6 +325,29 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
       timeoutMs: 30_000,
     });
   });
+  it("reconciles an exposure change: the load balancer goes, and so do the external endpoint and its kubeconfig", async () => {
+    await apply(tenantCluster(tenant, {
+      isolationProfileRef: { name: "standard" },
+      syncPolicyRef: { name: "workloads" },
+      controlPlane: { storage: { size: "2Gi" }, expose: { loadBalancer: { enabled: false } } },
+    }));
+    await waitFor(async () => (await read<KubernetesObject & { spec: Loose }>("v1", "Service", "k3s", `tp-${tenant}`))?.spec.type === "ClusterIP", {
+      timeoutMs: 60_000,
+      description: "API Service back to ClusterIP",
+    });
+    const tc = await waitFor(async () => {
+      const t = await readTc(tenant);
+      return t && t.status?.externalEndpoint === undefined ? t : undefined;
+    }, { timeoutMs: 60_000, description: "externalEndpoint released" });
+    expect(tc?.status?.endpoint).toBe(`https://k3s.tp-${tenant}.svc:6443`);
+    const secret = await waitFor(async () => {
+      const s = await read<V1Secret>("v1", "Secret", `${tenant}-kubeconfig`, `tp-${tenant}`);
+      const kc = s ? Buffer.from(s.data!.kubeconfig!, "base64").toString("utf8") : "";
+      return kc.includes(`server: https://k3s.tp-${tenant}.svc:6443`) ? s : undefined;
+    }, { timeoutMs: 60_000, description: "kubeconfig points at the in-cluster endpoint" });
+    expect(secret).toBeDefined();
+    await waitForEvent(tenant, (e) => e.reason === "UpdateSecret" && (e.message ?? "").includes(`admin kubeconfig for https://k3s.tp-${tenant}.svc:6443`), "kubeconfig update explained");
+  });
 });
 
 describe("bad input", () => {

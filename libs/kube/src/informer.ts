@@ -8,6 +8,8 @@ export type WatchEvent<T> = { type: "add" | "update" | "delete"; object: T };
 export interface RunningWatch<T extends KubernetesObject> {
   /** Objects as of the latest list/watch event (the informer's cache). */
   list(): readonly T[];
+  /** One object from the cache by name (and namespace), or undefined. */
+  get(name: string, namespace?: string): T | undefined;
   /** Resolves once the first list has been delivered. */
   synced: Promise<void>;
   stop(): Promise<void>;
@@ -72,6 +74,7 @@ export function startWatch<T extends KubernetesObject>(opts: {
   run();
   return {
     list: () => informer.list(),
+    get: (name, namespace) => informer.get(name, namespace),
     synced,
     stop: async () => {
       stopped = true;

@@ -124,7 +124,8 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
         m.ack();
         break;
       case "nak":
-        ctx.logger.info({ delayMs: settlement.delayMs, reason: settlement.reason }, "retrying later");
+        // Waiting for a pod or an address is routine; a failure worth retrying is news.
+        ctx.logger[settlement.waiting ? "debug" : "info"]({ delayMs: settlement.delayMs, reason: settlement.reason }, "retrying later");
         m.nak(settlement.delayMs);
         break;
       case "term":

@@ -9,7 +9,7 @@ describe("settlementFor", () => {
 
   it("naks transient errors with a delay that grows with deliveries", () => {
     const first = settlementFor(new TransientError("conflict"), 1);
-    expect(first).toMatchObject({ outcome: "nak", reason: "conflict" });
+    expect(first).toMatchObject({ outcome: "nak", reason: "conflict", waiting: false });
     const ceilings = [1, 5, 10].map((n) => {
       const s = settlementFor(Object.assign(new Error("x"), { code: 503 }), n);
       return s.outcome === "nak" ? s.delayMs : -1;
@@ -18,7 +18,7 @@ describe("settlementFor", () => {
   });
 
   it("polls at the pace a waiting error asks for", () => {
-    expect(settlementFor(new TransientError("pod not ready", { retryAfterMs: 3000 }), 9)).toMatchObject({ outcome: "nak", delayMs: 3000 });
+    expect(settlementFor(new TransientError("pod not ready", { retryAfterMs: 3000 }), 9)).toMatchObject({ outcome: "nak", delayMs: 3000, waiting: true });
   });
 
   it("terms terminal errors with the code in the reason", () => {

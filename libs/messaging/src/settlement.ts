@@ -3,7 +3,7 @@ import { backoffDelay, normalizeError } from "@tenantplane/runtime";
 /** What to tell JetStream about one message. */
 export type Settlement =
   | { readonly outcome: "ack" }
-  | { readonly outcome: "nak"; readonly delayMs: number; readonly reason: string }
+  | { readonly outcome: "nak"; readonly delayMs: number; readonly reason: string; readonly waiting: boolean }
   | { readonly outcome: "term"; readonly reason: string };
 
 /**
@@ -17,8 +17,9 @@ export function settlementFor(error: unknown, deliveryCount: number): Settlement
   if (err.transient) {
     // Waiting for something known (a pod, an address) polls at the pace it names;
     // failures back off exponentially.
+    const waiting = err.retryAfterMs !== undefined;
     const delayMs = err.retryAfterMs ?? backoffDelay(deliveryCount - 1, 500, 60_000);
-    return { outcome: "nak", delayMs, reason: err.message };
+    return { outcome: "nak", delayMs, reason: err.message, waiting };
   }
   return { outcome: "term", reason: `${err.code}: ${err.message}` };
 }

@@ -51,7 +51,7 @@ const consuming = runConsumer({
   signal: svc.signal,
   onReady: svc.setReady,
   handle: async (decision, ctx) => {
-    const tc = tenants.list().find((t) => t.metadata?.name === decision.tenant);
+    const tc = tenants.get(decision.tenant);
     if (!tc) {
       // The TenantCluster is gone (teardown decisions outlive it): nothing to attach an Event to.
       events.inc({ outcome: "orphaned" });
