@@ -26,11 +26,15 @@ export class Objects {
   /**
    * Server-side apply with force: this manager owns the fields it sends and
    * nothing else, so services sharing an object never overwrite each other.
+   * With `ifResourceVersion` it only updates the version that was read.
    */
-  async apply<T extends KubernetesObject>(obj: T): Promise<T> {
+  async apply<T extends KubernetesObject>(obj: T, opts: { ifResourceVersion?: string | undefined } = {}): Promise<T> {
     const body = { ...obj, metadata: { ...obj.metadata } } as T;
     delete body.metadata?.resourceVersion;
     delete body.metadata?.managedFields;
+    // A resourceVersion turns the apply into "update exactly what I read": it fails
+    // with a conflict if the object changed and can never create one that is gone.
+    if (opts.ifResourceVersion) body.metadata!.resourceVersion = opts.ifResourceVersion;
     return this.api.patch(body, undefined, undefined, this.fieldManager, true, PatchStrategy.ServerSideApply);
   }
 

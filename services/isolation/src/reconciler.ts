@@ -16,7 +16,7 @@ import { ISOLATION_KINDS, compileIsolation, isolationObjectSelector } from "@ten
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, type Logger } from "@tenantplane/runtime";
-import { applyTenantStatus, applyTracked, tenantRegarding, type ConditionInput } from "@tenantplane/service";
+import { applyTenantStatus, applyTracked, changeOf, tenantRegarding, type ConditionInput } from "@tenantplane/service";
 import { describeIsolationObject, objectKey, staleObjects } from "./prune.js";
 
 /** What the isolation service needs from the outside world. */
@@ -80,6 +80,9 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     throw new TransientError(`host namespace ${namespace} not created yet`, { code: "WaitingForNamespace", retryAfterMs: 2_000 });
   }
 
+  // A terminating namespace takes its isolation objects with it.
+  if (ns.metadata?.deletionTimestamp) return;
+
   const compiled = compileIsolation({ tenant, hostNamespace: namespace, profile, ...(profileName ? { profileName } : {}) });
   const source = profileName ? `IsolationProfile ${profileName}` : "the built-in isolation profile";
   const decide = async (action: DecisionAction | undefined, kind: string, name: string, ns: string, reason: string) => {
@@ -88,9 +91,13 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   };
 
   // Only the Pod Security labels, under this service's field manager: the
-  // provisioner owns the namespace's other labels.
-  const labelled = await applyTracked(deps.objects, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: compiled.namespaceLabels } });
-  await decide(labelled.action === "Create" ? "Update" : labelled.action, "Namespace", namespace, "", `Pod Security labels from ${source}`);
+  // provisioner owns the namespace's other labels. Pinned to the version read
+  // above, so a namespace deleted meanwhile by a teardown is never recreated here.
+  const labelled = await deps.objects.apply(
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: compiled.namespaceLabels } },
+    { ifResourceVersion: ns.metadata?.resourceVersion },
+  );
+  await decide(changeOf(ns, labelled), "Namespace", namespace, "", `Pod Security labels from ${source}`);
 
   const wanted = new Set<string>();
   for (const object of compiled.objects) {
