@@ -12,9 +12,7 @@ import {
   CoreV1Api,
   KubernetesObjectApi,
   PatchStrategy,
-  type KubeConfig,
   type KubernetesObject,
-  type V1Secret,
 } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
 import {
@@ -23,7 +21,7 @@ import {
   setLoadBalancerIngress,
   startHostCluster,
   startNats,
-  startTenantApiServer,
+  startTenantStandIn,
   waitFor,
   type TenantApiServer,
 } from "../test/harness/index.js";
@@ -125,22 +123,8 @@ async function tenantToReady(name: string, address: string): Promise<{ total: nu
   await objects.patch(tc, undefined, undefined, "bench", true, PatchStrategy.ServerSideApply);
   // The harness plays the cloud load balancer and k3s as soon as their inputs exist.
   await setLoadBalancerIngress(host.kubeConfig, `tp-${name}`, "k3s", address);
-  const secret = await waitFor(() => readSecret(host.kubeConfig, `${name}-pki`, `tp-${name}`), {
-    timeoutMs: 60_000,
-    intervalMs: 100,
-    description: "PKI",
-  });
   const standInStarted = performance.now();
-  const data = (key: string) => Buffer.from(secret.data?.[key] ?? "", "base64").toString("utf8");
-  standIns.push(
-    await startTenantApiServer({
-      toolsDir,
-      address,
-      serverCa: { certPem: data("server-ca.crt"), keyPem: data("server-ca.key") },
-      clientCaPem: data("client-ca.crt"),
-      serviceAccountKeyPem: data("service.key"),
-    }),
-  );
+  standIns.push(await startTenantStandIn(host.kubeConfig, name, address, { toolsDir }));
   const standIn = (performance.now() - standInStarted) / 1000;
   await waitFor(
     async () => {
@@ -152,14 +136,6 @@ async function tenantToReady(name: string, address: string): Promise<{ total: nu
     { timeoutMs: 120_000, intervalMs: 100, description: `${name} Ready` },
   );
   return { total: (performance.now() - started) / 1000, standIn };
-}
-
-async function readSecret(kc: KubeConfig, name: string, namespace: string): Promise<V1Secret | undefined> {
-  try {
-    return await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ name, namespace });
-  } catch {
-    return undefined;
-  }
 }
 
 async function idleMemory(procs: { name: string; pid: number }[]) {

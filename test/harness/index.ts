@@ -15,3 +15,4 @@ export { toolPath, toolsDir } from "./tools.js";
 export { defaultStorageClassName, testProvisionerName } from "./volume-provisioner.js";
 export { StopWaiting, waitFor, type WaitForOptions } from "./wait-for.js";
 export { ServiceFleet, type RunningService, type ServiceName } from "./services.js";
+export { startTenantStandIn } from "./tenant-stand-in.js";

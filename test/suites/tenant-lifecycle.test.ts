@@ -21,7 +21,7 @@ import {
   setLoadBalancerIngress,
   startHostCluster,
   startNats,
-  startTenantApiServer,
+  startTenantStandIn,
   toolPath,
   trackFailures,
   waitFor,
@@ -103,21 +103,8 @@ async function waitForEvent(tenant: string, match: (e: CoreV1Event) => boolean, 
   return waitFor(async () => (await eventsFor(tenant)).find(match), { timeoutMs: 60_000, intervalMs: 500, description });
 }
 
-/** Plays k3s for a tenant: starts the stand-in API server on the CAs the provisioner generated. */
 async function startTenantApiFor(tenant: string, address: string): Promise<TenantApiServer> {
-  const secret = await waitFor(() => read<V1Secret>("v1", "Secret", `${tenant}-pki`, `tp-${tenant}`), {
-    timeoutMs: 90_000,
-    description: `${tenant}-pki Secret`,
-  });
-  const data = (key: string) => Buffer.from(secret.data?.[key] ?? "", "base64").toString("utf8");
-  const api = await startTenantApiServer({
-    address,
-    serverCa: { certPem: data("server-ca.crt"), keyPem: data("server-ca.key") },
-    clientCaPem: data("client-ca.crt"),
-    requestHeaderCa: { certPem: data("request-header-ca.crt"), keyPem: data("request-header-ca.key") },
-    serviceAccountKeyPem: data("service.key"),
-    dnsNames: [`k3s.tp-${tenant}.svc`],
-  });
+  const api = await startTenantStandIn(host.kubeConfig, tenant, address);
   tenantApis.push(api);
   return api;
 }
