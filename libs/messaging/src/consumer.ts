@@ -1,6 +1,7 @@
 import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
 import { backoffDelay, sleep, TerminalError, type Logger, type ServiceMetrics } from "@tenantplane/runtime";
 import type { z } from "zod";
+import { Freshness } from "./freshness.js";
 import { KeyedQueue } from "./keyed-queue.js";
 import { settlementFor } from "./settlement.js";
 import { consumers, type ConsumerName } from "./topology.js";
@@ -51,6 +52,7 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
   const { stream, durable } = consumers[opts.consumer];
   const concurrency = opts.concurrency ?? 4;
   const queue = new KeyedQueue(concurrency);
+  const freshness = new Freshness();
   const inFlight = new Set<Promise<void>>();
   const log = opts.logger.child({ consumer: durable });
   let attempt = 0;
@@ -97,7 +99,16 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
       await reject({ subject: m.subject, reason });
       return;
     }
-    await queue.run(opts.key(parsed), () => handleOne(m, parsed));
+    const key = opts.key(parsed);
+    await queue.run(key, async () => {
+      // Checked in the key's turn, so a newer message that arrived while this one waited counts.
+      if (!freshness.observe(key, m.seq)) {
+        m.ack();
+        opts.metrics.messages.inc({ outcome: "superseded" });
+        return;
+      }
+      await handleOne(m, parsed);
+    });
   }
 
   async function handleOne(m: JsMsg, message: z.infer<S>): Promise<void> {

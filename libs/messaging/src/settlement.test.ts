@@ -18,7 +18,11 @@ describe("settlementFor", () => {
   });
 
   it("polls at the pace a waiting error asks for", () => {
-    expect(settlementFor(new TransientError("pod not ready", { retryAfterMs: 3000 }), 9)).toMatchObject({ outcome: "nak", delayMs: 3000, waiting: true });
+    const waiting = new TransientError("pod not ready", { retryAfterMs: 3000 });
+    expect(settlementFor(waiting, 9)).toMatchObject({ outcome: "nak", delayMs: 3000, waiting: true });
+    expect(settlementFor(waiting, 11)).toMatchObject({ delayMs: 6000 });
+    expect(settlementFor(waiting, 31)).toMatchObject({ delayMs: 24_000 });
+    expect(settlementFor(waiting, 500)).toMatchObject({ delayMs: 60_000 });
   });
 
   it("terms terminal errors with the code in the reason", () => {

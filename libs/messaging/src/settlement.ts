@@ -18,8 +18,15 @@ export function settlementFor(error: unknown, deliveryCount: number): Settlement
     // Waiting for something known (a pod, an address) polls at the pace it names;
     // failures back off exponentially.
     const waiting = err.retryAfterMs !== undefined;
-    const delayMs = err.retryAfterMs ?? backoffDelay(deliveryCount - 1, 500, 60_000);
+    const delayMs = waiting ? waitingDelay(err.retryAfterMs!, deliveryCount) : backoffDelay(deliveryCount - 1, 500, 60_000);
     return { outcome: "nak", delayMs, reason: err.message, waiting };
   }
   return { outcome: "term", reason: `${err.code}: ${err.message}` };
+}
+
+// A wait polls at the pace it asked for during its first deliveries, then slows
+// down (doubling every ten deliveries, at most a minute), so a tenant that never
+// becomes ready costs little.
+function waitingDelay(retryAfterMs: number, deliveryCount: number): number {
+  return Math.min(60_000, retryAfterMs * 2 ** Math.floor((deliveryCount - 1) / 10));
 }

@@ -3,7 +3,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client
 /** The metrics every service exports, on a private registry so tests and libraries never collide. */
 export interface ServiceMetrics {
   readonly registry: Registry;
-  /** Message outcomes: ack, nak, term. */
+  /** Message outcomes: ack, nak, term, superseded (acked unhandled: a newer message for the key exists). */
   readonly messages: Counter<"outcome">;
   /** Decisions published, by action. */
   readonly decisions: Counter<"action">;
@@ -20,7 +20,7 @@ export function createMetrics(service: string): ServiceMetrics {
     registry,
     messages: new Counter({
       name: "tenantplane_messages_total",
-      help: "Messages handled, by outcome (ack, nak, term).",
+      help: "Messages handled, by outcome (ack, nak, term, superseded).",
       labelNames: ["outcome"],
       registers: [registry],
     }),
