@@ -337,6 +337,24 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
   });
 });
 
+describe("self-healing", () => {
+  it("an isolation object someone deleted is put back", async () => {
+    const quota = await read("v1", "ResourceQuota", "tenantplane-quota", "tp-alpha");
+    expect(quota).toBeDefined();
+    await objects.delete({ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "tenantplane-quota", namespace: "tp-alpha" } });
+    // Nothing about the TenantCluster changes; at the latest the watcher's periodic
+    // resync (30 s here) brings a pass that re-applies the profile.
+    const restored = await waitFor(
+      async () => {
+        const q = await read("v1", "ResourceQuota", "tenantplane-quota", "tp-alpha");
+        return q && q.metadata?.uid !== quota?.metadata?.uid ? q : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 1000, description: "quota restored by resync" },
+    );
+    expect(restored.metadata?.labels?.["app.kubernetes.io/managed-by"]).toBe("tenantplane");
+  });
+});
+
 describe("bad input", () => {
   it("waits for a missing profile with a Warning, and proceeds as soon as it appears", async () => {
     await apply(tenantCluster("beta", { isolationProfileRef: { name: "late" } }));
