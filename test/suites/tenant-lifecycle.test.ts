@@ -370,6 +370,21 @@ describe("bad input", () => {
     expect(await read("networking.k8s.io/v1", "NetworkPolicy", "tenantplane-default-deny", "tp-beta")).toBeDefined();
   });
 
+  it("refuses to run on a damaged PKI Secret, naming the key, instead of silently replacing it", async () => {
+    await apply(tenantCluster("zeta", {}));
+    await waitFor(() => read<V1Secret>("v1", "Secret", "zeta-pki", "tp-zeta"), { timeoutMs: 60_000, description: "zeta PKI" });
+    await objects.patch(
+      { apiVersion: "v1", kind: "Secret", metadata: { name: "zeta-pki", namespace: "tp-zeta" }, data: { "server-ca.key": null } } as unknown as KubernetesObject,
+      undefined, undefined, "e2e", undefined, PatchStrategy.MergePatch,
+    );
+    const c = await waitForCondition("zeta", "ControlPlaneReady", "False", "InvalidPkiSecret");
+    expect(c.message).toContain("server-ca.key");
+    expect((await readTc("zeta"))?.status?.phase).toBe("Failed");
+    const warning = await waitForEvent("zeta", (e) => e.reason === "InvalidPkiSecret", "InvalidPkiSecret warning");
+    expect(warning.type).toBe("Warning");
+    expect((await read<V1Secret>("v1", "Secret", "zeta-pki", "tp-zeta"))?.data?.["server-ca.key"]).toBeUndefined();
+  });
+
   it("deleting a TenantCluster removes everything and then the finalizer", async () => {
     const before = await readTc("beta");
     expect(before?.metadata?.finalizers).toContain("tenantplane.io/teardown");

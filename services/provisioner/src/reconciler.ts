@@ -29,9 +29,9 @@ import {
   pkiSecretName,
 } from "./control-plane.js";
 import { buildKubeconfig, kubeconfigSecret } from "./kubeconfig.js";
-import { generateTenantPki, signClientCertificate } from "./pki.js";
+import { InvalidPkiSecretError, generateTenantPki, signClientCertificate, type TenantPki } from "./pki.js";
 import { pkiSecret, readPkiSecret } from "./pki-secret.js";
-import { controlPlaneReadyInput, provisionerStatusFields, type ControlPlaneObservation } from "./plan-status.js";
+import { CONTROL_PLANE_REASONS, controlPlaneReadyInput, provisionerStatusFields, type ControlPlaneObservation } from "./plan-status.js";
 import { decodeSecretData } from "./secret-data.js";
 
 /** The finalizer that holds a TenantCluster until everything created for it is gone. */
@@ -94,7 +94,16 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
 
   await ensureFinalizer(raw, deps);
   await applyTracked(hostNamespaceManifest(tenant), `host namespace for TenantCluster ${tenant}`);
-  const pki = await ensurePki(tenant, deps, decide);
+  let pki: TenantPki;
+  try {
+    pki = await ensurePki(tenant, deps, decide);
+  } catch (err) {
+    // A damaged PKI Secret cannot heal by retrying, and regenerating it would cut off
+    // every existing credential: say so and wait for a person.
+    if (!(err instanceof InvalidPkiSecretError)) throw err;
+    await refuse(raw, conditions, CONTROL_PLANE_REASONS.invalidPkiSecret, `${err.message}: restore Secret ${pkiSecretName(tenant)} or delete it to issue a new PKI (existing kubeconfigs stop working)`, deps);
+    return;
+  }
   const service = await applyTracked(apiService(tc), apiServiceReason(tc));
   const lbAddresses = loadBalancerAddresses(service as V1Service);
   const externalEndpoint = externalEndpointFrom(service as V1Service);
@@ -163,7 +172,7 @@ async function ensurePki(tenant: string, deps: ProvisionerDeps, decide: Decide) 
 
 // A new client certificate is only signed when the kubeconfig is missing or its
 // server changed, so a steady state rewrites nothing.
-async function ensureKubeconfig(tenant: string, server: string, pki: Awaited<ReturnType<typeof ensurePki>>, deps: ProvisionerDeps, decide: Decide): Promise<string> {
+async function ensureKubeconfig(tenant: string, server: string, pki: TenantPki, deps: ProvisionerDeps, decide: Decide): Promise<string> {
   const namespace = hostNamespaceFor(tenant);
   const name = kubeconfigSecretName(tenant);
   const existing = await deps.objects.get<V1Secret>("v1", "Secret", name, namespace);
