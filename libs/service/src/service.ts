@@ -4,19 +4,23 @@ import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jets
 import type { NatsConnection } from "@nats-io/transport-node";
 import { EventRecorder, loadKubeConfig, Objects } from "@tenantplane/kube";
 import { connectNats, ensureTopology, publishDecision, stampDecision, type ConsumerName, type PlannedDecision } from "@tenantplane/messaging";
-import type {
-  CommonEnvSchema} from "@tenantplane/runtime";
 import {
+  backoffDelay,
   createLogger,
   createMetrics,
   handleShutdown,
   parseEnv,
+  sleep,
   startHttpServer,
+  type CommonEnvSchema,
   type Logger,
   type ServiceMetrics,
   type ShutdownStep,
 } from "@tenantplane/runtime";
 import type { z } from "zod";
+
+// Decision publishes retried over roughly 20 s before the handler's own retry takes over.
+const PUBLISH_ATTEMPTS = 8;
 
 /** Everything a service's main.ts wires together, opened in one call. */
 export interface ServiceContext<E> {
@@ -110,7 +114,18 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     js,
     publish: async (planned) => {
       const decision = stampDecision(planned, opts.name);
-      await publishDecision(js, decision);
+      // The host write already happened, so the Decision must not be lost to a NATS
+      // blip: retry with the same id, which the stream's duplicate window stores once.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await publishDecision(js, decision);
+          break;
+        } catch (err) {
+          if (attempt >= PUBLISH_ATTEMPTS - 1 || signal.aborted) throw err;
+          logger.warn({ err, attempt, decision: decision.id }, "publishing a decision failed; retrying");
+          await sleep(backoffDelay(attempt, 250, 5_000), signal);
+        }
+      }
       metrics.decisions.inc({ action: decision.action });
     },
     events: new EventRecorder(kc, { component: opts.name, instance: identity, logger }),
