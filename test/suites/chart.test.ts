@@ -116,11 +116,15 @@ describe("chart rendering", () => {
         expect(find(objects, kind, `${release}-${service}`).metadata?.labels?.["tenantplane.io/component"]).toBe(service);
       }
     }
-    // Only the watcher needs a namespaced permission: its Lease.
-    expect(objects.filter((o) => o.kind === "Role").map((o) => o.metadata?.name)).toEqual([`${release}-watcher`]);
+    // In the release namespace only the watcher needs a permission (its Lease); Events
+    // are written only in events.namespace ("default"), by the services that explain.
+    const roles = (ns: string) => objects.filter((o) => o.kind === "Role" && o.metadata?.namespace === ns).map((o) => o.metadata?.name);
+    expect(roles(namespace)).toEqual([`${release}-watcher`]);
+    expect(roles("default").sort()).toEqual([`${release}-isolation-events`, `${release}-provisioner-events`, `${release}-recorder-events`]);
     for (const o of objects) {
+      const eventsRbac = (o.kind === "Role" || o.kind === "RoleBinding") && o.metadata?.name?.endsWith("-events");
       if (clusterScopedKinds.has(o.kind ?? "")) expect(o.metadata?.namespace, describeObject(o)).toBeUndefined();
-      else expect(o.metadata?.namespace, describeObject(o)).toBe(namespace);
+      else expect(o.metadata?.namespace, describeObject(o)).toBe(eventsRbac ? "default" : namespace);
     }
     expect(objects.some((o) => o.kind === "ServiceMonitor")).toBe(false);
   });
@@ -352,6 +356,11 @@ describe("chart against a real API server", () => {
     ["recorder", "create", "secrets", { namespace: "default" }, false],
     ["recorder", "patch", "tenantclusters", { group: tp, subresource: "status" }, false],
     ["recorder", "delete", "events", { namespace: "default" }, false],
+    // Events only in events.namespace, nowhere else.
+    ["recorder", "create", "events", { namespace: "tp-dev" }, false],
+    ["provisioner", "create", "events", { namespace: "kube-system" }, false],
+    ["isolation", "create", "events", { namespace: "default" }, true],
+    ["isolation", "create", "events", { namespace: "tp-dev" }, false],
   ];
 
   it("grants each ServiceAccount what its code calls and refuses the rest (SubjectAccessReview)", async () => {

@@ -40,5 +40,7 @@ export const CommonEnvSchema = z.object({
     .max(65535, "must be between 0 and 65535")
     .default(8080),
   POD_NAME: z.string().optional(),
+  /** Where Events about cluster-scoped objects (TenantClusters) are written. */
+  EVENTS_NAMESPACE: z.string().min(1, "must name a namespace").default("default"),
 });
 export type CommonEnv = z.infer<typeof CommonEnvSchema>;

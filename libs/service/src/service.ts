@@ -128,7 +128,7 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       }
       metrics.decisions.inc({ action: decision.action });
     },
-    events: new EventRecorder(kc, { component: opts.name, instance: identity, logger }),
+    events: new EventRecorder(kc, { component: opts.name, instance: identity, clusterEventsNamespace: env.EVENTS_NAMESPACE, logger }),
     signal,
     setReady: (value) => {
       ready = value;

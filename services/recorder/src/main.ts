@@ -9,7 +9,6 @@ import { z } from "zod";
 import { eventForDecision } from "./event-for-decision.js";
 
 const EnvSchema = CommonEnvSchema.extend({
-  EVENTS_NAMESPACE: z.string().min(1).default("default"),
   EVENT_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(50),
   EVENTS_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(5),
 });
