@@ -443,3 +443,12 @@ describe("resilience", () => {
     expect(secrets.items.map((s) => s.metadata?.name).sort()).toEqual(["epsilon-kubeconfig", "epsilon-pki"]);
   });
 });
+
+describe("shutdown", () => {
+  it("every service drains and exits 0 on SIGTERM", async () => {
+    const running = [...watchers, services.provisioner!, services.isolation!, services.recorder!].filter((s) => s.process.running());
+    expect(running.length).toBeGreaterThanOrEqual(4);
+    await Promise.all(running.map((s) => s.stop()));
+    expect(await Promise.all(running.map((s) => s.process.exited))).toEqual(running.map(() => 0));
+  });
+});
