@@ -72,7 +72,9 @@ try {
   console.log(`  ratio (tenant - stand-in) / baseline   ${((mt - ms) / mb).toFixed(2)}x`);
   console.log(`\nIdle resident memory after ${RUNS} tenants (VmRSS)`);
   for (const row of idle.services) {
-    console.log(`  ${row.name.padEnd(16)} ${row.mib.toFixed(1)} MiB   ${(row.mib / idle.baselineMib).toFixed(2)}x a bare node process (${idle.baselineMib.toFixed(1)} MiB)`);
+    console.log(
+      `  ${row.name.padEnd(16)} ${row.mib.toFixed(1)} MiB   ${(row.mib / idle.baselineMib).toFixed(2)}x a bare node process (${idle.baselineMib.toFixed(1)} MiB)`,
+    );
   }
   console.log(`\nreproduce: ${command}`);
 } finally {
@@ -100,13 +102,17 @@ async function bareStatefulSet(name: string): Promise<number> {
           spec: { containers: [{ name: "app", image: "rancher/k3s:v1.34.1-k3s1" }] },
         },
         volumeClaimTemplates: [
-          { metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } },
+          {
+            metadata: { name: "data" },
+            spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+          },
         ],
       },
     },
   });
   await waitFor(
-    async () => ((await apps.readNamespacedStatefulSet({ name: "app", namespace: ns })).status?.readyReplicas ?? 0) >= 1,
+    async () =>
+      ((await apps.readNamespacedStatefulSet({ name: "app", namespace: ns })).status?.readyReplicas ?? 0) >= 1,
     { timeoutMs: 120_000, intervalMs: 100, description: `${ns} ready` },
   );
   return (performance.now() - started) / 1000;
@@ -128,7 +134,11 @@ async function tenantToReady(name: string, address: string): Promise<{ total: nu
   const standIn = (performance.now() - standInStarted) / 1000;
   await waitFor(
     async () => {
-      const t = (await objects.read({ apiVersion: "tenantplane.io/v1alpha1", kind: "TenantCluster", metadata: { name } })) as {
+      const t = (await objects.read({
+        apiVersion: "tenantplane.io/v1alpha1",
+        kind: "TenantCluster",
+        metadata: { name },
+      })) as {
         status?: { phase?: string };
       };
       return t.status?.phase === "Ready";
@@ -147,7 +157,9 @@ async function idleMemory(procs: { name: string; pid: number }[]) {
 }
 
 function rssMib(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
 }
 
@@ -167,6 +179,8 @@ async function buildTools(): Promise<string> {
     const child = spawn("bash", [script], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (c: Buffer) => (out += c.toString()));
-    child.once("exit", (code) => (code === 0 ? resolve(out.trim().split("\n").at(-1)!) : reject(new Error(`build.sh exited ${code}`))));
+    child.once("exit", (code) =>
+      code === 0 ? resolve(out.trim().split("\n").at(-1)!) : reject(new Error(`build.sh exited ${code}`)),
+    );
   });
 }

@@ -22,10 +22,14 @@ export async function startEtcd(clusterBinary: string, dir: string, logsDir: str
     command: clusterBinary,
     args: [
       "etcd",
-      "--data-dir", dataDir,
-      "--listen-client-url", url,
-      "--listen-peer-url", `http://127.0.0.1:${peerPort}`,
-      "--log-level", "warn",
+      "--data-dir",
+      dataDir,
+      "--listen-client-url",
+      url,
+      "--listen-peer-url",
+      `http://127.0.0.1:${peerPort}`,
+      "--log-level",
+      "warn",
     ],
     logPath: join(logsDir, "etcd.log"),
   });

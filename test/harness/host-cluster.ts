@@ -74,10 +74,20 @@ export async function startHostCluster(options: HostClusterOptions = {}): Promis
     const serving = await signLeaf(ca, {
       commonName: "kube-apiserver",
       usage: "server",
-      dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
+      dnsNames: [
+        "localhost",
+        "kubernetes",
+        "kubernetes.default",
+        "kubernetes.default.svc",
+        "kubernetes.default.svc.cluster.local",
+      ],
       ipAddresses: ["127.0.0.1", "10.96.0.1"],
     });
-    const admin = await signLeaf(ca, { commonName: "tenantplane-admin", organizations: ["system:masters"], usage: "client" });
+    const admin = await signLeaf(ca, {
+      commonName: "tenantplane-admin",
+      organizations: ["system:masters"],
+      usage: "client",
+    });
     const serviceAccountKeyPem = await generatePrivateKeyPem();
 
     const etcd = await startEtcd(clusterBinary, dir, dir);
@@ -100,7 +110,13 @@ export async function startHostCluster(options: HostClusterOptions = {}): Promis
     });
     teardown.add(apiServer.process);
 
-    const kubeconfig = { server: apiServer.url, caPem: ca.certPem, certPem: admin.certPem, keyPem: admin.keyPem, name: "host" };
+    const kubeconfig = {
+      server: apiServer.url,
+      caPem: ca.certPem,
+      certPem: admin.certPem,
+      keyPem: admin.keyPem,
+      name: "host",
+    };
     const kubeconfigPath = join(dir, "kubeconfig");
     writeFileSync(kubeconfigPath, kubeconfigYaml(kubeconfig), { mode: 0o600 });
     const kubeConfig = kubeConfigFrom(kubeconfig);

@@ -20,7 +20,14 @@ export async function httpsGet(
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: "GET", ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, headers: options.headers, timeout: timeoutMs },
+      {
+        method: "GET",
+        ca: tls.caPem,
+        cert: tls.certPem,
+        key: tls.keyPem,
+        headers: options.headers,
+        timeout: timeoutMs,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));

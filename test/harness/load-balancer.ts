@@ -6,7 +6,12 @@ import { waitFor } from "./wait-for.js";
  * `status.loadBalancer.ingress` (status subresource), retrying on update conflicts.
  * Waits up to 30 s for the Service to exist. Returns the updated Service.
  */
-export async function setLoadBalancerIngress(kc: KubeConfig, namespace: string, serviceName: string, ip: string): Promise<V1Service> {
+export async function setLoadBalancerIngress(
+  kc: KubeConfig,
+  namespace: string,
+  serviceName: string,
+  ip: string,
+): Promise<V1Service> {
   const core = kc.makeApiClient(CoreV1Api);
   return waitFor(
     async () => {
@@ -14,6 +19,9 @@ export async function setLoadBalancerIngress(kc: KubeConfig, namespace: string, 
       service.status = { ...service.status, loadBalancer: { ingress: [{ ip, ipMode: "VIP" }] } };
       return core.replaceNamespacedServiceStatus({ namespace, name: serviceName, body: service });
     },
-    { description: `status.loadBalancer.ingress of Service ${namespace}/${serviceName} to be written`, timeoutMs: 30_000 },
+    {
+      description: `status.loadBalancer.ingress of Service ${namespace}/${serviceName} to be written`,
+      timeoutMs: 30_000,
+    },
   );
 }

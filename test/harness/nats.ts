@@ -48,7 +48,19 @@ export async function startNats(options: NatsOptions = {}): Promise<NatsServer> 
       proc = startProcess({
         name: "nats-server",
         command: binary,
-        args: ["-js", "-a", "127.0.0.1", "-p", String(port), "-m", String(monitorPort), "-sd", storeDir, "-n", "tenantplane-test"],
+        args: [
+          "-js",
+          "-a",
+          "127.0.0.1",
+          "-p",
+          String(port),
+          "-m",
+          String(monitorPort),
+          "-sd",
+          storeDir,
+          "-n",
+          "tenantplane-test",
+        ],
         logPath: join(dir, `nats-server-${generation}.log`),
       });
       const running = proc;
@@ -59,7 +71,11 @@ export async function startNats(options: NatsOptions = {}): Promise<NatsServer> 
           const res = await fetch(`${monitorUrl}/healthz?js-enabled-only=true`);
           return res.ok;
         },
-        { description: `nats-server on port ${port} to accept connections with JetStream`, timeoutMs: 30_000, intervalMs: 100 },
+        {
+          description: `nats-server on port ${port} to accept connections with JetStream`,
+          timeoutMs: 30_000,
+          intervalMs: 100,
+        },
       );
     };
     await launch();

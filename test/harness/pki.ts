@@ -128,7 +128,9 @@ async function importSigningKey(pem: string): Promise<{ key: CryptoKey; algorith
       return { key: await subtle.importKey("pkcs8", der, algorithm, false, ["sign"]), algorithm };
     }
     default:
-      throw new Error(`CA key type ${keyObject.asymmetricKeyType ?? "unknown"} is not supported; use EC, RSA or Ed25519`);
+      throw new Error(
+        `CA key type ${keyObject.asymmetricKeyType ?? "unknown"} is not supported; use EC, RSA or Ed25519`,
+      );
   }
 }
 

@@ -94,7 +94,9 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
     running: () => exitCode === undefined,
     assertRunning() {
       if (exitCode === undefined) return;
-      throw new StopWaiting(`${spec.name} exited with code ${String(exitCode)}; log ${spec.logPath}:\n${logTail(spec.logPath)}`);
+      throw new StopWaiting(
+        `${spec.name} exited with code ${String(exitCode)}; log ${spec.logPath}:\n${logTail(spec.logPath)}`,
+      );
     },
     async stop(graceMs = 10_000) {
       if (exitCode !== undefined) return;

@@ -47,7 +47,13 @@ export async function startTenantApiServer(options: TenantApiServerOptions): Pro
     const serving = await signLeaf(options.serverCa, {
       commonName: "k3s",
       usage: "server",
-      dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", ...(options.dnsNames ?? [])],
+      dnsNames: [
+        "localhost",
+        "kubernetes",
+        "kubernetes.default",
+        "kubernetes.default.svc",
+        ...(options.dnsNames ?? []),
+      ],
       ipAddresses: [options.address, "10.43.0.1"],
     });
     const etcd = await startEtcd(clusterBinary, teardown.dir, teardown.dir);

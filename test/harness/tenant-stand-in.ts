@@ -15,10 +15,11 @@ export async function startTenantStandIn(
 ): Promise<TenantApiServer> {
   const core = kc.makeApiClient(CoreV1Api);
   const namespace = `tp-${tenant}`;
-  const secret = await waitFor<V1Secret>(
-    () => core.readNamespacedSecret({ name: `${tenant}-pki`, namespace }),
-    { timeoutMs: options.timeoutMs ?? 90_000, intervalMs: 100, description: `Secret ${namespace}/${tenant}-pki` },
-  );
+  const secret = await waitFor<V1Secret>(() => core.readNamespacedSecret({ name: `${tenant}-pki`, namespace }), {
+    timeoutMs: options.timeoutMs ?? 90_000,
+    intervalMs: 100,
+    description: `Secret ${namespace}/${tenant}-pki`,
+  });
   const file = (key: string) => Buffer.from(secret.data?.[key] ?? "", "base64").toString("utf8");
   return startTenantApiServer({
     ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),

@@ -86,7 +86,9 @@ function container(objects: KubernetesObject[], service: string) {
 }
 
 function chartCrdFiles(): string[] {
-  return readdirSync(join(chartDir, "crds")).filter((f) => f.endsWith(".yaml")).sort();
+  return readdirSync(join(chartDir, "crds"))
+    .filter((f) => f.endsWith(".yaml"))
+    .sort();
 }
 
 afterAll(() => rmSync(helmHome, { recursive: true, force: true }));
@@ -95,7 +97,15 @@ const clusterScopedKinds = new Set(["ClusterRole", "ClusterRoleBinding", "Custom
 
 describe("chart rendering", () => {
   it("passes helm lint --strict", async () => {
-    const out = await helm(["lint", "--strict", chartDir, "--kube-version", kubeVersion, "--set", `nats.url=${natsUrl}`]);
+    const out = await helm([
+      "lint",
+      "--strict",
+      chartDir,
+      "--kube-version",
+      kubeVersion,
+      "--set",
+      `nats.url=${natsUrl}`,
+    ]);
     expect(out).toContain("1 chart(s) linted, 0 chart(s) failed");
   });
 
@@ -113,14 +123,21 @@ describe("chart rendering", () => {
     const objects = await render();
     for (const service of services) {
       for (const kind of ["Deployment", "ServiceAccount", "Service", "ClusterRole", "ClusterRoleBinding"]) {
-        expect(find(objects, kind, `${release}-${service}`).metadata?.labels?.["tenantplane.io/component"]).toBe(service);
+        expect(find(objects, kind, `${release}-${service}`).metadata?.labels?.["tenantplane.io/component"]).toBe(
+          service,
+        );
       }
     }
     // In the release namespace only the watcher needs a permission (its Lease); Events
     // are written only in events.namespace ("default"), by the services that explain.
-    const roles = (ns: string) => objects.filter((o) => o.kind === "Role" && o.metadata?.namespace === ns).map((o) => o.metadata?.name);
+    const roles = (ns: string) =>
+      objects.filter((o) => o.kind === "Role" && o.metadata?.namespace === ns).map((o) => o.metadata?.name);
     expect(roles(namespace)).toEqual([`${release}-watcher`]);
-    expect(roles("default").sort()).toEqual([`${release}-isolation-events`, `${release}-provisioner-events`, `${release}-recorder-events`]);
+    expect(roles("default").sort()).toEqual([
+      `${release}-isolation-events`,
+      `${release}-provisioner-events`,
+      `${release}-recorder-events`,
+    ]);
     for (const o of objects) {
       const eventsRbac = (o.kind === "Role" || o.kind === "RoleBinding") && o.metadata?.name?.endsWith("-events");
       if (clusterScopedKinds.has(o.kind ?? "")) expect(o.metadata?.namespace, describeObject(o)).toBeUndefined();
@@ -131,7 +148,8 @@ describe("chart rendering", () => {
 
   it("runs every service from the one image with a command naming a built workspace, hardened and probed", async () => {
     const objects = await render();
-    const appVersion = (YAML.parse(readFileSync(join(chartDir, "Chart.yaml"), "utf8")) as { appVersion: string }).appVersion;
+    const appVersion = (YAML.parse(readFileSync(join(chartDir, "Chart.yaml"), "utf8")) as { appVersion: string })
+      .appVersion;
     for (const service of services) {
       const { deployment, container: c, env } = container(objects, service);
       const pod = deployment.spec?.template;
@@ -139,13 +157,23 @@ describe("chart rendering", () => {
       expect(pod?.metadata?.labels?.["tenantplane.io/component"]).toBe(service);
       expect(c.image).toBe(`ghcr.io/tenantplane/tenantplane:${appVersion}`);
       expect(c.command).toEqual(["node", `services/${service}/dist/main.js`]);
-      const manifest = JSON.parse(readFileSync(join(repoRoot, "services", service, "package.json"), "utf8")) as { main?: string };
+      const manifest = JSON.parse(readFileSync(join(repoRoot, "services", service, "package.json"), "utf8")) as {
+        main?: string;
+      };
       expect(manifest.main, `services/${service}/package.json main`).toBe("./dist/main.js");
 
       expect(pod?.spec?.terminationGracePeriodSeconds).toBe(30);
       expect(pod?.spec?.serviceAccountName).toBe(`${release}-${service}`);
-      expect(pod?.spec?.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: "RuntimeDefault" } });
-      expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+      expect(pod?.spec?.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        runAsUser: 10001,
+        seccompProfile: { type: "RuntimeDefault" },
+      });
+      expect(c.securityContext).toMatchObject({
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+      });
       expect(c.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "http" });
       expect(c.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "http" });
       expect(c.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
@@ -159,14 +187,20 @@ describe("chart rendering", () => {
       expect(env.has("KUBECONFIG"), "in-cluster configuration needs KUBECONFIG unset").toBe(false);
       expect(env.has("NATS_USER")).toBe(false);
 
-      const metrics = find<KubernetesObject & { spec: { ports: unknown[]; selector: unknown } }>(objects, "Service", `${release}-${service}`);
+      const metrics = find<KubernetesObject & { spec: { ports: unknown[]; selector: unknown } }>(
+        objects,
+        "Service",
+        `${release}-${service}`,
+      );
       expect(metrics.spec.ports).toEqual([{ name: "metrics", port: 8080, targetPort: "http", protocol: "TCP" }]);
       expect(metrics.spec.selector).toEqual(deployment.spec?.selector.matchLabels);
     }
     expect(container(objects, "watcher").env.get("LEASE_NAME")?.value).toBe("tenantplane-watcher");
     expect(container(objects, "recorder").env.get("EVENTS_NAMESPACE")?.value).toBe("default");
     // Two watchers prefer different nodes; single replicas get no spread constraint.
-    expect(container(objects, "watcher").deployment.spec?.template.spec?.topologySpreadConstraints?.[0]?.topologyKey).toBe("kubernetes.io/hostname");
+    expect(
+      container(objects, "watcher").deployment.spec?.template.spec?.topologySpreadConstraints?.[0]?.topologyKey,
+    ).toBe("kubernetes.io/hostname");
     expect(container(objects, "recorder").deployment.spec?.template.spec?.topologySpreadConstraints).toBeUndefined();
   });
 
@@ -174,7 +208,11 @@ describe("chart rendering", () => {
     const objects = await render({ set: ["nats.existingSecret=nats-auth", "nats.credsFile.enabled=true"] });
     for (const service of services) {
       const { deployment, container: c, env } = container(objects, service);
-      for (const [variable, key] of [["NATS_USER", "user"], ["NATS_PASSWORD", "password"], ["NATS_TOKEN", "token"]] as const) {
+      for (const [variable, key] of [
+        ["NATS_USER", "user"],
+        ["NATS_PASSWORD", "password"],
+        ["NATS_TOKEN", "token"],
+      ] as const) {
         expect(env.get(variable)?.valueFrom?.secretKeyRef).toEqual({ name: "nats-auth", key, optional: true });
       }
       const credsFile = env.get("NATS_CREDS_FILE")?.value ?? "";
@@ -182,17 +220,25 @@ describe("chart rendering", () => {
       expect(mount?.readOnly).toBe(true);
       const volume = deployment.spec?.template.spec?.volumes?.find((v) => v.name === mount?.name);
       expect(volume?.secret?.secretName).toBe("nats-auth");
-      expect(volume?.secret?.items).toEqual([{ key: "creds", path: credsFile.slice((mount?.mountPath.length ?? 0) + 1) }]);
+      expect(volume?.secret?.items).toEqual([
+        { key: "creds", path: credsFile.slice((mount?.mountPath.length ?? 0) + 1) },
+      ]);
     }
-    await expect(render({ set: ["nats.credsFile.enabled=true"] })).rejects.toThrow("nats.credsFile.enabled needs nats.existingSecret");
+    await expect(render({ set: ["nats.credsFile.enabled=true"] })).rejects.toThrow(
+      "nats.credsFile.enabled needs nats.existingSecret",
+    );
   });
 
   it("honours image.tag and creates a ServiceMonitor only when asked", async () => {
-    const objects = await render({ set: ["image.tag=1.2.3", "metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prom"] });
+    const objects = await render({
+      set: ["image.tag=1.2.3", "metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prom"],
+    });
     expect(container(objects, "isolation").container.image).toBe("ghcr.io/tenantplane/tenantplane:1.2.3");
     const monitor = find<KubernetesObject & { spec: Record<string, unknown> }>(objects, "ServiceMonitor", release);
     expect(monitor.metadata?.labels?.release).toBe("prom");
-    expect(monitor.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s", scrapeTimeout: "10s" }]);
+    expect(monitor.spec.endpoints).toEqual([
+      { port: "metrics", path: "/metrics", interval: "30s", scrapeTimeout: "10s" },
+    ]);
     const selector = (monitor.spec.selector as { matchLabels: Record<string, string> }).matchLabels;
     for (const service of services) {
       const labels = find(objects, "Service", `${release}-${service}`).metadata?.labels ?? {};
@@ -205,14 +251,21 @@ describe("chart rendering", () => {
     try {
       const file = join(dir, "values.yaml");
       const rules = [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"] }];
-      writeFileSync(file, YAML.stringify({ services: { "sync-worker": { enabled: true, replicas: 3, env: { PARTITIONS: 128 }, clusterRules: rules } } }));
+      writeFileSync(
+        file,
+        YAML.stringify({
+          services: { "sync-worker": { enabled: true, replicas: 3, env: { PARTITIONS: 128 }, clusterRules: rules } },
+        }),
+      );
       const objects = await render({ valuesFiles: [file], set: ["services.recorder.enabled=false"] });
       const { deployment, container: c, env } = container(objects, "sync-worker");
       expect(deployment.spec?.replicas).toBe(3);
       expect(c.command).toEqual(["node", "services/sync-worker/dist/main.js"]);
       expect(env.get("PARTITIONS")?.value).toBe("128");
       expect(deployment.spec?.template.spec?.topologySpreadConstraints).toHaveLength(1);
-      expect(find<KubernetesObject & { rules: unknown }>(objects, "ClusterRole", `${release}-sync-worker`).rules).toEqual(rules);
+      expect(
+        find<KubernetesObject & { rules: unknown }>(objects, "ClusterRole", `${release}-sync-worker`).rules,
+      ).toEqual(rules);
       expect(objects.some((o) => o.metadata?.name === `${release}-recorder`)).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -221,11 +274,16 @@ describe("chart rendering", () => {
 
   it("ships CRDs byte-identical to libs/api/crds (run charts/tenantplane/sync-crds.sh after a CRD change)", () => {
     const source = join(repoRoot, "libs/api/crds");
-    const sourceFiles = readdirSync(source).filter((f) => f.endsWith(".yaml")).sort();
+    const sourceFiles = readdirSync(source)
+      .filter((f) => f.endsWith(".yaml"))
+      .sort();
     expect(chartCrdFiles()).toEqual(sourceFiles);
     for (const file of sourceFiles) {
       const same = readFileSync(join(chartDir, "crds", file)).equals(readFileSync(join(source, file)));
-      expect(same, `charts/tenantplane/crds/${file} differs from libs/api/crds/${file}: run charts/tenantplane/sync-crds.sh`).toBe(true);
+      expect(
+        same,
+        `charts/tenantplane/crds/${file} differs from libs/api/crds/${file}: run charts/tenantplane/sync-crds.sh`,
+      ).toBe(true);
     }
   });
 });
@@ -261,7 +319,9 @@ describe("chart against a real API server", () => {
    */
   function typed(object: KubernetesObject): KubernetesObject {
     const model = loadYaml<KubernetesObject>(JSON.stringify(object));
-    expect(YAML.parse(dumpYaml(model)), `${describeObject(object)} has a field client-node does not know`).toEqual(object);
+    expect(YAML.parse(dumpYaml(model)), `${describeObject(object)} has a field client-node does not know`).toEqual(
+      object,
+    );
     return model;
   }
 
@@ -270,17 +330,29 @@ describe("chart against a real API server", () => {
     for (const object of objects) {
       const model = typed(object);
       try {
-        await api.patch(model, undefined, dryRun ? "All" : undefined, fieldManager, true, PatchStrategy.ServerSideApply);
+        await api.patch(
+          model,
+          undefined,
+          dryRun ? "All" : undefined,
+          fieldManager,
+          true,
+          PatchStrategy.ServerSideApply,
+        );
       } catch (error) {
         const body = (error as { body?: unknown }).body;
-        throw new Error(`the API server rejected ${describeObject(object)}: ${typeof body === "string" ? body : String(error)}`);
+        throw new Error(
+          `the API server rejected ${describeObject(object)}: ${typeof body === "string" ? body : String(error)}`,
+        );
       }
     }
   }
 
   it("accepts every rendered object, default and with NATS credentials, in a server-side apply dry run", async () => {
     await apply(await render(), true);
-    await apply(await render({ set: ["nats.existingSecret=nats-auth", "nats.credsFile.enabled=true", "image.tag=1.2.3"] }), true);
+    await apply(
+      await render({ set: ["nats.existingSecret=nats-auth", "nats.credsFile.enabled=true", "image.tag=1.2.3"] }),
+      true,
+    );
   });
 
   it("installs the release and every Deployment becomes available under Pod Security 'restricted'", async () => {
@@ -303,21 +375,40 @@ describe("chart against a real API server", () => {
   });
 
   /** Answers "may this ServiceAccount do that?" as the API server's authorizer sees it. */
-  async function allowed(service: string, verb: string, resource: string, opts: { group?: string; subresource?: string; namespace?: string } = {}): Promise<boolean> {
-    const review = await kc().makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
-      body: {
-        spec: {
-          user: `system:serviceaccount:${namespace}:${release}-${service}`,
-          groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
-          resourceAttributes: { verb, resource, group: opts.group ?? "", subresource: opts.subresource, namespace: opts.namespace },
+  async function allowed(
+    service: string,
+    verb: string,
+    resource: string,
+    opts: { group?: string; subresource?: string; namespace?: string } = {},
+  ): Promise<boolean> {
+    const review = await kc()
+      .makeApiClient(AuthorizationV1Api)
+      .createSubjectAccessReview({
+        body: {
+          spec: {
+            user: `system:serviceaccount:${namespace}:${release}-${service}`,
+            groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
+            resourceAttributes: {
+              verb,
+              resource,
+              group: opts.group ?? "",
+              subresource: opts.subresource,
+              namespace: opts.namespace,
+            },
+          },
         },
-      },
-    });
+      });
     return review.status?.allowed ?? false;
   }
 
   const tp = "tenantplane.io";
-  const grants: [service: string, verb: string, resource: string, opts: { group?: string; subresource?: string; namespace?: string }, expected: boolean][] = [
+  const grants: [
+    service: string,
+    verb: string,
+    resource: string,
+    opts: { group?: string; subresource?: string; namespace?: string },
+    expected: boolean,
+  ][] = [
     ["watcher", "watch", "tenantclusters", { group: tp }, true],
     ["watcher", "list", "isolationprofiles", { group: tp }, true],
     ["watcher", "list", "syncpolicies", { group: tp }, true],
@@ -366,7 +457,9 @@ describe("chart against a real API server", () => {
   it("grants each ServiceAccount what its code calls and refuses the rest (SubjectAccessReview)", async () => {
     const line = ([service, verb, resource, opts]: (typeof grants)[number], answer: boolean) =>
       `${service} ${verb} ${resource}${opts.subresource ? `/${opts.subresource}` : ""}${opts.namespace ? ` in ${opts.namespace}` : ""}: ${answer ? "allowed" : "forbidden"}`;
-    const answers = await Promise.all(grants.map(async ([service, verb, resource, opts]) => allowed(service, verb, resource, opts)));
+    const answers = await Promise.all(
+      grants.map(async ([service, verb, resource, opts]) => allowed(service, verb, resource, opts)),
+    );
     // One comparison of the whole table, so a failure lists every wrong answer at once.
     expect(grants.map((g, i) => line(g, answers[i] ?? false))).toEqual(grants.map((g) => line(g, g[4])));
   });
@@ -374,11 +467,13 @@ describe("chart against a real API server", () => {
   /** A kubeconfig holding a bound token of the release's ServiceAccount for `service`, as the pod would. */
   async function serviceAccountConfig(service: string): Promise<KubeConfig> {
     if (cluster === undefined) throw new Error("host cluster did not start");
-    const token = await kc().makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
-      namespace,
-      name: `${release}-${service}`,
-      body: { spec: { audiences: [], expirationSeconds: 600 } },
-    });
+    const token = await kc()
+      .makeApiClient(CoreV1Api)
+      .createNamespacedServiceAccountToken({
+        namespace,
+        name: `${release}-${service}`,
+        body: { spec: { audiences: [], expirationSeconds: 600 } },
+      });
     const config = new KubeConfig();
     config.loadFromOptions({
       clusters: [{ name: "host", server: cluster.server, caData: Buffer.from(cluster.caPem).toString("base64") }],
@@ -408,13 +503,48 @@ describe("chart against a real API server", () => {
     });
     const hostNamespace = "tp-rbac";
     const ssa = (config: KubeConfig, object: KubernetesObject, manager: string) =>
-      KubernetesObjectApi.makeApiClient(config).patch(object, undefined, undefined, manager, true, PatchStrategy.ServerSideApply);
+      KubernetesObjectApi.makeApiClient(config).patch(
+        object,
+        undefined,
+        undefined,
+        manager,
+        true,
+        PatchStrategy.ServerSideApply,
+      );
 
     const provisioner = await serviceAccountConfig("provisioner");
-    await ssa(provisioner, { apiVersion: "v1", kind: "Namespace", metadata: { name: hostNamespace, labels: { "app.kubernetes.io/managed-by": "tenantplane" } } }, "tenantplane-provisioner");
-    await ssa(provisioner, { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", metadata: { name: "rbac", finalizers: ["tenantplane.io/provisioner"] } }, "tenantplane-provisioner");
-    await provisioner.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: hostNamespace, body: { metadata: { name: "rbac-pki" }, stringData: { k: "v" } } });
-    await ssa(provisioner, { apiVersion: "v1", kind: "Service", metadata: { name: "rbac-api", namespace: hostNamespace }, spec: { ports: [{ port: 443 }] } } as KubernetesObject, "tenantplane-provisioner");
+    await ssa(
+      provisioner,
+      {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: hostNamespace, labels: { "app.kubernetes.io/managed-by": "tenantplane" } },
+      },
+      "tenantplane-provisioner",
+    );
+    await ssa(
+      provisioner,
+      {
+        apiVersion: `${tp}/v1alpha1`,
+        kind: "TenantCluster",
+        metadata: { name: "rbac", finalizers: ["tenantplane.io/provisioner"] },
+      },
+      "tenantplane-provisioner",
+    );
+    await provisioner.makeApiClient(CoreV1Api).createNamespacedSecret({
+      namespace: hostNamespace,
+      body: { metadata: { name: "rbac-pki" }, stringData: { k: "v" } },
+    });
+    await ssa(
+      provisioner,
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "rbac-api", namespace: hostNamespace },
+        spec: { ports: [{ port: 443 }] },
+      } as KubernetesObject,
+      "tenantplane-provisioner",
+    );
     const labels = { app: "k3s" };
     await ssa(
       provisioner,
@@ -422,46 +552,124 @@ describe("chart against a real API server", () => {
         apiVersion: "apps/v1",
         kind: "StatefulSet",
         metadata: { name: "k3s", namespace: hostNamespace },
-        spec: { serviceName: "k3s", selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: "k3s", image: "registry.invalid/k3s:1" }] } } },
+        spec: {
+          serviceName: "k3s",
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: [{ name: "k3s", image: "registry.invalid/k3s:1" }] } },
+        },
       } as KubernetesObject,
       "tenantplane-provisioner",
     );
     await provisioner.makeApiClient(CustomObjectsApi).patchClusterCustomObjectStatus(
-      { group: tp, version: "v1alpha1", plural: "tenantclusters", name: "rbac", body: { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", metadata: { name: "rbac" }, status: { hostNamespace } }, fieldManager: "tenantplane-provisioner", force: true },
+      {
+        group: tp,
+        version: "v1alpha1",
+        plural: "tenantclusters",
+        name: "rbac",
+        body: {
+          apiVersion: `${tp}/v1alpha1`,
+          kind: "TenantCluster",
+          metadata: { name: "rbac" },
+          status: { hostNamespace },
+        },
+        fieldManager: "tenantplane-provisioner",
+        force: true,
+      },
       setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
     );
 
     const isolation = await serviceAccountConfig("isolation");
-    await ssa(isolation, { apiVersion: "v1", kind: "Namespace", metadata: { name: hostNamespace, labels: { "pod-security.kubernetes.io/enforce": "baseline" } } }, "tenantplane-isolation");
-    await ssa(isolation, { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "rbac", namespace: hostNamespace }, spec: { hard: { pods: "10" } } } as KubernetesObject, "tenantplane-isolation");
+    await ssa(
+      isolation,
+      {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: hostNamespace, labels: { "pod-security.kubernetes.io/enforce": "baseline" } },
+      },
+      "tenantplane-isolation",
+    );
+    await ssa(
+      isolation,
+      {
+        apiVersion: "v1",
+        kind: "ResourceQuota",
+        metadata: { name: "rbac", namespace: hostNamespace },
+        spec: { hard: { pods: "10" } },
+      } as KubernetesObject,
+      "tenantplane-isolation",
+    );
     const isolationCore = isolation.makeApiClient(CoreV1Api);
-    expect((await isolationCore.listNamespacedResourceQuota({ namespace: hostNamespace })).items.map((q) => q.metadata?.name)).toEqual(["rbac"]);
+    expect(
+      (await isolationCore.listNamespacedResourceQuota({ namespace: hostNamespace })).items.map(
+        (q) => q.metadata?.name,
+      ),
+    ).toEqual(["rbac"]);
     await isolationCore.deleteNamespacedResourceQuota({ namespace: hostNamespace, name: "rbac" });
     expect(await statusOf(isolationCore.deleteNamespace({ name: hostNamespace }))).toBe(403);
-    expect(await statusOf(isolationCore.readNamespacedSecret({ namespace: hostNamespace, name: "rbac-pki" }))).toBe(403);
+    expect(await statusOf(isolationCore.readNamespacedSecret({ namespace: hostNamespace, name: "rbac-pki" }))).toBe(
+      403,
+    );
 
     const recorder = await serviceAccountConfig("recorder");
     const now = new Date();
     await recorder.makeApiClient(CoreV1Api).createNamespacedEvent({
       namespace: "default",
-      body: { metadata: { name: "rbac.test" }, involvedObject: { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", name: "rbac" }, reason: "Test", message: "m", type: "Normal", firstTimestamp: now, lastTimestamp: now },
+      body: {
+        metadata: { name: "rbac.test" },
+        involvedObject: { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", name: "rbac" },
+        reason: "Test",
+        message: "m",
+        type: "Normal",
+        firstTimestamp: now,
+        lastTimestamp: now,
+      },
     });
-    expect(await statusOf(recorder.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: "default", body: { metadata: { name: "nope" } } }))).toBe(403);
+    expect(
+      await statusOf(
+        recorder
+          .makeApiClient(CoreV1Api)
+          .createNamespacedSecret({ namespace: "default", body: { metadata: { name: "nope" } } }),
+      ),
+    ).toBe(403);
 
     const watcher = await serviceAccountConfig("watcher");
     const leases = watcher.makeApiClient(CoordinationV1Api);
-    const lease = await leases.createNamespacedLease({ namespace, body: { metadata: { name: "rbac-lease" }, spec: { holderIdentity: "w-0", leaseDurationSeconds: 15 } } });
-    await leases.replaceNamespacedLease({ namespace, name: "rbac-lease", body: { ...lease, spec: { ...lease.spec, holderIdentity: "w-1" } } });
-    expect(await statusOf(leases.createNamespacedLease({ namespace: "default", body: { metadata: { name: "rbac-lease" } } }))).toBe(403);
-    expect((await watcher.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: tp, version: "v1alpha1", plural: "tenantclusters" })) as { items: unknown[] }).toMatchObject({ items: [{ metadata: { name: "rbac" } }] });
+    const lease = await leases.createNamespacedLease({
+      namespace,
+      body: { metadata: { name: "rbac-lease" }, spec: { holderIdentity: "w-0", leaseDurationSeconds: 15 } },
+    });
+    await leases.replaceNamespacedLease({
+      namespace,
+      name: "rbac-lease",
+      body: { ...lease, spec: { ...lease.spec, holderIdentity: "w-1" } },
+    });
+    expect(
+      await statusOf(
+        leases.createNamespacedLease({ namespace: "default", body: { metadata: { name: "rbac-lease" } } }),
+      ),
+    ).toBe(403);
+    expect(
+      (await watcher
+        .makeApiClient(CustomObjectsApi)
+        .listClusterCustomObject({ group: tp, version: "v1alpha1", plural: "tenantclusters" })) as { items: unknown[] },
+    ).toMatchObject({ items: [{ metadata: { name: "rbac" } }] });
 
     // Teardown as the provisioner does it: delete the namespace, release the finalizer by merge patch.
     await provisioner.makeApiClient(CoreV1Api).deleteNamespace({ name: hostNamespace });
     await KubernetesObjectApi.makeApiClient(provisioner).patch(
       { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", metadata: { name: "rbac", finalizers: [] } },
-      undefined, undefined, "tenantplane-provisioner", undefined, PatchStrategy.MergePatch,
+      undefined,
+      undefined,
+      "tenantplane-provisioner",
+      undefined,
+      PatchStrategy.MergePatch,
     );
-    const released = (await custom.getClusterCustomObject({ group: tp, version: "v1alpha1", plural: "tenantclusters", name: "rbac" })) as KubernetesObject;
+    const released = (await custom.getClusterCustomObject({
+      group: tp,
+      version: "v1alpha1",
+      plural: "tenantclusters",
+      name: "rbac",
+    })) as KubernetesObject;
     expect(released.metadata?.finalizers ?? []).toEqual([]);
     expect(await statusOf(KubernetesObjectApi.makeApiClient(provisioner).delete(released))).toBe(403);
   });

@@ -92,12 +92,15 @@ describe("example corpus", () => {
     expect(invalid.filter((e) => !e.expectError)).toEqual([]);
   });
 
-  it.each(valid.map((e) => [e.file, e] as const))("%s is accepted by the API server and the zod parser", async (_file, example) => {
-    const api = await apiServerVerdict(example.object);
-    const zod = zodVerdict(example.object);
-    expect(api).toMatchObject({ accepted: true });
-    expect(zod).toMatchObject({ accepted: true });
-  });
+  it.each(valid.map((e) => [e.file, e] as const))(
+    "%s is accepted by the API server and the zod parser",
+    async (_file, example) => {
+      const api = await apiServerVerdict(example.object);
+      const zod = zodVerdict(example.object);
+      expect(api).toMatchObject({ accepted: true });
+      expect(zod).toMatchObject({ accepted: true });
+    },
+  );
 
   it.each(invalid.map((e) => [e.file, e] as const))(
     "%s is rejected by both, each naming the expected field",

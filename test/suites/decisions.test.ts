@@ -1,5 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type CoreV1Event, type KubernetesObject } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type CoreV1Event,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
@@ -47,13 +53,20 @@ async function publish(d: ReturnType<typeof decision>): Promise<void> {
 }
 
 async function eventsFor(tenant: string): Promise<CoreV1Event[]> {
-  const list = await core.listEventForAllNamespaces({ fieldSelector: `involvedObject.kind=TenantCluster,involvedObject.name=${tenant}` });
+  const list = await core.listEventForAllNamespaces({
+    fieldSelector: `involvedObject.kind=TenantCluster,involvedObject.name=${tenant}`,
+  });
   return list.items;
 }
 
 async function createTenant(name: string): Promise<void> {
   const api = KubernetesObjectApi.makeApiClient(host.kubeConfig);
-  const tc = { apiVersion: "tenantplane.io/v1alpha1", kind: "TenantCluster", metadata: { name }, spec: {} } as KubernetesObject;
+  const tc = {
+    apiVersion: "tenantplane.io/v1alpha1",
+    kind: "TenantCluster",
+    metadata: { name },
+    spec: {},
+  } as KubernetesObject;
   await api.patch(tc, undefined, undefined, "e2e", true, PatchStrategy.ServerSideApply);
 }
 
@@ -81,22 +94,31 @@ describe("recorder", () => {
   it("explains decisions as Events on the TenantCluster: Delete as Warning, the rest Normal", async () => {
     await publish(decision("quiet", "Create", "settings", "host ConfigMap absent"));
     await publish(decision("quiet", "Delete", "old", "tenant source is gone"));
-    const events = await waitFor(async () => {
-      const list = await eventsFor("quiet");
-      return list.length >= 2 ? list : undefined;
-    }, { description: "two events" });
+    const events = await waitFor(
+      async () => {
+        const list = await eventsFor("quiet");
+        return list.length >= 2 ? list : undefined;
+      },
+      { description: "two events" },
+    );
     const byReason = Object.fromEntries(events.map((e) => [e.reason, e]));
     expect(byReason.CreateConfigMap?.type).toBe("Normal");
-    expect(byReason.CreateConfigMap?.message).toBe("ConfigMap default/settings -> host tp-quiet/settings-x-default-x-quiet: host ConfigMap absent [sync-worker]");
+    expect(byReason.CreateConfigMap?.message).toBe(
+      "ConfigMap default/settings -> host tp-quiet/settings-x-default-x-quiet: host ConfigMap absent [sync-worker]",
+    );
     expect(byReason.DeleteConfigMap?.type).toBe("Warning");
     expect(byReason.DeleteConfigMap?.involvedObject.uid).toBeTruthy();
   });
 
   it("folds repeats of the same decision into one Event with a count", async () => {
-    for (let i = 0; i < 5; i++) await publish(decision("quiet", "Skip", "taken", "held by foreign object (not managed by tenantplane)"));
-    const event = await waitFor(async () => (await eventsFor("quiet")).find((e) => e.reason === "SkipConfigMap" && e.count === 5), {
-      description: "one SkipConfigMap event with count 5",
-    });
+    for (let i = 0; i < 5; i++)
+      await publish(decision("quiet", "Skip", "taken", "held by foreign object (not managed by tenantplane)"));
+    const event = await waitFor(
+      async () => (await eventsFor("quiet")).find((e) => e.reason === "SkipConfigMap" && e.count === 5),
+      {
+        description: "one SkipConfigMap event with count 5",
+      },
+    );
     expect((await eventsFor("quiet")).filter((e) => e.reason === "SkipConfigMap")).toHaveLength(1);
     expect(event.count).toBe(5);
   });
@@ -112,10 +134,14 @@ describe("recorder", () => {
       }
     })();
     const started = Date.now();
-    for (let i = 0; i < total; i++) await publish(decision("noisy", "Create", `cm-${i}`, `host ConfigMap absent (${i})`));
+    for (let i = 0; i < total; i++)
+      await publish(decision("noisy", "Create", `cm-${i}`, `host ConfigMap absent (${i})`));
     await collecting;
     await waitFor(
-      async () => /tenantplane_recorder_events_total\{[^}]*outcome="dropped"[^}]*\} [1-9]/.test((await recorder.probe("/metrics")).body),
+      async () =>
+        /tenantplane_recorder_events_total\{[^}]*outcome="dropped"[^}]*\} [1-9]/.test(
+          (await recorder.probe("/metrics")).body,
+        ),
       { description: "dropped events counted" },
     );
     const created = (await eventsFor("noisy")).length;

@@ -1,10 +1,4 @@
-import {
-  AppsV1Api,
-  AuthenticationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-} from "@kubernetes/client-node";
+import { AppsV1Api, AuthenticationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { AckPolicy, jetstream, jetstreamManager, StorageType } from "@nats-io/jetstream";
 import { connect, nanos } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
@@ -78,7 +72,11 @@ describe("host cluster", () => {
   it("installs the tenantplane CRDs and rejects a TenantCluster whose name is too long, naming the field", async () => {
     const { kc } = host();
     const names = await installCrds(kc, crdManifests());
-    expect(names).toEqual(["tenantclusters.tenantplane.io", "isolationprofiles.tenantplane.io", "syncpolicies.tenantplane.io"]);
+    expect(names).toEqual([
+      "tenantclusters.tenantplane.io",
+      "isolationprofiles.tenantplane.io",
+      "syncpolicies.tenantplane.io",
+    ]);
 
     const custom = kc.makeApiClient(CustomObjectsApi);
     const tenantCluster = (name: string) => ({
@@ -89,7 +87,12 @@ describe("host cluster", () => {
     });
     const longest = "a".repeat(60);
     await custom.createClusterCustomObject(tenantCluster(longest));
-    await custom.deleteClusterCustomObject({ group: "tenantplane.io", version: "v1alpha1", plural: "tenantclusters", name: longest });
+    await custom.deleteClusterCustomObject({
+      group: "tenantplane.io",
+      version: "v1alpha1",
+      plural: "tenantclusters",
+      name: longest,
+    });
 
     const rejected = await rejection(custom.createClusterCustomObject(tenantCluster("a".repeat(61))));
     expect(rejected.code).toBe(422);
@@ -118,7 +121,11 @@ describe("host cluster", () => {
           selector: { matchLabels: labels },
           template: {
             metadata: { labels },
-            spec: { containers: [{ name: "db", image: "registry.invalid/db:1", volumeMounts: [{ name: "data", mountPath: "/data" }] }] },
+            spec: {
+              containers: [
+                { name: "db", image: "registry.invalid/db:1", volumeMounts: [{ name: "data", mountPath: "/data" }] },
+              ],
+            },
           },
           volumeClaimTemplates: [
             {
@@ -212,11 +219,15 @@ describe("host cluster", () => {
     });
     // Admission only enforces a quota once the controller has published its status.
     await waitFor(
-      async () => (await core.readNamespacedResourceQuota({ namespace, name: "secrets" })).status?.hard?.["count/secrets"] === "1",
+      async () =>
+        (await core.readNamespacedResourceQuota({ namespace, name: "secrets" })).status?.hard?.["count/secrets"] ===
+        "1",
       { description: "the resource quota controller to publish status.hard", timeoutMs: 60_000 },
     );
     await core.createNamespacedSecret({ namespace, body: { metadata: { name: "first" } } });
-    const overQuota = await rejection(core.createNamespacedSecret({ namespace, body: { metadata: { name: "second" } } }));
+    const overQuota = await rejection(
+      core.createNamespacedSecret({ namespace, body: { metadata: { name: "second" } } }),
+    );
     expect(overQuota.code).toBe(403);
     expect(overQuota.message).toContain("exceeded quota: secrets");
     await core.deleteNamespace({ name: namespace });
@@ -230,7 +241,10 @@ describe("harness as cloud load-balancer controller", () => {
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     await core.createNamespacedService({
       namespace,
-      body: { metadata: { name: "api" }, spec: { type: "LoadBalancer", selector: { app: "api" }, ports: [{ port: 6443 }] } },
+      body: {
+        metadata: { name: "api" },
+        spec: { type: "LoadBalancer", selector: { app: "api" }, ports: [{ port: 6443 }] },
+      },
     });
     const updated = await setLoadBalancerIngress(kc, namespace, "api", "127.0.0.43");
     expect(updated.status?.loadBalancer?.ingress).toEqual([{ ip: "127.0.0.43", ipMode: "VIP" }]);
@@ -256,7 +270,11 @@ describe("tenant API server", () => {
     let failed = true;
     try {
       expect(tenant.url).toBe("https://127.0.0.42:6443");
-      const admin = await signLeaf(clientCa, { commonName: "tenant-admin", organizations: ["system:masters"], usage: "client" });
+      const admin = await signLeaf(clientCa, {
+        commonName: "tenant-admin",
+        organizations: ["system:masters"],
+        usage: "client",
+      });
       const kc = kubeConfigFrom({ server: tenant.url, caPem: serverCa.certPem, ...admin });
       const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
       expect(review.status?.userInfo?.username).toBe("tenant-admin");
@@ -270,10 +288,16 @@ describe("tenant API server", () => {
         httpsGet(`${tenant.url}/api/v1/namespaces`, { caPem: serverCa.certPem, ...proxy }, { headers });
       const alice = await proxied({ "X-Remote-User": "alice" });
       expect(alice.status).toBe(403);
-      expect((JSON.parse(alice.body) as { message: string }).message).toContain('User "alice" cannot list resource "namespaces"');
+      expect((JSON.parse(alice.body) as { message: string }).message).toContain(
+        'User "alice" cannot list resource "namespaces"',
+      );
       expect((await proxied({ "X-Remote-User": "alice", "X-Remote-Group": "system:masters" })).status).toBe(200);
 
-      const foreign = await signLeaf(await generateCa("foreign-ca"), { commonName: "intruder", organizations: ["system:masters"], usage: "client" });
+      const foreign = await signLeaf(await generateCa("foreign-ca"), {
+        commonName: "intruder",
+        organizations: ["system:masters"],
+        usage: "client",
+      });
       const intruder = kubeConfigFrom({ server: tenant.url, caPem: serverCa.certPem, ...foreign });
       await expect(intruder.makeApiClient(CoreV1Api).listNamespace()).rejects.toThrow();
       failed = false;
@@ -290,7 +314,11 @@ describe("NATS", () => {
     try {
       const jsm = await jetstreamManager(nc);
       await jsm.streams.add({ name: "SMOKE", subjects: ["smoke.>"], storage: StorageType.File });
-      await jsm.consumers.add("SMOKE", { durable_name: "worker", ack_policy: AckPolicy.Explicit, ack_wait: nanos(1_500) });
+      await jsm.consumers.add("SMOKE", {
+        durable_name: "worker",
+        ack_policy: AckPolicy.Explicit,
+        ack_wait: nanos(1_500),
+      });
       const js = jetstream(nc);
       for (let i = 1; i <= 6; i++) await js.publish(`smoke.${i}`, `message ${i}`);
 

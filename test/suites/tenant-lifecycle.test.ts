@@ -70,7 +70,12 @@ async function apply(obj: KubernetesObject): Promise<KubernetesObject> {
   return objects.patch(obj, undefined, undefined, "e2e", true, PatchStrategy.ServerSideApply);
 }
 
-async function read<T extends KubernetesObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined> {
+async function read<T extends KubernetesObject>(
+  apiVersion: string,
+  kind: string,
+  name: string,
+  namespace?: string,
+): Promise<T | undefined> {
   try {
     return (await objects.read({ apiVersion, kind, metadata: { name, namespace } })) as T;
   } catch (err) {
@@ -100,7 +105,11 @@ async function eventsFor(tenant: string): Promise<CoreV1Event[]> {
 }
 
 async function waitForEvent(tenant: string, match: (e: CoreV1Event) => boolean, description: string) {
-  return waitFor(async () => (await eventsFor(tenant)).find(match), { timeoutMs: 60_000, intervalMs: 500, description });
+  return waitFor(async () => (await eventsFor(tenant)).find(match), {
+    timeoutMs: 60_000,
+    intervalMs: 500,
+    description,
+  });
 }
 
 async function startTenantApiFor(tenant: string, address: string): Promise<TenantApiServer> {
@@ -176,19 +185,39 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
     });
 
     // Isolation objects, each marked as tenantplane's.
-    const deny = await waitFor(() => read("networking.k8s.io/v1", "NetworkPolicy", "tenantplane-default-deny", `tp-${tenant}`), {
-      description: "default-deny NetworkPolicy",
-    });
+    const deny = await waitFor(
+      () => read("networking.k8s.io/v1", "NetworkPolicy", "tenantplane-default-deny", `tp-${tenant}`),
+      {
+        description: "default-deny NetworkPolicy",
+      },
+    );
     expect(deny.metadata?.labels?.["app.kubernetes.io/managed-by"]).toBe("tenantplane");
-    expect((deny as unknown as { spec: { policyTypes: string[] } }).spec.policyTypes.sort()).toEqual(["Egress", "Ingress"]);
-    const quota = await waitFor(() => read<KubernetesObject & { spec: { hard: Record<string, string> } }>("v1", "ResourceQuota", "tenantplane-quota", `tp-${tenant}`), { description: "quota" });
+    expect((deny as unknown as { spec: { policyTypes: string[] } }).spec.policyTypes.sort()).toEqual([
+      "Egress",
+      "Ingress",
+    ]);
+    const quota = await waitFor(
+      () =>
+        read<KubernetesObject & { spec: { hard: Record<string, string> } }>(
+          "v1",
+          "ResourceQuota",
+          "tenantplane-quota",
+          `tp-${tenant}`,
+        ),
+      { description: "quota" },
+    );
     expect(quota.spec.hard.pods).toBe("50");
     expect(quota.metadata?.labels?.["tenantplane.io/tenant"]).toBe(tenant);
-    const limits = await waitFor(() => read("v1", "LimitRange", "tenantplane-limits", `tp-${tenant}`), { description: "limit range" });
+    const limits = await waitFor(() => read("v1", "LimitRange", "tenantplane-limits", `tp-${tenant}`), {
+      description: "limit range",
+    });
     expect(limits.metadata?.labels?.["app.kubernetes.io/managed-by"]).toBe("tenantplane");
 
     // The k3s control plane as specified.
-    const sts = await waitFor(() => read<KubernetesObject & { spec: Loose }>("apps/v1", "StatefulSet", "k3s", `tp-${tenant}`), { description: "StatefulSet" });
+    const sts = await waitFor(
+      () => read<KubernetesObject & { spec: Loose }>("apps/v1", "StatefulSet", "k3s", `tp-${tenant}`),
+      { description: "StatefulSet" },
+    );
     expect(sts.spec.replicas).toBe(1);
     expect(sts.spec.podManagementPolicy).toBe("Parallel");
     const k3s = sts.spec.template.spec.containers.find((c: { name: string }) => c.name === "k3s");
@@ -210,10 +239,13 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
 
     await waitForCondition(tenant, "ControlPlaneReady", "True", undefined, 120_000);
     await waitForCondition(tenant, "IsolationApplied", "True");
-    const tc = await waitFor(async () => {
-      const t = await readTc(tenant);
-      return t?.status?.phase === "Ready" ? t : undefined;
-    }, { timeoutMs: 60_000, description: "phase Ready" });
+    const tc = await waitFor(
+      async () => {
+        const t = await readTc(tenant);
+        return t?.status?.phase === "Ready" ? t : undefined;
+      },
+      { timeoutMs: 60_000, description: "phase Ready" },
+    );
     console.error(`[e2e] ${tenant}: apply to Ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
     expect(tc.status?.externalEndpoint).toBe(`https://${address}:6443`);
     expect(tc.status?.hostNamespace).toBe(`tp-${tenant}`);
@@ -232,12 +264,27 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
     expect(tenantNamespaces.items.map((n) => n.metadata?.name)).toContain("kube-system");
 
     // Every step is explained on the TenantCluster, visible to kubectl describe.
-    for (const reason of ["CreateNamespace", "CreateStatefulSet", "CreateService", "CreateSecret", "CreateNetworkPolicy", "CreateResourceQuota", "CreateLimitRange"]) {
+    for (const reason of [
+      "CreateNamespace",
+      "CreateStatefulSet",
+      "CreateService",
+      "CreateSecret",
+      "CreateNetworkPolicy",
+      "CreateResourceQuota",
+      "CreateLimitRange",
+    ]) {
       await waitForEvent(tenant, (e) => e.reason === reason, `event ${reason}`);
     }
     const described = await waitFor(
       async () => {
-        const { stdout } = await run(toolPath("cluster"), ["kubectl", "--kubeconfig", host.kubeconfigPath, "describe", "tenantcluster", tenant]);
+        const { stdout } = await run(toolPath("cluster"), [
+          "kubectl",
+          "--kubeconfig",
+          host.kubeconfigPath,
+          "describe",
+          "tenantcluster",
+          tenant,
+        ]);
         return stdout.includes("CreateStatefulSet") ? stdout : undefined;
       },
       { timeoutMs: 30_000, description: "kubectl describe shows decisions" },
@@ -254,11 +301,21 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
     await apply(profile);
 
     await waitFor(
-      async () => (await read<KubernetesObject & { spec: { hard: Record<string, string> } }>("v1", "ResourceQuota", "tenantplane-quota", `tp-${tenant}`))?.spec.hard.pods === "20",
+      async () =>
+        (
+          await read<KubernetesObject & { spec: { hard: Record<string, string> } }>(
+            "v1",
+            "ResourceQuota",
+            "tenantplane-quota",
+            `tp-${tenant}`,
+          )
+        )?.spec.hard.pods === "20",
       { timeoutMs: 60_000, description: "quota follows the profile" },
     );
     await waitFor(
-      async () => (await read("v1", "Namespace", `tp-${tenant}`))?.metadata?.labels?.["pod-security.kubernetes.io/warn"] === "baseline",
+      async () =>
+        (await read("v1", "Namespace", `tp-${tenant}`))?.metadata?.labels?.["pod-security.kubernetes.io/warn"] ===
+        "baseline",
       { description: "PSA warn label follows the profile" },
     );
     const policies = await objects.list("networking.k8s.io/v1", "NetworkPolicy", `tp-${tenant}`);
@@ -269,28 +326,32 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
   });
 
   it("refuses a spec change it cannot apply in place, and recovers when it is reverted", async () => {
-    await apply(tenantCluster(tenant, {
-      isolationProfileRef: { name: "standard" },
-      syncPolicyRef: { name: "workloads" },
-      controlPlane: {
-        storage: { size: "2Gi", storageClassName: "other" },
-        expose: { loadBalancer: { enabled: true, annotations: { "lb.example.com/scheme": "internal" } } },
-      },
-    }));
+    await apply(
+      tenantCluster(tenant, {
+        isolationProfileRef: { name: "standard" },
+        syncPolicyRef: { name: "workloads" },
+        controlPlane: {
+          storage: { size: "2Gi", storageClassName: "other" },
+          expose: { loadBalancer: { enabled: true, annotations: { "lb.example.com/scheme": "internal" } } },
+        },
+      }),
+    );
     const refused = await waitForCondition(tenant, "ControlPlaneReady", "False", "ImmutableFieldChanged");
     expect(refused.message).toContain("spec.controlPlane.storage.storageClassName");
     expect((await readTc(tenant))?.status?.phase).toBe("Failed");
     const warning = await waitForEvent(tenant, (e) => e.reason === "ImmutableFieldChanged", "refusal warning");
     expect(warning.type).toBe("Warning");
 
-    await apply(tenantCluster(tenant, {
-      isolationProfileRef: { name: "standard" },
-      syncPolicyRef: { name: "workloads" },
-      controlPlane: {
-        storage: { size: "2Gi" },
-        expose: { loadBalancer: { enabled: true, annotations: { "lb.example.com/scheme": "internal" } } },
-      },
-    }));
+    await apply(
+      tenantCluster(tenant, {
+        isolationProfileRef: { name: "standard" },
+        syncPolicyRef: { name: "workloads" },
+        controlPlane: {
+          storage: { size: "2Gi" },
+          expose: { loadBalancer: { enabled: true, annotations: { "lb.example.com/scheme": "internal" } } },
+        },
+      }),
+    );
     await waitForCondition(tenant, "ControlPlaneReady", "True");
   });
 
@@ -304,7 +365,9 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
     for (const svc of [services.provisioner!, services.isolation!]) {
       expect(svc.process.running()).toBe(true);
       expect((await svc.probe("/readyz")).status).toBe(200);
-      expect((await svc.probe("/metrics")).body).toMatch(/tenantplane_messages_total\{[^}]*outcome="term"[^}]*\} [1-9]/);
+      expect((await svc.probe("/metrics")).body).toMatch(
+        /tenantplane_messages_total\{[^}]*outcome="term"[^}]*\} [1-9]/,
+      );
     }
     const jsm = await jetstreamManager(nc);
     await waitFor(async () => (await jsm.consumers.info("TENANTS", "provisioner")).num_ack_pending === 0 || undefined, {
@@ -313,27 +376,46 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
     });
   });
   it("reconciles an exposure change: the load balancer goes, and so do the external endpoint and its kubeconfig", async () => {
-    await apply(tenantCluster(tenant, {
-      isolationProfileRef: { name: "standard" },
-      syncPolicyRef: { name: "workloads" },
-      controlPlane: { storage: { size: "2Gi" }, expose: { loadBalancer: { enabled: false } } },
-    }));
-    await waitFor(async () => (await read<KubernetesObject & { spec: Loose }>("v1", "Service", "k3s", `tp-${tenant}`))?.spec.type === "ClusterIP", {
-      timeoutMs: 60_000,
-      description: "API Service back to ClusterIP",
-    });
-    const tc = await waitFor(async () => {
-      const t = await readTc(tenant);
-      return t && t.status?.externalEndpoint === undefined ? t : undefined;
-    }, { timeoutMs: 60_000, description: "externalEndpoint released" });
+    await apply(
+      tenantCluster(tenant, {
+        isolationProfileRef: { name: "standard" },
+        syncPolicyRef: { name: "workloads" },
+        controlPlane: { storage: { size: "2Gi" }, expose: { loadBalancer: { enabled: false } } },
+      }),
+    );
+    await waitFor(
+      async () =>
+        (await read<KubernetesObject & { spec: Loose }>("v1", "Service", "k3s", `tp-${tenant}`))?.spec.type ===
+        "ClusterIP",
+      {
+        timeoutMs: 60_000,
+        description: "API Service back to ClusterIP",
+      },
+    );
+    const tc = await waitFor(
+      async () => {
+        const t = await readTc(tenant);
+        return t && t.status?.externalEndpoint === undefined ? t : undefined;
+      },
+      { timeoutMs: 60_000, description: "externalEndpoint released" },
+    );
     expect(tc?.status?.endpoint).toBe(`https://k3s.tp-${tenant}.svc:6443`);
-    const secret = await waitFor(async () => {
-      const s = await read<V1Secret>("v1", "Secret", `${tenant}-kubeconfig`, `tp-${tenant}`);
-      const kc = s ? Buffer.from(s.data!.kubeconfig!, "base64").toString("utf8") : "";
-      return kc.includes(`server: https://k3s.tp-${tenant}.svc:6443`) ? s : undefined;
-    }, { timeoutMs: 60_000, description: "kubeconfig points at the in-cluster endpoint" });
+    const secret = await waitFor(
+      async () => {
+        const s = await read<V1Secret>("v1", "Secret", `${tenant}-kubeconfig`, `tp-${tenant}`);
+        const kc = s ? Buffer.from(s.data!.kubeconfig!, "base64").toString("utf8") : "";
+        return kc.includes(`server: https://k3s.tp-${tenant}.svc:6443`) ? s : undefined;
+      },
+      { timeoutMs: 60_000, description: "kubeconfig points at the in-cluster endpoint" },
+    );
     expect(secret).toBeDefined();
-    await waitForEvent(tenant, (e) => e.reason === "UpdateSecret" && (e.message ?? "").includes(`admin kubeconfig for https://k3s.tp-${tenant}.svc:6443`), "kubeconfig update explained");
+    await waitForEvent(
+      tenant,
+      (e) =>
+        e.reason === "UpdateSecret" &&
+        (e.message ?? "").includes(`admin kubeconfig for https://k3s.tp-${tenant}.svc:6443`),
+      "kubeconfig update explained",
+    );
   });
 });
 
@@ -341,7 +423,11 @@ describe("self-healing", () => {
   it("an isolation object someone deleted is put back", async () => {
     const quota = await read("v1", "ResourceQuota", "tenantplane-quota", "tp-alpha");
     expect(quota).toBeDefined();
-    await objects.delete({ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "tenantplane-quota", namespace: "tp-alpha" } });
+    await objects.delete({
+      apiVersion: "v1",
+      kind: "ResourceQuota",
+      metadata: { name: "tenantplane-quota", namespace: "tp-alpha" },
+    });
     // Nothing about the TenantCluster changes; at the latest the watcher's periodic
     // resync (30 s here) brings a pass that re-applies the profile.
     const restored = await waitFor(
@@ -372,10 +458,22 @@ describe("bad input", () => {
 
   it("refuses to run on a damaged PKI Secret, naming the key, instead of silently replacing it", async () => {
     await apply(tenantCluster("zeta", {}));
-    await waitFor(() => read<V1Secret>("v1", "Secret", "zeta-pki", "tp-zeta"), { timeoutMs: 60_000, description: "zeta PKI" });
+    await waitFor(() => read<V1Secret>("v1", "Secret", "zeta-pki", "tp-zeta"), {
+      timeoutMs: 60_000,
+      description: "zeta PKI",
+    });
     await objects.patch(
-      { apiVersion: "v1", kind: "Secret", metadata: { name: "zeta-pki", namespace: "tp-zeta" }, data: { "server-ca.key": null } } as unknown as KubernetesObject,
-      undefined, undefined, "e2e", undefined, PatchStrategy.MergePatch,
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "zeta-pki", namespace: "tp-zeta" },
+        data: { "server-ca.key": null },
+      } as unknown as KubernetesObject,
+      undefined,
+      undefined,
+      "e2e",
+      undefined,
+      PatchStrategy.MergePatch,
     );
     const c = await waitForCondition("zeta", "ControlPlaneReady", "False", "InvalidPkiSecret");
     expect(c.message).toContain("server-ca.key");
@@ -389,7 +487,10 @@ describe("bad input", () => {
     const before = await readTc("beta");
     expect(before?.metadata?.finalizers).toContain("tenantplane.io/teardown");
     await objects.delete({ apiVersion: "tenantplane.io/v1alpha1", kind: "TenantCluster", metadata: { name: "beta" } });
-    await waitFor(async () => (await readTc("beta")) === undefined, { timeoutMs: 120_000, description: "TenantCluster gone" });
+    await waitFor(async () => (await readTc("beta")) === undefined, {
+      timeoutMs: 120_000,
+      description: "TenantCluster gone",
+    });
     expect(await read("v1", "Namespace", "tp-beta")).toBeUndefined();
   });
 });
@@ -397,14 +498,30 @@ describe("bad input", () => {
 describe("resilience", () => {
   it("the standby watcher takes over when the leader dies", async () => {
     const lease = await waitFor(
-      async () => (await read<KubernetesObject & { spec: { holderIdentity?: string } }>("coordination.k8s.io/v1", "Lease", "tenantplane-watcher", "tenantplane-system"))?.spec.holderIdentity || undefined,
+      async () =>
+        (
+          await read<KubernetesObject & { spec: { holderIdentity?: string } }>(
+            "coordination.k8s.io/v1",
+            "Lease",
+            "tenantplane-watcher",
+            "tenantplane-system",
+          )
+        )?.spec.holderIdentity || undefined,
       { description: "a watcher leads" },
     );
     const leader = watchers.find((w) => w.name === lease)!;
     const standby = watchers.find((w) => w.name !== lease)!;
     await leader.kill();
     await waitFor(
-      async () => (await read<KubernetesObject & { spec: { holderIdentity?: string } }>("coordination.k8s.io/v1", "Lease", "tenantplane-watcher", "tenantplane-system"))?.spec.holderIdentity === standby.name,
+      async () =>
+        (
+          await read<KubernetesObject & { spec: { holderIdentity?: string } }>(
+            "coordination.k8s.io/v1",
+            "Lease",
+            "tenantplane-watcher",
+            "tenantplane-system",
+          )
+        )?.spec.holderIdentity === standby.name,
       { timeoutMs: 30_000, description: "standby holds the lease" },
     );
     await apply(tenantCluster("gamma", {}));
@@ -421,13 +538,18 @@ describe("resilience", () => {
     await waitForCondition("delta", "ControlPlaneReady", "False", "ApiServerUnreachable", 120_000);
     expect(await read("apps/v1", "StatefulSet", "k3s", "tp-delta")).toBeDefined();
     for (const svc of [services.provisioner!, services.isolation!, services.recorder!]) {
-      await waitFor(async () => (await svc.probe("/readyz")).status === 200, { description: `${svc.name} ready again` });
+      await waitFor(async () => (await svc.probe("/readyz")).status === 200, {
+        description: `${svc.name} ready again`,
+      });
     }
   });
 
   it("a provisioner killed mid-reconcile is replaced by one that converges without duplicates", async () => {
     await apply(tenantCluster("epsilon", { controlPlane: { expose: { loadBalancer: { enabled: true } } } }));
-    const pki = await waitFor(() => read<V1Secret>("v1", "Secret", "epsilon-pki", "tp-epsilon"), { timeoutMs: 60_000, description: "PKI created" });
+    const pki = await waitFor(() => read<V1Secret>("v1", "Secret", "epsilon-pki", "tp-epsilon"), {
+      timeoutMs: 60_000,
+      description: "PKI created",
+    });
     await services.provisioner!.kill();
     services.provisioner = await fleet.start("provisioner");
     await setLoadBalancerIngress(host.kubeConfig, "tp-epsilon", "k3s", "127.0.0.12");
@@ -446,7 +568,9 @@ describe("resilience", () => {
 
 describe("shutdown", () => {
   it("every service drains and exits 0 on SIGTERM", async () => {
-    const running = [...watchers, services.provisioner!, services.isolation!, services.recorder!].filter((s) => s.process.running());
+    const running = [...watchers, services.provisioner!, services.isolation!, services.recorder!].filter((s) =>
+      s.process.running(),
+    );
     expect(running.length).toBeGreaterThanOrEqual(4);
     await Promise.all(running.map((s) => s.stop()));
     expect(await Promise.all(running.map((s) => s.process.exited))).toEqual(running.map(() => 0));

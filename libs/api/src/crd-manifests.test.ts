@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { crdManifests } from "./crd-manifests.js";
-import { GROUP, PLURAL_ISOLATION_PROFILES, PLURAL_SYNC_POLICIES, PLURAL_TENANT_CLUSTERS, VERSION } from "./constants.js";
+import {
+  GROUP,
+  PLURAL_ISOLATION_PROFILES,
+  PLURAL_SYNC_POLICIES,
+  PLURAL_TENANT_CLUSTERS,
+  VERSION,
+} from "./constants.js";
 
 interface CrdShape {
   apiVersion: string;

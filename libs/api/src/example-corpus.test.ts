@@ -73,6 +73,9 @@ describe("invalid examples", () => {
     }
     expect(error).toBeInstanceOf(ValidationError);
     const paths = (error as ValidationError).issues.map((i) => i.path);
-    expect(paths.some((p) => within(p, expected!)), `reported ${paths.join(", ")}`).toBe(true);
+    expect(
+      paths.some((p) => within(p, expected!)),
+      `reported ${paths.join(", ")}`,
+    ).toBe(true);
   });
 });

@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { API_VERSION } from "./constants.js";
-import {
-  defaultIsolationProfileSpec,
-  parseIsolationProfile,
-  parseIsolationProfileSpec,
-} from "./isolation-profile.js";
+import { defaultIsolationProfileSpec, parseIsolationProfile, parseIsolationProfileSpec } from "./isolation-profile.js";
 import { ValidationError } from "./validation-error.js";
 
 function issuesOf(input: unknown): string[] {
@@ -57,7 +53,10 @@ describe("defaultIsolationProfileSpec", () => {
 
 describe("parseIsolationProfileSpec", () => {
   it("replaces a map default as a whole when the map is set", () => {
-    const spec = parseIsolationProfileSpec({ resourceQuota: { hard: { pods: 5 } }, limitRange: { container: { max: {} } } });
+    const spec = parseIsolationProfileSpec({
+      resourceQuota: { hard: { pods: 5 } },
+      limitRange: { container: { max: {} } },
+    });
     expect(spec.resourceQuota.hard).toEqual({ pods: "5" });
     expect(spec.limitRange.container.max).toEqual({});
     expect(spec.limitRange.container.default).toEqual({ cpu: "1", memory: "1Gi" });
@@ -79,23 +78,58 @@ describe("parseIsolationProfileSpec", () => {
   });
 
   it("accepts IPv6 ranges", () => {
-    const spec = parseIsolationProfileSpec({ network: { allow: { cidrs: [{ cidr: "fd00::/8", except: ["fd00:1::/32"] }] } } });
+    const spec = parseIsolationProfileSpec({
+      network: { allow: { cidrs: [{ cidr: "fd00::/8", except: ["fd00:1::/32"] }] } },
+    });
     expect(spec.network.allow.cidrs[0]?.cidr).toBe("fd00::/8");
   });
 
   it.each([
-    [{ podSecurity: { enforce: "strict" } }, 'spec.podSecurity.enforce: unknown Pod Security level "strict": use one of privileged, baseline, restricted'],
-    [{ podSecurity: { version: "1.34" } }, 'spec.podSecurity.version: must be "latest" or a Kubernetes minor version like v1.34'],
+    [
+      { podSecurity: { enforce: "strict" } },
+      'spec.podSecurity.enforce: unknown Pod Security level "strict": use one of privileged, baseline, restricted',
+    ],
+    [
+      { podSecurity: { version: "1.34" } },
+      'spec.podSecurity.version: must be "latest" or a Kubernetes minor version like v1.34',
+    ],
     [{ network: { defaultDeny: { ingress: "yes" } } }, "spec.network.defaultDeny.ingress:"],
-    [{ network: { allow: { cidrs: [{ cidr: "10.0.0.1/8" }] } } }, "spec.network.allow.cidrs[0].cidr: must be a CIDR in canonical form"],
-    [{ network: { allow: { cidrs: [{ cidr: "10.0.0.0/8", except: ["10.0.0.0/8"] }] } } }, "spec.network.allow.cidrs[0].except[0]: must be a strictly smaller range inside 10.0.0.0/8"],
-    [{ network: { allow: { cidrs: [{ cidr: "0.0.0.0/0", direction: "Out" }] } } }, "spec.network.allow.cidrs[0].direction:"],
-    [{ network: { allow: { namespaces: [{ name: "Kube_System" }] } } }, "spec.network.allow.namespaces[0].name: must be a namespace name"],
-    [{ network: { allow: { namespaces: [{ name: "a", ports: [{ port: 0 }] }] } } }, "spec.network.allow.namespaces[0].ports[0].port:"],
-    [{ network: { allow: { namespaces: [{ name: "a", ports: [{ port: 80, endPort: 79 }] }] } } }, "spec.network.allow.namespaces[0].ports[0].endPort: endPort must be greater than or equal to port"],
-    [{ network: { allow: { namespaces: [{ name: "a", ports: [{ port: 80, protocol: "ICMP" }] }] } } }, "spec.network.allow.namespaces[0].ports[0].protocol:"],
-    [{ resourceQuota: { hard: { "requests.cpu": "lots" } } }, "spec.resourceQuota.hard[requests.cpu]: must be a quantity like 10Gi, 500m or 2"],
-    [{ limitRange: { persistentVolumeClaim: { max: { storage: "-1Gi" } } } }, "spec.limitRange.persistentVolumeClaim.max.storage: must be a quantity"],
+    [
+      { network: { allow: { cidrs: [{ cidr: "10.0.0.1/8" }] } } },
+      "spec.network.allow.cidrs[0].cidr: must be a CIDR in canonical form",
+    ],
+    [
+      { network: { allow: { cidrs: [{ cidr: "10.0.0.0/8", except: ["10.0.0.0/8"] }] } } },
+      "spec.network.allow.cidrs[0].except[0]: must be a strictly smaller range inside 10.0.0.0/8",
+    ],
+    [
+      { network: { allow: { cidrs: [{ cidr: "0.0.0.0/0", direction: "Out" }] } } },
+      "spec.network.allow.cidrs[0].direction:",
+    ],
+    [
+      { network: { allow: { namespaces: [{ name: "Kube_System" }] } } },
+      "spec.network.allow.namespaces[0].name: must be a namespace name",
+    ],
+    [
+      { network: { allow: { namespaces: [{ name: "a", ports: [{ port: 0 }] }] } } },
+      "spec.network.allow.namespaces[0].ports[0].port:",
+    ],
+    [
+      { network: { allow: { namespaces: [{ name: "a", ports: [{ port: 80, endPort: 79 }] }] } } },
+      "spec.network.allow.namespaces[0].ports[0].endPort: endPort must be greater than or equal to port",
+    ],
+    [
+      { network: { allow: { namespaces: [{ name: "a", ports: [{ port: 80, protocol: "ICMP" }] }] } } },
+      "spec.network.allow.namespaces[0].ports[0].protocol:",
+    ],
+    [
+      { resourceQuota: { hard: { "requests.cpu": "lots" } } },
+      "spec.resourceQuota.hard[requests.cpu]: must be a quantity like 10Gi, 500m or 2",
+    ],
+    [
+      { limitRange: { persistentVolumeClaim: { max: { storage: "-1Gi" } } } },
+      "spec.limitRange.persistentVolumeClaim.max.storage: must be a quantity",
+    ],
   ])("rejects %j", (input, expected) => {
     const issues = issuesOf(input);
     expect(issues).toHaveLength(1);
@@ -105,7 +139,11 @@ describe("parseIsolationProfileSpec", () => {
 
 describe("parseIsolationProfile", () => {
   it("applies the defaults to a profile without spec", () => {
-    const profile = parseIsolationProfile({ apiVersion: API_VERSION, kind: "IsolationProfile", metadata: { name: "p" } });
+    const profile = parseIsolationProfile({
+      apiVersion: API_VERSION,
+      kind: "IsolationProfile",
+      metadata: { name: "p" },
+    });
     expect(profile.spec).toEqual(defaultIsolationProfileSpec);
   });
 

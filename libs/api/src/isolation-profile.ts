@@ -101,9 +101,7 @@ export type NetworkAllow = z.output<typeof NetworkAllowSchema>;
  * the tenant API server stays reachable on TCP 6443 whatever is set here.
  */
 export const NetworkSchema = z.object({
-  defaultDeny: z
-    .object({ ingress: z.boolean().prefault(true), egress: z.boolean().prefault(true) })
-    .prefault({}),
+  defaultDeny: z.object({ ingress: z.boolean().prefault(true), egress: z.boolean().prefault(true) }).prefault({}),
   allow: NetworkAllowSchema.prefault({}),
 });
 export type Network = z.output<typeof NetworkSchema>;

@@ -4,17 +4,9 @@ import { ObjectMetaSchema } from "./object-meta.js";
 import { describeSubject, parseOrThrow } from "./validation-error.js";
 
 /** Kinds the sync engine knows how to carry from a tenant to the host. */
-export const SYNC_KINDS = [
-  "Pod",
-  "ConfigMap",
-  "Secret",
-  "Service",
-  "ServiceAccount",
-  "PersistentVolumeClaim",
-] as const;
+export const SYNC_KINDS = ["Pod", "ConfigMap", "Secret", "Service", "ServiceAccount", "PersistentVolumeClaim"] as const;
 export const SyncKindSchema = z.enum(SYNC_KINDS, {
-  error: (issue) =>
-    `unknown kind ${JSON.stringify(issue.input)}: use one of ${SYNC_KINDS.join(", ")}`,
+  error: (issue) => `unknown kind ${JSON.stringify(issue.input)}: use one of ${SYNC_KINDS.join(", ")}`,
 });
 export type SyncKind = z.infer<typeof SyncKindSchema>;
 

@@ -88,22 +88,26 @@ describe("parseTenantCluster", () => {
 
   it("parses a status written by the services", () => {
     const parsed = parseTenantCluster(
-      tenant("dev", {}, {
-        phase: "Ready",
-        hostNamespace: "tp-dev",
-        kubeconfigSecretRef: { namespace: "tp-dev", name: "dev-kubeconfig", key: "kubeconfig" },
-        observedGeneration: 3,
-        conditions: [
-          {
-            type: "ControlPlaneReady",
-            status: "True",
-            observedGeneration: 3,
-            lastTransitionTime: "2026-01-02T15:04:05Z",
-            reason: "Ready",
-            message: "",
-          },
-        ],
-      }),
+      tenant(
+        "dev",
+        {},
+        {
+          phase: "Ready",
+          hostNamespace: "tp-dev",
+          kubeconfigSecretRef: { namespace: "tp-dev", name: "dev-kubeconfig", key: "kubeconfig" },
+          observedGeneration: 3,
+          conditions: [
+            {
+              type: "ControlPlaneReady",
+              status: "True",
+              observedGeneration: 3,
+              lastTransitionTime: "2026-01-02T15:04:05Z",
+              reason: "Ready",
+              message: "",
+            },
+          ],
+        },
+      ),
     );
     expect(parsed.status?.phase).toBe("Ready");
     expect(parsed.status?.conditions?.[0]?.type).toBe("ControlPlaneReady");
@@ -136,21 +140,21 @@ describe("TenantClusterStatusSchema", () => {
 
   it("refuses an unknown phase, a bad condition status and a repeated condition type", () => {
     expect(TenantClusterStatusSchema.safeParse({ phase: "Running" }).success).toBe(false);
-    expect(TenantClusterStatusSchema.safeParse({ conditions: [{ ...condition("Synced"), status: "yes" }] }).success).toBe(
-      false,
-    );
-    expect(TenantClusterStatusSchema.safeParse({ conditions: [condition("Synced"), condition("Synced")] }).success).toBe(
-      false,
-    );
-    expect(TenantClusterStatusSchema.safeParse({ conditions: [condition("Synced"), condition("IsolationApplied")] }).success).toBe(
-      true,
-    );
+    expect(
+      TenantClusterStatusSchema.safeParse({ conditions: [{ ...condition("Synced"), status: "yes" }] }).success,
+    ).toBe(false);
+    expect(
+      TenantClusterStatusSchema.safeParse({ conditions: [condition("Synced"), condition("Synced")] }).success,
+    ).toBe(false);
+    expect(
+      TenantClusterStatusSchema.safeParse({ conditions: [condition("Synced"), condition("IsolationApplied")] }).success,
+    ).toBe(true);
   });
 
   it("requires a CamelCase reason and an RFC 3339 time", () => {
-    expect(TenantClusterStatusSchema.safeParse({ conditions: [{ ...condition("Synced"), reason: "not ok" }] }).success).toBe(
-      false,
-    );
+    expect(
+      TenantClusterStatusSchema.safeParse({ conditions: [{ ...condition("Synced"), reason: "not ok" }] }).success,
+    ).toBe(false);
     expect(
       TenantClusterStatusSchema.safeParse({ conditions: [{ ...condition("Synced"), lastTransitionTime: "yesterday" }] })
         .success,

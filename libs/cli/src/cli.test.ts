@@ -15,7 +15,11 @@ function fakeIo(readFile: CliIo["readFile"] = async () => "") {
 
 describe("runCli", () => {
   it("prints help with exit 0 when asked, and with exit 2 when no command is given", async () => {
-    for (const [argv, code] of [[["--help"], 0], [["help"], 0], [[], 2]] as const) {
+    for (const [argv, code] of [
+      [["--help"], 0],
+      [["help"], 0],
+      [[], 2],
+    ] as const) {
       const { io, out } = fakeIo();
       expect(await runCli(argv, io)).toBe(code);
       expect(out.stdout).toMatch(/^Usage: tenantplane <command>/);
@@ -35,7 +39,13 @@ describe("runCli", () => {
     const argv = ["explain-sync", "--offline", "--tenant", "dev", "-f", "x"];
     // A read failure is the user's (exit 1); a failing stdout is a bug and must surface.
     expect(await runCli(argv, io)).toBe(1);
-    const broken: CliIo = { ...io, readFile: async () => "kind: ConfigMap\n", stdout: () => { throw new TypeError("closed"); } };
+    const broken: CliIo = {
+      ...io,
+      readFile: async () => "kind: ConfigMap\n",
+      stdout: () => {
+        throw new TypeError("closed");
+      },
+    };
     await expect(runCli(argv, broken)).rejects.toThrow("closed");
   });
 });

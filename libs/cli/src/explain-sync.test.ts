@@ -34,7 +34,9 @@ describe("explain-sync on examples/tenant/workloads.yaml", () => {
     const lines = stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^KIND +VIRTUAL +HOST +HASHED +ACTION +REASON$/);
     expect(lines).toHaveLength(13);
-    expect(stdout).toMatch(/^Pod +shop\/web +tp-dev\/web-x-shop-x-dev +no +Create +host Pod tp-dev\/web-x-shop-x-dev absent$/m);
+    expect(stdout).toMatch(
+      /^Pod +shop\/web +tp-dev\/web-x-shop-x-dev +no +Create +host Pod tp-dev\/web-x-shop-x-dev absent$/m,
+    );
     expect(stdout).toMatch(/^ConfigMap +kube-system\/coredns +\S+ +no +Skip +namespace kube-system belongs/m);
   });
 
@@ -43,7 +45,9 @@ describe("explain-sync on examples/tenant/workloads.yaml", () => {
     expect(code).toBe(0);
     const decisions = DecisionSchema.array().parse(JSON.parse(stdout));
     expect(decisions).toHaveLength(12);
-    expect(decisions.every((d) => d.service === "explain-sync" && d.time === NOW.toISOString() && d.tenant === "dev")).toBe(true);
+    expect(
+      decisions.every((d) => d.service === "explain-sync" && d.time === NOW.toISOString() && d.tenant === "dev"),
+    ).toBe(true);
     expect(new Set(decisions.map((d) => d.id)).size).toBe(12);
     expect(decisions.filter((d) => d.action === "Create")).toHaveLength(11);
     expect(decisions.filter((d) => d.action === "Skip")).toHaveLength(1);
@@ -61,7 +65,9 @@ describe("explain-sync on examples/tenant/workloads.yaml", () => {
     const { code, stdout } = await explain("-f", workloads, "--policy", `${examples}sync-policy.yaml`);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^ServiceAccount +shop\/web .* Skip +kind ServiceAccount not in SyncPolicy toHost$/m);
-    expect(stdout).toMatch(/^PersistentVolumeClaim +shop\/web-cache .* Skip +kind PersistentVolumeClaim not in SyncPolicy toHost$/m);
+    expect(stdout).toMatch(
+      /^PersistentVolumeClaim +shop\/web-cache .* Skip +kind PersistentVolumeClaim not in SyncPolicy toHost$/m,
+    );
   });
 
   it("refuses examples/tenant/bad.yaml, naming the document", async () => {
@@ -74,30 +80,50 @@ describe("explain-sync on examples/tenant/workloads.yaml", () => {
   it("refuses examples/tenant/bad-policy.yaml, naming the document and field", async () => {
     const { code, stderr } = await explain("-f", workloads, "--policy", `${examples}bad-policy.yaml`);
     expect(code).toBe(1);
-    expect(stderr).toContain('bad-policy.yaml: document 1: SyncPolicy "too-much" is invalid: spec.toHost[1].kind: unknown kind "Deployment"');
+    expect(stderr).toContain(
+      'bad-policy.yaml: document 1: SyncPolicy "too-much" is invalid: spec.toHost[1].kind: unknown kind "Deployment"',
+    );
   });
 });
 
 describe("explain-sync input handling", () => {
   it("reads stdin for -f -, places objects without a namespace in default, and flattens Lists", async () => {
-    const list = { apiVersion: "v1", kind: "List", items: [{ apiVersion: "v1", kind: "Secret", metadata: { name: "s" } }] };
-    const { code, stdout } = await cli(["explain-sync", "--offline", "--tenant", "dev", "-f", "-", "-o", "json"], {}, JSON.stringify(list));
+    const list = {
+      apiVersion: "v1",
+      kind: "List",
+      items: [{ apiVersion: "v1", kind: "Secret", metadata: { name: "s" } }],
+    };
+    const { code, stdout } = await cli(
+      ["explain-sync", "--offline", "--tenant", "dev", "-f", "-", "-o", "json"],
+      {},
+      JSON.stringify(list),
+    );
     expect(code).toBe(0);
-    expect(JSON.parse(stdout)).toMatchObject([{ action: "Create", tenantRef: { namespace: "default", name: "s" }, hostRef: { name: "s-x-default-x-dev" } }]);
+    expect(JSON.parse(stdout)).toMatchObject([
+      { action: "Create", tenantRef: { namespace: "default", name: "s" }, hostRef: { name: "s-x-default-x-dev" } },
+    ]);
   });
 
   it("reports malformed objects as Skips and carries on", async () => {
-    const text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n";
-    const { code, stdout } = await cli(["explain-sync", "--offline", "--tenant", "dev", "-f", "in.yaml", "-o", "json"], { "in.yaml": text });
+    const text =
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n";
+    const { code, stdout } = await cli(
+      ["explain-sync", "--offline", "--tenant", "dev", "-f", "in.yaml", "-o", "json"],
+      { "in.yaml": text },
+    );
     expect(code).toBe(0);
-    expect(JSON.parse(stdout).map((d: { action: string; reason: string }) => [d.action, d.reason.split(":")[0]])).toEqual([
+    expect(
+      JSON.parse(stdout).map((d: { action: string; reason: string }) => [d.action, d.reason.split(":")[0]]),
+    ).toEqual([
       ["Skip", "malformed ConfigMap (item 1)"],
       ["Create", "host ConfigMap tp-dev/ok-x-default-x-dev absent"],
     ]);
   });
 
   it("says when a file holds no objects", async () => {
-    const { code, stdout } = await cli(["explain-sync", "--offline", "--tenant", "dev", "-f", "empty.yaml"], { "empty.yaml": "# nothing\n" });
+    const { code, stdout } = await cli(["explain-sync", "--offline", "--tenant", "dev", "-f", "empty.yaml"], {
+      "empty.yaml": "# nothing\n",
+    });
     expect(code).toBe(0);
     expect(stdout).toBe("no objects found in empty.yaml\n");
   });
@@ -118,7 +144,10 @@ describe("explain-sync input handling", () => {
     [["explain-sync", "--tenant", "dev", "-f", "x"], "explain-sync needs --offline"],
     [["explain-sync", "--offline", "-f", "x"], "missing --tenant <name>"],
     [["explain-sync", "--offline", "--tenant", "dev"], "missing -f <file|->"],
-    [["explain-sync", "--offline", "--tenant", "dev", "-f", "x", "-o", "wide"], "-o wide: use one of table, json, yaml"],
+    [
+      ["explain-sync", "--offline", "--tenant", "dev", "-f", "x", "-o", "wide"],
+      "-o wide: use one of table, json, yaml",
+    ],
     [["explain-sync", "--offline", "--bogus"], "Unknown option '--bogus'"],
     [["explain-sync", "--offline", "stray"], "Unexpected argument 'stray'"],
   ])("rejects the command line %j with exit status 2", async (argv, message) => {

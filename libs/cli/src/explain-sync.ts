@@ -60,7 +60,12 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
     io.stdout(entries.length === 0 ? `no objects found in ${source}\n` : formatTable(entries));
   } else {
     const time = io.now().toISOString();
-    io.stdout(formatDecisions(entries.map((entry) => toDecision(entry, time)), options.output));
+    io.stdout(
+      formatDecisions(
+        entries.map((entry) => toDecision(entry, time)),
+        options.output,
+      ),
+    );
   }
   return 0;
 }
@@ -109,7 +114,9 @@ async function read(io: CliIo, path: string): Promise<string> {
   try {
     return await io.readFile(path);
   } catch (error) {
-    throw new CliError(`cannot read ${path === "-" ? "<stdin>" : path}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(
+      `cannot read ${path === "-" ? "<stdin>" : path}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 

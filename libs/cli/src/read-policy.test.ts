@@ -21,7 +21,9 @@ describe("parsePolicyManifest", () => {
   });
 
   it("wants exactly one document", () => {
-    expect(() => parsePolicyManifest("", "p.yaml")).toThrow("p.yaml: expected exactly one SyncPolicy document, found 0");
+    expect(() => parsePolicyManifest("", "p.yaml")).toThrow(
+      "p.yaml: expected exactly one SyncPolicy document, found 0",
+    );
     expect(() => parsePolicyManifest(`${policy("[]")}---\n${policy("[]")}`, "p.yaml")).toThrow("found 2");
   });
 });

@@ -5,7 +5,12 @@ import { BUILT_IN_PROFILE_NAME, ISOLATION_KINDS } from "./constants.js";
 import { isolationObjectSelector } from "./metadata.js";
 
 const compileDefault = (profileName?: string) =>
-  compileIsolation({ tenant: "dev", hostNamespace: "tp-dev", profile: defaultIsolationProfileSpec, ...(profileName ? { profileName } : {}) });
+  compileIsolation({
+    tenant: "dev",
+    hostNamespace: "tp-dev",
+    profile: defaultIsolationProfileSpec,
+    ...(profileName ? { profileName } : {}),
+  });
 
 describe("compileIsolation", () => {
   it("labels the namespace for Pod Security admission", () => {
@@ -46,7 +51,9 @@ describe("compileIsolation", () => {
   });
 
   it("records the built-in profile when no name is given", () => {
-    expect(compileDefault().objects[0]?.metadata.annotations["tenantplane.io/isolation-profile"]).toBe(BUILT_IN_PROFILE_NAME);
+    expect(compileDefault().objects[0]?.metadata.annotations["tenantplane.io/isolation-profile"]).toBe(
+      BUILT_IN_PROFILE_NAME,
+    );
   });
 
   it("only produces kinds listed in ISOLATION_KINDS", () => {
@@ -55,7 +62,9 @@ describe("compileIsolation", () => {
   });
 
   it("is deterministic and does not share state with its input", () => {
-    const profile = parseIsolationProfileSpec({ network: { allow: { cidrs: [{ cidr: "10.0.0.0/8", except: ["10.1.0.0/16"] }] } } });
+    const profile = parseIsolationProfileSpec({
+      network: { allow: { cidrs: [{ cidr: "10.0.0.0/8", except: ["10.1.0.0/16"] }] } },
+    });
     const first = compileIsolation({ tenant: "dev", hostNamespace: "tp-dev", profile });
     expect(compileIsolation({ tenant: "dev", hostNamespace: "tp-dev", profile })).toEqual(first);
     const quota = first.objects.find((o) => o.kind === "ResourceQuota");
@@ -77,9 +86,9 @@ describe("compileIsolation", () => {
   });
 
   it("refuses a tenant name that cannot be a label value", () => {
-    expect(() => compileIsolation({ tenant: "Not OK", hostNamespace: "tp-x", profile: defaultIsolationProfileSpec })).toThrow(
-      'cannot compile isolation for "Not OK": not a valid tenant name',
-    );
+    expect(() =>
+      compileIsolation({ tenant: "Not OK", hostNamespace: "tp-x", profile: defaultIsolationProfileSpec }),
+    ).toThrow('cannot compile isolation for "Not OK": not a valid tenant name');
   });
 });
 

@@ -55,18 +55,31 @@ function peerMatches(peer: NetworkPolicyPeer, policyNamespace: string, other: En
 }
 
 function portMatches(ports: NetworkPolicyPort[] | undefined, c: Connection): boolean {
-  return ports === undefined || ports.some((p) => p.protocol === c.protocol && c.port >= p.port && c.port <= (p.endPort ?? p.port));
+  return (
+    ports === undefined ||
+    ports.some((p) => p.protocol === c.protocol && c.port >= p.port && c.port <= (p.endPort ?? p.port))
+  );
 }
 
 function allowed(policies: NetworkPolicyObject[], c: Connection): boolean {
   const side = (pod: Endpoint, type: "Ingress" | "Egress", other: Endpoint) => {
     if (pod.namespace !== target.namespace) return true;
-    const selecting = policies.filter((p) => p.spec.policyTypes.includes(type) && selects(p.spec.podSelector, pod.podLabels));
+    const selecting = policies.filter(
+      (p) => p.spec.policyTypes.includes(type) && selects(p.spec.podSelector, pod.podLabels),
+    );
     if (selecting.length === 0) return true;
     return selecting.some((p) =>
       type === "Ingress"
-        ? (p.spec.ingress ?? []).some((r) => (r.from === undefined || r.from.some((peer) => peerMatches(peer, target.namespace, other))) && portMatches(r.ports, c))
-        : (p.spec.egress ?? []).some((r) => (r.to === undefined || r.to.some((peer) => peerMatches(peer, target.namespace, other))) && portMatches(r.ports, c)),
+        ? (p.spec.ingress ?? []).some(
+            (r) =>
+              (r.from === undefined || r.from.some((peer) => peerMatches(peer, target.namespace, other))) &&
+              portMatches(r.ports, c),
+          )
+        : (p.spec.egress ?? []).some(
+            (r) =>
+              (r.to === undefined || r.to.some((peer) => peerMatches(peer, target.namespace, other))) &&
+              portMatches(r.ports, c),
+          ),
     );
   };
   return side(c.from, "Egress", c.to) && side(c.to, "Ingress", c.from);
@@ -102,14 +115,19 @@ describe("compileNetworkPolicies with the default profile", () => {
   });
 
   it("denies all ingress and egress for every pod", () => {
-    expect(byName(policies, OBJECT_NAMES.defaultDeny)?.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
+    expect(byName(policies, OBJECT_NAMES.defaultDeny)?.spec).toEqual({
+      podSelector: {},
+      policyTypes: ["Ingress", "Egress"],
+    });
     expect(allowed(policies, tcp(otherPod, tenantPod, 80))).toBe(false);
     expect(allowed(policies, tcp(tenantPod, internet, 443))).toBe(false);
     expect(allowed(policies, tcp(tenantPod, otherPod, 80))).toBe(false);
   });
 
   it("lets anyone reach the tenant API server on TCP 6443 and nothing else", () => {
-    expect(byName(policies, OBJECT_NAMES.allowControlPlane)?.spec.ingress).toEqual([{ ports: [{ protocol: "TCP", port: 6443 }] }]);
+    expect(byName(policies, OBJECT_NAMES.allowControlPlane)?.spec.ingress).toEqual([
+      { ports: [{ protocol: "TCP", port: 6443 }] },
+    ]);
     expect(allowed(policies, tcp(otherPod, controlPlane, 6443))).toBe(true);
     expect(allowed(policies, tcp(internet, controlPlane, 6443))).toBe(true);
     expect(allowed(policies, tcp(otherPod, controlPlane, 10250))).toBe(false);
@@ -157,7 +175,9 @@ describe("compileNetworkPolicies with allowances", () => {
       },
     });
     const spec = byName(policies, OBJECT_NAMES.allowNamespaces)?.spec;
-    const selector = (name: string) => ({ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": name } } });
+    const selector = (name: string) => ({
+      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": name } },
+    });
     expect(spec?.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(spec?.ingress).toEqual([
       { from: [selector("ingress-nginx")], ports: [{ protocol: "TCP", port: 8080 }] },
@@ -181,7 +201,10 @@ describe("compileNetworkPolicies with allowances", () => {
       podSelector: {},
       policyTypes: ["Egress"],
       egress: [
-        { to: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["169.254.169.254/32"] } }], ports: [{ protocol: "TCP", port: 443 }] },
+        {
+          to: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["169.254.169.254/32"] } }],
+          ports: [{ protocol: "TCP", port: 443 }],
+        },
       ],
     });
     expect(allowed(policies, tcp(tenantPod, internet, 443))).toBe(true);
@@ -190,7 +213,9 @@ describe("compileNetworkPolicies with allowances", () => {
   });
 
   it("drops an endPort equal to port and an empty except list", () => {
-    const { policies } = compile({ allow: { cidrs: [{ cidr: "10.0.0.0/8", except: [], ports: [{ port: 80, endPort: 80 }] }] } });
+    const { policies } = compile({
+      allow: { cidrs: [{ cidr: "10.0.0.0/8", except: [], ports: [{ port: 80, endPort: 80 }] }] },
+    });
     expect(byName(policies, OBJECT_NAMES.allowCidrs)?.spec.egress).toEqual([
       { to: [{ ipBlock: { cidr: "10.0.0.0/8" } }], ports: [{ protocol: "TCP", port: 80 }] },
     ]);
@@ -240,7 +265,9 @@ describe("any combination of settings", () => {
     allow: fc.record({
       dns: fc.boolean(),
       sameNamespace: fc.boolean(),
-      namespaces: fc.array(fc.record({ name: fc.constantFrom("ingress-nginx", "monitoring"), direction }), { maxLength: 3 }),
+      namespaces: fc.array(fc.record({ name: fc.constantFrom("ingress-nginx", "monitoring"), direction }), {
+        maxLength: 3,
+      }),
       cidrs: fc.array(fc.record({ cidr: fc.constantFrom("10.0.0.0/8", "0.0.0.0/0"), direction }), { maxLength: 3 }),
     }),
   });
@@ -273,4 +300,3 @@ describe("any combination of settings", () => {
     );
   });
 });
-

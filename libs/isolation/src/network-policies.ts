@@ -95,9 +95,12 @@ export function compileNetworkPolicies(target: CompileTarget, network: Network):
     ),
     policy(OBJECT_NAMES.allowDns, ALL_PODS, [], allow.dns ? [{ to: [CLUSTER_DNS_PEER], ports: DNS_PORTS }] : []),
     allow.sameNamespace
-      ? policy(OBJECT_NAMES.allowSameNamespace, ALL_PODS, [{ from: [{ podSelector: ALL_PODS }] }], [
-          { to: [{ podSelector: ALL_PODS }] },
-        ])
+      ? policy(
+          OBJECT_NAMES.allowSameNamespace,
+          ALL_PODS,
+          [{ from: [{ podSelector: ALL_PODS }] }],
+          [{ to: [{ podSelector: ALL_PODS }] }],
+        )
       : undefined,
   );
 
@@ -114,10 +117,7 @@ export function compileNetworkPolicies(target: CompileTarget, network: Network):
     policy(OBJECT_NAMES.allowCidrs, ALL_PODS, cidrRules.ingress, cidrRules.egress),
   );
 
-  notes.push(
-    ...ineffective("namespaces", allow.namespaces, deny),
-    ...ineffective("cidrs", allow.cidrs, deny),
-  );
+  notes.push(...ineffective("namespaces", allow.namespaces, deny), ...ineffective("cidrs", allow.cidrs, deny));
   return { policies: policies.filter((p) => p !== undefined), notes };
 }
 

@@ -34,7 +34,10 @@ describe("compileLimitRange", () => {
 
   it("leaves out an entry with no maps, and the object when nothing is left", () => {
     const onlyPvc = parseIsolationProfileSpec({
-      limitRange: { container: { default: {}, defaultRequest: {}, max: {} }, persistentVolumeClaim: { min: { storage: "1Gi" } } },
+      limitRange: {
+        container: { default: {}, defaultRequest: {}, max: {} },
+        persistentVolumeClaim: { min: { storage: "1Gi" } },
+      },
     }).limitRange;
     expect(compileLimitRange(target, onlyPvc)?.spec.limits).toEqual([
       { type: "PersistentVolumeClaim", min: { storage: "1Gi" }, max: { storage: "50Gi" } },
@@ -58,7 +61,9 @@ describe("quotaNotes", () => {
     });
     const notes = quotaNotes(spec.resourceQuota, spec.limitRange);
     expect(notes).toHaveLength(1);
-    expect(notes[0]).toMatch(/^resourceQuota\.hard\[limits\.memory\] is set but limitRange\.container\.default has no memory: /);
+    expect(notes[0]).toMatch(
+      /^resourceQuota\.hard\[limits\.memory\] is set but limitRange\.container\.default has no memory: /,
+    );
     expect(notes[0]).toContain("tenant API server");
   });
 

@@ -39,7 +39,12 @@ export class Objects {
   }
 
   /** Reads an object, or undefined when it does not exist. */
-  async get<T extends KubernetesObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined> {
+  async get<T extends KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+  ): Promise<T | undefined> {
     try {
       return (await this.api.read({ apiVersion, kind, metadata: { name, namespace } })) as T;
     } catch (err) {
@@ -49,11 +54,26 @@ export class Objects {
   }
 
   /** Lists objects of a kind, optionally namespaced and label-selected. */
-  async list<T extends KubernetesObject>(apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string } = {}): Promise<T[]> {
+  async list<T extends KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    opts: { namespace?: string; labelSelector?: string } = {},
+  ): Promise<T[]> {
     const out: T[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await this.api.list<T>(apiVersion, kind, opts.namespace, undefined, undefined, undefined, undefined, opts.labelSelector, 500, continueToken);
+      const page = await this.api.list<T>(
+        apiVersion,
+        kind,
+        opts.namespace,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        opts.labelSelector,
+        500,
+        continueToken,
+      );
       out.push(...page.items.map((item) => ({ apiVersion, kind, ...item })));
       continueToken = page.metadata?._continue || undefined;
     } while (continueToken);
@@ -75,7 +95,10 @@ export class Objects {
    * Applies `status` to a cluster-scoped custom resource's status subresource.
    * Conditions are a map list keyed by type, so each manager owns its own condition.
    */
-  async applyClusterStatus(ref: { group: string; version: string; plural: string; kind: string; name: string }, status: Record<string, unknown>): Promise<void> {
+  async applyClusterStatus(
+    ref: { group: string; version: string; plural: string; kind: string; name: string },
+    status: Record<string, unknown>,
+  ): Promise<void> {
     await this.custom.patchClusterCustomObjectStatus(
       {
         group: ref.group,

@@ -89,7 +89,13 @@ export class EventRecorder {
     const name = `${ref.name}.${randomBytes(8).toString("hex")}`;
     const event: CoreV1Event = {
       metadata: { name, namespace },
-      involvedObject: { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, namespace: ref.namespace, uid: ref.uid },
+      involvedObject: {
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        name: ref.name,
+        namespace: ref.namespace,
+        uid: ref.uid,
+      },
       type: input.type,
       reason: input.reason,
       message: truncate(input.message, 1024),

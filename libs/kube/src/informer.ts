@@ -60,15 +60,12 @@ export function startWatch<T extends KubernetesObject>(opts: {
   // restarting it relists (and a 410 Gone has already cleared its resourceVersion).
   const run = () => {
     failedDuringStart = false;
-    informer.start().then(
-      () => {
-        if (!failedDuringStart && !stopped) {
-          attempt = 0;
-          markSynced();
-        }
-      },
-      retry,
-    );
+    informer.start().then(() => {
+      if (!failedDuringStart && !stopped) {
+        attempt = 0;
+        markSynced();
+      }
+    }, retry);
   };
   informer.on("error", retry);
   run();

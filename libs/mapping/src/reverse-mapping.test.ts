@@ -44,7 +44,10 @@ describe("reverseMapping", () => {
     const mapping = reverseMapping({ tenant: "dev", namespace, name: "é" }, "Pod");
     expect(isLabelValue(mapping.labels[LABEL_VIRTUAL_NAMESPACE] ?? "")).toBe(true);
     expect(mapping.labels[LABEL_VIRTUAL_NAMESPACE]).not.toBe(namespace);
-    expect(mapping.annotations).toMatchObject({ "tenantplane.io/virtual-namespace": namespace, "tenantplane.io/virtual-name": "é" });
+    expect(mapping.annotations).toMatchObject({
+      "tenantplane.io/virtual-namespace": namespace,
+      "tenantplane.io/virtual-name": "é",
+    });
   });
 });
 
@@ -53,7 +56,12 @@ describe("reverseLookup", () => {
     fc.assert(
       fc.property(tenantName, virtualName, virtualName, kind, (tenant, namespace, name, k) => {
         const { labels, annotations } = reverseMapping({ tenant, namespace, name }, k);
-        expect(reverseLookup({ labels: { ...labels, app: "web" }, annotations })).toEqual({ tenant, namespace, name, kind: k });
+        expect(reverseLookup({ labels: { ...labels, app: "web" }, annotations })).toEqual({
+          tenant,
+          namespace,
+          name,
+          kind: k,
+        });
       }),
       { numRuns: REVERSE_LOOKUP_RUNS },
     );

@@ -52,7 +52,11 @@ export async function connectNats(opts: NatsOptions): Promise<NatsConnection> {
 
 /** Compares dotted versions numerically, ignoring pre-release suffixes. */
 export function compareVersions(a: string, b: string): number {
-  const parse = (v: string) => v.split("-")[0]!.split(".").map((n) => Number.parseInt(n, 10) || 0);
+  const parse = (v: string) =>
+    v
+      .split("-")[0]!
+      .split(".")
+      .map((n) => Number.parseInt(n, 10) || 0);
   const [pa, pb] = [parse(a), parse(b)];
   for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
     const d = (pa[i] ?? 0) - (pb[i] ?? 0);

@@ -136,7 +136,10 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
         break;
       case "nak":
         // Waiting for a pod or an address is routine; a failure worth retrying is news.
-        ctx.logger[settlement.waiting ? "debug" : "info"]({ delayMs: settlement.delayMs, reason: settlement.reason }, "retrying later");
+        ctx.logger[settlement.waiting ? "debug" : "info"](
+          { delayMs: settlement.delayMs, reason: settlement.reason },
+          "retrying later",
+        );
         m.nak(settlement.delayMs);
         break;
       case "term":

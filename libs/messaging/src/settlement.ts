@@ -18,7 +18,9 @@ export function settlementFor(error: unknown, deliveryCount: number): Settlement
     // Waiting for something known (a pod, an address) polls at the pace it names;
     // failures back off exponentially.
     const waiting = err.retryAfterMs !== undefined;
-    const delayMs = waiting ? waitingDelay(err.retryAfterMs!, deliveryCount) : backoffDelay(deliveryCount - 1, 500, 60_000);
+    const delayMs = waiting
+      ? waitingDelay(err.retryAfterMs!, deliveryCount)
+      : backoffDelay(deliveryCount - 1, 500, 60_000);
     return { outcome: "nak", delayMs, reason: err.message, waiting };
   }
   return { outcome: "term", reason: `${err.code}: ${err.message}` };

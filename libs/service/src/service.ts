@@ -3,7 +3,14 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { EventRecorder, loadKubeConfig, Objects } from "@tenantplane/kube";
-import { connectNats, ensureTopology, publishDecision, stampDecision, type ConsumerName, type PlannedDecision } from "@tenantplane/messaging";
+import {
+  connectNats,
+  ensureTopology,
+  publishDecision,
+  stampDecision,
+  type ConsumerName,
+  type PlannedDecision,
+} from "@tenantplane/messaging";
 import {
   backoffDelay,
   createLogger,
@@ -97,7 +104,12 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
 
   const steps: ShutdownStep[] = [];
   const signal = handleShutdown(logger, [
-    { name: "service", run: async () => { for (const step of steps) await step.run(); } },
+    {
+      name: "service",
+      run: async () => {
+        for (const step of steps) await step.run();
+      },
+    },
     { name: "nats", run: () => nc.drain() },
     { name: "http", run: () => http.close() },
   ]);
@@ -128,7 +140,12 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       }
       metrics.decisions.inc({ action: decision.action });
     },
-    events: new EventRecorder(kc, { component: opts.name, instance: identity, clusterEventsNamespace: env.EVENTS_NAMESPACE, logger }),
+    events: new EventRecorder(kc, {
+      component: opts.name,
+      instance: identity,
+      clusterEventsNamespace: env.EVENTS_NAMESPACE,
+      logger,
+    }),
     signal,
     setReady: (value) => {
       ready = value;

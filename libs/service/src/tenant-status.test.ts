@@ -13,12 +13,29 @@ describe("nextCondition", () => {
   const now = new Date("2026-02-02T00:00:00.000Z");
 
   it("keeps the transition time while the status holds", () => {
-    const next = nextCondition([earlier], { type: "ControlPlaneReady", status: "False", reason: "APIUnreachable", message: "m", observedGeneration: 3 }, now);
-    expect(next).toEqual({ type: "ControlPlaneReady", status: "False", reason: "APIUnreachable", message: "m", observedGeneration: 3, lastTransitionTime: earlier.lastTransitionTime });
+    const next = nextCondition(
+      [earlier],
+      { type: "ControlPlaneReady", status: "False", reason: "APIUnreachable", message: "m", observedGeneration: 3 },
+      now,
+    );
+    expect(next).toEqual({
+      type: "ControlPlaneReady",
+      status: "False",
+      reason: "APIUnreachable",
+      message: "m",
+      observedGeneration: 3,
+      lastTransitionTime: earlier.lastTransitionTime,
+    });
   });
 
   it("moves the transition time when the status flips or the condition is new", () => {
-    expect(nextCondition([earlier], { type: "ControlPlaneReady", status: "True", reason: "Ready", message: "" }, now).lastTransitionTime).toBe(now.toISOString());
-    expect(nextCondition(undefined, { type: "IsolationApplied", status: "True", reason: "Applied", message: "" }, now).lastTransitionTime).toBe(now.toISOString());
+    expect(
+      nextCondition([earlier], { type: "ControlPlaneReady", status: "True", reason: "Ready", message: "" }, now)
+        .lastTransitionTime,
+    ).toBe(now.toISOString());
+    expect(
+      nextCondition(undefined, { type: "IsolationApplied", status: "True", reason: "Applied", message: "" }, now)
+        .lastTransitionTime,
+    ).toBe(now.toISOString());
   });
 });

@@ -1,4 +1,12 @@
-import { API_VERSION, GROUP, KIND_TENANT_CLUSTER, PLURAL_TENANT_CLUSTERS, VERSION, type Condition, type TenantClusterStatus } from "@tenantplane/api";
+import {
+  API_VERSION,
+  GROUP,
+  KIND_TENANT_CLUSTER,
+  PLURAL_TENANT_CLUSTERS,
+  VERSION,
+  type Condition,
+  type TenantClusterStatus,
+} from "@tenantplane/api";
 import type { Objects } from "@tenantplane/kube";
 
 /** A condition as a service computes it, before transition bookkeeping. */
@@ -14,7 +22,11 @@ export interface ConditionInput {
  * The condition to write: keeps the previous lastTransitionTime when the status
  * did not change, so the time says when the state began, not when it was last seen.
  */
-export function nextCondition(previous: readonly Condition[] | undefined, input: ConditionInput, now = new Date()): Condition {
+export function nextCondition(
+  previous: readonly Condition[] | undefined,
+  input: ConditionInput,
+  now = new Date(),
+): Condition {
   const before = previous?.find((c) => c.type === input.type);
   const lastTransitionTime = before && before.status === input.status ? before.lastTransitionTime : now.toISOString();
   return {
@@ -48,6 +60,9 @@ export async function applyTenantStatus(
 }
 
 /** The TenantCluster an Event about `tenant` is attached to. */
-export function tenantRegarding(tenant: string, uid?: string): { apiVersion: string; kind: string; name: string; uid?: string | undefined } {
+export function tenantRegarding(
+  tenant: string,
+  uid?: string,
+): { apiVersion: string; kind: string; name: string; uid?: string | undefined } {
   return { apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, name: tenant, uid };
 }

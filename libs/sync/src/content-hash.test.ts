@@ -8,12 +8,18 @@ const CANONICAL_RUNS = 500;
 function reversedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reversedKeys);
   if (typeof value !== "object" || value === null) return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversedKeys(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, reversedKeys(v)]),
+  );
 }
 
 describe("canonicalJson", () => {
   it("sorts keys at every depth, keeps array order and drops undefined members", () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { f: 1, e: 2 }], c: undefined } })).toBe('{"a":{"d":[3,{"e":2,"f":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { f: 1, e: 2 }], c: undefined } })).toBe(
+      '{"a":{"d":[3,{"e":2,"f":1}]},"b":1}',
+    );
   });
 
   it("prints equal content equally whatever the key order", () => {

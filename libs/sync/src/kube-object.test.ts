@@ -13,12 +13,16 @@ describe("parseTenantObject", () => {
   });
 
   it("names the field and the fix", () => {
-    expect(problem({ kind: "ConfigMap", metadata: { name: "a" } })).toBe("apiVersion: expected an apiVersion such as v1");
+    expect(problem({ kind: "ConfigMap", metadata: { name: "a" } })).toBe(
+      "apiVersion: expected an apiVersion such as v1",
+    );
     expect(problem({ apiVersion: "v1", kind: "ConfigMap", metadata: {} })).toBe("metadata.name: expected a name");
     expect(problem({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "Shop" } })).toBe(
       "metadata.namespace: a namespace is a DNS label: lowercase letters, digits and '-', at most 63",
     );
-    expect(problem({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "é" } })).toMatch(/^metadata\.name: use lowercase/);
+    expect(problem({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "é" } })).toMatch(
+      /^metadata\.name: use lowercase/,
+    );
     expect(problem({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a".repeat(254) } })).toBe(
       "metadata.name: a name has at most 253 characters",
     );
@@ -28,14 +32,20 @@ describe("parseTenantObject", () => {
     expect(problem({ apiVersion: "apps/v1", kind: "Secret", metadata: { name: "s" } })).toBe(
       "apiVersion: Secret is served as v1, not apps/v1",
     );
-    expect(problem({ apiVersion: "v1", kind: "Service", metadata: { name: "a.b" } })).toMatch(/^metadata\.name: a Service name/);
+    expect(problem({ apiVersion: "v1", kind: "Service", metadata: { name: "a.b" } })).toMatch(
+      /^metadata\.name: a Service name/,
+    );
     expect(problem({ apiVersion: "v1", kind: "Service", metadata: { name: "api" } })).toBeUndefined();
   });
 });
 
 describe("describeIssue", () => {
   it("prints list indices in brackets", () => {
-    const parsed = KubeObjectSchema.safeParse({ apiVersion: "v1", kind: "X", metadata: { name: "a", labels: { k: 1 } } });
+    const parsed = KubeObjectSchema.safeParse({
+      apiVersion: "v1",
+      kind: "X",
+      metadata: { name: "a", labels: { k: 1 } },
+    });
     expect(parsed.success).toBe(false);
     if (!parsed.success) expect(describeIssue(parsed.error)).toBe("metadata.labels.k: expected a string value");
   });

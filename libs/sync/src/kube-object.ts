@@ -77,7 +77,10 @@ export function parseTenantObject(value: unknown): TenantObjectParse {
   if (!parsed.success) return { ok: false, problem: describeIssue(parsed.error) };
   const object = parsed.data;
   if (object.apiVersion !== CORE_API_VERSION) {
-    return { ok: false, problem: `apiVersion: ${object.kind} is served as ${CORE_API_VERSION}, not ${object.apiVersion}` };
+    return {
+      ok: false,
+      problem: `apiVersion: ${object.kind} is served as ${CORE_API_VERSION}, not ${object.apiVersion}`,
+    };
   }
   if (object.kind === "Service" && !(object.metadata.name.length <= 63 && DNS_1035_LABEL.test(object.metadata.name))) {
     return {

@@ -13,12 +13,28 @@ const tenant = "dev";
 const namespaces = fc.constantFrom("default", "shop", "kube-system");
 const names = fc.constantFrom("web", "db", "app.config", "default", "kube-root-ca.crt", "x".repeat(70), "a-x-b");
 const kinds = fc.constantFrom(...SYNC_KINDS, "Deployment");
-const payload = fc.record({ labels: fc.dictionary(fc.constantFrom("app", "tier", "tenantplane.io/tenant"), fc.constantFrom("a", "b")), data: fc.constantFrom("1", "2") });
+const payload = fc.record({
+  labels: fc.dictionary(fc.constantFrom("app", "tier", "tenantplane.io/tenant"), fc.constantFrom("a", "b")),
+  data: fc.constantFrom("1", "2"),
+});
 
 const tenantObject = fc.oneof(
   { weight: 8, arbitrary: fc.record({ kind: kinds, namespace: namespaces, name: names, payload }).map(build) },
-  { weight: 1, arbitrary: fc.record({ kind: kinds, name: names }).map(({ kind, name }) => ({ apiVersion: "v1", kind, metadata: { name: name.toUpperCase() } })) },
-  { weight: 1, arbitrary: fc.constant({ apiVersion: "v1", kind: "Pod", metadata: { name: "broken", namespace: "default" }, spec: { volumes: 3 } }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ kind: kinds, name: names })
+      .map(({ kind, name }) => ({ apiVersion: "v1", kind, metadata: { name: name.toUpperCase() } })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constant({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "broken", namespace: "default" },
+      spec: { volumes: 3 },
+    }),
+  },
 );
 
 // Host worlds mix stale managed copies, copies of gone sources, foreign objects and other
@@ -34,19 +50,44 @@ const hostObject = fc.oneof(
   })),
   fc.record({ kind: kinds, namespace: namespaces, name: names }).map(({ kind, namespace, name }) => ({
     kind,
-    metadata: { name: hostName({ tenant, namespace, name }).name, namespace: "tp-dev", ...reverseMapping({ tenant: "other", namespace, name }, kind) },
+    metadata: {
+      name: hostName({ tenant, namespace, name }).name,
+      namespace: "tp-dev",
+      ...reverseMapping({ tenant: "other", namespace, name }, kind),
+    },
   })),
   // The tenant's control plane and its Secrets: managed, same tenant, no kind label.
   fc.record({ kind: kinds, name: fc.constantFrom("dev-kubeconfig", "dev-pki", "k3s-0") }).map(({ kind, name }) => ({
     kind,
-    metadata: { name, namespace: "tp-dev", labels: { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": tenant } },
+    metadata: {
+      name,
+      namespace: "tp-dev",
+      labels: { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": tenant },
+    },
   })),
 );
 
-const policy: fc.Arbitrary<SyncPolicySpec> = fc.subarray([...SYNC_KINDS]).map((ks) => ({ toHost: ks.map((kind) => ({ kind })) }));
+const policy: fc.Arbitrary<SyncPolicySpec> = fc
+  .subarray([...SYNC_KINDS])
+  .map((ks) => ({ toHost: ks.map((kind) => ({ kind })) }));
 
-function build({ kind, namespace, name, payload: p }: { kind: string; namespace: string; name: string; payload: { labels: Record<string, string>; data: string } }) {
-  const spec = kind === "Pod" ? { spec: { containers: [{ name: "c", envFrom: [{ secretRef: { name: "db" } }] }] } } : kind === "Service" ? { spec: { selector: p.labels } } : {};
+function build({
+  kind,
+  namespace,
+  name,
+  payload: p,
+}: {
+  kind: string;
+  namespace: string;
+  name: string;
+  payload: { labels: Record<string, string>; data: string };
+}) {
+  const spec =
+    kind === "Pod"
+      ? { spec: { containers: [{ name: "c", envFrom: [{ secretRef: { name: "db" } }] }] } }
+      : kind === "Service"
+        ? { spec: { selector: p.labels } }
+        : {};
   return { apiVersion: "v1", kind, metadata: { name, namespace, labels: p.labels }, data: { v: p.data }, ...spec };
 }
 
@@ -67,16 +108,21 @@ const dedupe = (hosts: Host[]) => [...new Map(hosts.map((h) => [`${h.kind}/${h.m
 describe("plan (property)", () => {
   it("is idempotent: after applying its Create/Update/Delete decisions, replanning only repeats its Skips", () => {
     fc.assert(
-      fc.property(policy, fc.array(tenantObject, { maxLength: 12 }), fc.array(hostObject, { maxLength: 12 }), (p, tenantObjects, rawHosts) => {
-        const hostObjects = dedupe(rawHosts as Host[]);
-        const first = plan({ tenant, policy: p, tenantObjects, hostObjects });
-        const second = plan({ tenant, policy: p, tenantObjects, hostObjects: apply(hostObjects, first) });
-        expect(second.decisions.filter((d) => d.action !== "Skip")).toEqual([]);
-        expect(second.decisions).toEqual(first.decisions.filter((d) => d.action === "Skip"));
-        expect(second.ignored).toEqual(first.ignored);
-        const deleted = first.decisions.filter((d) => d.action === "Delete").map((d) => d.hostRef.name);
-        expect(deleted.filter((name) => ["dev-kubeconfig", "dev-pki", "k3s-0"].includes(name))).toEqual([]);
-      }),
+      fc.property(
+        policy,
+        fc.array(tenantObject, { maxLength: 12 }),
+        fc.array(hostObject, { maxLength: 12 }),
+        (p, tenantObjects, rawHosts) => {
+          const hostObjects = dedupe(rawHosts as Host[]);
+          const first = plan({ tenant, policy: p, tenantObjects, hostObjects });
+          const second = plan({ tenant, policy: p, tenantObjects, hostObjects: apply(hostObjects, first) });
+          expect(second.decisions.filter((d) => d.action !== "Skip")).toEqual([]);
+          expect(second.decisions).toEqual(first.decisions.filter((d) => d.action === "Skip"));
+          expect(second.ignored).toEqual(first.ignored);
+          const deleted = first.decisions.filter((d) => d.action === "Delete").map((d) => d.hostRef.name);
+          expect(deleted.filter((name) => ["dev-kubeconfig", "dev-pki", "k3s-0"].includes(name))).toEqual([]);
+        },
+      ),
       { numRuns: IDEMPOTENCY_RUNS },
     );
   });

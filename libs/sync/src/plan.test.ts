@@ -62,7 +62,11 @@ describe("plan", () => {
     const [decision] = run({ tenantObjects: [source], hostObjects: [old] }).decisions;
     const before = old.metadata.annotations["tenantplane.io/content-hash"];
     const after = hostCopy(source).metadata.annotations["tenantplane.io/content-hash"];
-    expect(decision).toMatchObject({ action: "Update", reason: `content hash changed ${before}→${after}`, object: hostCopy(source) });
+    expect(decision).toMatchObject({
+      action: "Update",
+      reason: `content hash changed ${before}→${after}`,
+      object: hostCopy(source),
+    });
   });
 
   it("updates a managed copy of this tenant that lost its content hash or reverse mapping", () => {
@@ -71,23 +75,33 @@ describe("plan", () => {
     const { "tenantplane.io/content-hash": _hash, ...noHash } = copy.metadata.annotations;
     const { "tenantplane.io/virtual-name": _name, ...noName } = copy.metadata.annotations;
     const reasons = [noHash, noName].map(
-      (annotations) => run({ tenantObjects: [source], hostObjects: [{ ...copy, metadata: { ...copy.metadata, annotations } }] }).decisions[0]?.reason,
+      (annotations) =>
+        run({ tenantObjects: [source], hostObjects: [{ ...copy, metadata: { ...copy.metadata, annotations } }] })
+          .decisions[0]?.reason,
     );
     expect(reasons).toEqual(["host copy has no content hash", "host copy has incomplete reverse-mapping metadata"]);
   });
 
   it("skips a name held by a foreign object and never deletes foreign objects", () => {
-    const foreign = { kind: "ConfigMap", metadata: { name: "c-x-default-x-dev", namespace: "tp-dev", labels: { app: "x" } } };
+    const foreign = {
+      kind: "ConfigMap",
+      metadata: { name: "c-x-default-x-dev", namespace: "tp-dev", labels: { app: "x" } },
+    };
     const stray = { kind: "Secret", metadata: { name: "unrelated", namespace: "tp-dev" } };
     const { decisions } = run({ tenantObjects: [obj("ConfigMap", "default", "c")], hostObjects: [foreign, stray] });
-    expect(decisions).toMatchObject([{ action: "Skip", reason: "held by foreign object (not managed by tenantplane)" }]);
+    expect(decisions).toMatchObject([
+      { action: "Skip", reason: "held by foreign object (not managed by tenantplane)" },
+    ]);
   });
 
   it("skips a name held by another source, naming it", () => {
     const other = hostCopy(obj("ConfigMap", "shop", "c"));
     const forged = { ...other, metadata: { ...other.metadata, name: "c-x-default-x-dev" } };
     const foreignTenant = hostCopy(obj("Secret", "default", "s"), "other");
-    const moved = { ...foreignTenant, metadata: { ...foreignTenant.metadata, name: "s-x-default-x-dev", namespace: "tp-dev" } };
+    const moved = {
+      ...foreignTenant,
+      metadata: { ...foreignTenant.metadata, name: "s-x-default-x-dev", namespace: "tp-dev" },
+    };
     const { decisions } = run({
       tenantObjects: [obj("ConfigMap", "default", "c"), obj("Secret", "default", "s")],
       hostObjects: [forged, moved],
@@ -97,14 +111,26 @@ describe("plan", () => {
   });
 
   it("skips a name held by a managed object of another tenant with incomplete metadata", () => {
-    const held = { kind: "ConfigMap", metadata: { name: "c-x-default-x-dev", namespace: "tp-dev", labels: reverseMapping({ tenant: "other", namespace: "x", name: "y" }, "ConfigMap").labels } };
+    const held = {
+      kind: "ConfigMap",
+      metadata: {
+        name: "c-x-default-x-dev",
+        namespace: "tp-dev",
+        labels: reverseMapping({ tenant: "other", namespace: "x", name: "y" }, "ConfigMap").labels,
+      },
+    };
     const [decision] = run({ tenantObjects: [obj("ConfigMap", "default", "c")], hostObjects: [held] }).decisions;
-    expect(decision?.reason).toBe("held by object managed by tenantplane with incomplete reverse mapping (tenant other)");
+    expect(decision?.reason).toBe(
+      "held by object managed by tenantplane with incomplete reverse mapping (tenant other)",
+    );
   });
 
   it("deletes managed copies of this tenant whose source is gone, and nothing else", () => {
     const gone = hostCopy(obj("Secret", "default", "old"));
-    const otherTenant = { ...hostCopy(obj("Secret", "default", "old"), "other"), metadata: { ...hostCopy(obj("Secret", "default", "x"), "other").metadata, namespace: "tp-dev" } };
+    const otherTenant = {
+      ...hostCopy(obj("Secret", "default", "old"), "other"),
+      metadata: { ...hostCopy(obj("Secret", "default", "x"), "other").metadata, namespace: "tp-dev" },
+    };
     const otherNamespace = { ...gone, metadata: { ...gone.metadata, namespace: "tp-prod" } };
     const { decisions } = run({ hostObjects: [gone, otherTenant, otherNamespace] });
     expect(decisions).toEqual([
@@ -123,9 +149,15 @@ describe("plan", () => {
   it("never deletes or overwrites other tenantplane objects in the host namespace (no kind label)", () => {
     const labels = { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": tenant };
     const kubeconfig = { kind: "Secret", metadata: { name: "dev-kubeconfig", namespace: "tp-dev", labels } };
-    const controlPlane = { kind: "Pod", metadata: { name: "k3s-0", namespace: "tp-dev", labels: { ...labels, "tenantplane.io/control-plane": "true" } } };
+    const controlPlane = {
+      kind: "Pod",
+      metadata: { name: "k3s-0", namespace: "tp-dev", labels: { ...labels, "tenantplane.io/control-plane": "true" } },
+    };
     const atTarget = { kind: "ConfigMap", metadata: { name: "c-x-default-x-dev", namespace: "tp-dev", labels } };
-    const { decisions } = run({ tenantObjects: [obj("ConfigMap", "default", "c")], hostObjects: [kubeconfig, controlPlane, atTarget] });
+    const { decisions } = run({
+      tenantObjects: [obj("ConfigMap", "default", "c")],
+      hostObjects: [kubeconfig, controlPlane, atTarget],
+    });
     expect(decisions.map((d) => [d.action, d.reason])).toEqual([
       ["Skip", "held by a tenantplane object that is not a sync copy (no tenantplane.io/kind label)"],
     ]);
@@ -140,7 +172,9 @@ describe("plan", () => {
     const copy = hostCopy(obj("ServiceAccount", "default", "default"));
     const { decisions } = run({ tenantObjects: [obj("ServiceAccount", "default", "default")], hostObjects: [copy] });
     expect(decisions[0]?.action).toBe("Delete");
-    expect(decisions[0]?.reason).toMatch(/^source ServiceAccount default\/default is not synced: ServiceAccount default exists/);
+    expect(decisions[0]?.reason).toMatch(
+      /^source ServiceAccount default\/default is not synced: ServiceAccount default exists/,
+    );
   });
 
   it("deletes a managed copy with no readable source identity", () => {
@@ -162,11 +196,17 @@ describe("plan", () => {
     const policy: SyncPolicySpec = { toHost: [{ kind: "Pod" }] };
     const result = run({
       policy,
-      tenantObjects: [obj("Secret", "default", "s"), { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" } }],
+      tenantObjects: [
+        obj("Secret", "default", "s"),
+        { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" } },
+      ],
     });
     expect(result.decisions).toEqual([]);
     expect(result.ignored.map((d) => [d.action, d.reason])).toEqual([
-      ["Skip", "kind Deployment not in SyncPolicy toHost (tenantplane syncs Pod, ConfigMap, Secret, Service, ServiceAccount, PersistentVolumeClaim)"],
+      [
+        "Skip",
+        "kind Deployment not in SyncPolicy toHost (tenantplane syncs Pod, ConfigMap, Secret, Service, ServiceAccount, PersistentVolumeClaim)",
+      ],
       ["Skip", "kind Secret not in SyncPolicy toHost"],
     ]);
   });
@@ -214,7 +254,10 @@ describe("plan", () => {
     });
     expect(result.decisions.map((d) => [d.action, d.reason])).toEqual([
       ["Skip", "malformed object (item 1): kind: expected a kind"],
-      ["Skip", "malformed Service (item 5): metadata.name: a Service name starts with a letter, has no dots and at most 63 characters"],
+      [
+        "Skip",
+        "malformed Service (item 5): metadata.name: a Service name starts with a letter, has no dots and at most 63 characters",
+      ],
       ["Skip", expect.stringMatching(/^malformed ConfigMap \(item 2\): metadata\.name: use lowercase letters/)],
       ["Create", "host ConfigMap tp-dev/fine-x-default-x-dev absent"],
       ["Skip", "malformed Pod (item 4): apiVersion: Pod is served as v1, not apps/v1"],
@@ -225,12 +268,20 @@ describe("plan", () => {
 
   it("keeps the host copy of a source that has become malformed", () => {
     const copy = hostCopy(obj("ConfigMap", "default", "c"));
-    const broken = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", namespace: "default", labels: { x: 1 } } };
-    expect(summary(run({ tenantObjects: [broken], hostObjects: [copy] }).decisions)).toEqual(["Skip ConfigMap default/c"]);
+    const broken = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "c", namespace: "default", labels: { x: 1 } },
+    };
+    expect(summary(run({ tenantObjects: [broken], hostObjects: [copy] }).decisions)).toEqual([
+      "Skip ConfigMap default/c",
+    ]);
   });
 
   it("lets the first of two identical sources win", () => {
-    const { decisions } = run({ tenantObjects: [obj("ConfigMap", "default", "c"), obj("ConfigMap", "default", "c", { data: {} })] });
+    const { decisions } = run({
+      tenantObjects: [obj("ConfigMap", "default", "c"), obj("ConfigMap", "default", "c", { data: {} })],
+    });
     expect(decisions.map((d) => [d.action, d.reason])).toEqual([
       ["Create", "host ConfigMap tp-dev/c-x-default-x-dev absent"],
       ["Skip", "duplicate of item 1: the first definition of ConfigMap default/c wins"],
@@ -245,7 +296,12 @@ describe("plan", () => {
   });
 
   it("orders its output the same whatever the input order", () => {
-    const objects = [obj("Pod", "b", "x"), obj("ConfigMap", "a", "y"), obj("Secret", "a", "y"), obj("Deployment", "a", "z")];
+    const objects = [
+      obj("Pod", "b", "x"),
+      obj("ConfigMap", "a", "y"),
+      obj("Secret", "a", "y"),
+      obj("Deployment", "a", "z"),
+    ];
     const forward = run({ tenantObjects: objects });
     const backward = run({ tenantObjects: [...objects].reverse() });
     expect(backward).toEqual(forward);

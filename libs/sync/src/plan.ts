@@ -167,7 +167,11 @@ class Pass {
       desired = transform(obj, this.tenant);
     } catch (error) {
       this.claim(target, id);
-      this.decide(target, "Skip", `cannot translate ${label}: ${error instanceof Error ? error.message : String(error)}`);
+      this.decide(
+        target,
+        "Skip",
+        `cannot translate ${label}: ${error instanceof Error ? error.message : String(error)}`,
+      );
       return;
     }
     this.reconcile(target, id, desired);
@@ -233,10 +237,12 @@ class Pass {
     for (const value of hostObjects) {
       const host = this.hostEntry(value);
       if (host === undefined || !isSyncCopy(host) || !this.kinds.has(host.kind)) continue;
-      if (host.labels[LABEL_TENANT] !== labelValue(this.tenant) || host.labels[LABEL_KIND] !== labelValue(host.kind)) continue;
+      if (host.labels[LABEL_TENANT] !== labelValue(this.tenant) || host.labels[LABEL_KIND] !== labelValue(host.kind))
+        continue;
       if (this.claimed.has(hostKey(host.kind, host.name))) continue;
       const source = reverseLookup(host);
-      const tenantRef = source === undefined ? { namespace: "", name: host.name } : { namespace: source.namespace, name: source.name };
+      const tenantRef =
+        source === undefined ? { namespace: "", name: host.name } : { namespace: source.namespace, name: source.name };
       const target: PlannedTarget = {
         tenant: this.tenant,
         kind: host.kind,
@@ -268,7 +274,8 @@ class Pass {
   }
 
   private target(kind: string, namespace: string, name: string | undefined): PlannedTarget {
-    const mapped = name === undefined ? { name: "(unknown)", hashed: false } : hostName({ tenant: this.tenant, namespace, name });
+    const mapped =
+      name === undefined ? { name: "(unknown)", hashed: false } : hostName({ tenant: this.tenant, namespace, name });
     return {
       tenant: this.tenant,
       kind,
@@ -303,7 +310,9 @@ function heldByTenant(holder: SourceIdentity, kind: string): string {
 }
 
 function sameSource(holder: SourceIdentity, id: VirtualIdentity, kind: string): boolean {
-  return holder.tenant === id.tenant && holder.namespace === id.namespace && holder.name === id.name && holder.kind === kind;
+  return (
+    holder.tenant === id.tenant && holder.namespace === id.namespace && holder.name === id.name && holder.kind === kind
+  );
 }
 
 function hostKey(kind: string, name: string): string {
@@ -331,7 +340,14 @@ function nonEmpty<K extends string>(key: K, value: unknown): Partial<Record<K, s
 }
 
 function byTarget(a: PlannedTarget & { action?: string; reason?: string }, b: typeof a): number {
-  const keys = (x: typeof a) => [x.tenantRef.namespace, x.tenantRef.name, x.kind, x.hostRef.name, x.action ?? "", x.reason ?? ""];
+  const keys = (x: typeof a) => [
+    x.tenantRef.namespace,
+    x.tenantRef.name,
+    x.kind,
+    x.hostRef.name,
+    x.action ?? "",
+    x.reason ?? "",
+  ];
   const left = keys(a);
   const right = keys(b);
   for (let i = 0; i < left.length; i++) {

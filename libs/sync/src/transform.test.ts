@@ -104,7 +104,9 @@ describe("transform", () => {
   });
 
   it("does not modify its input", () => {
-    const obj = object("Pod", "web", { spec: { nodeName: "n1", volumes: [{ name: "v", secret: { secretName: "s" } }] } });
+    const obj = object("Pod", "web", {
+      spec: { nodeName: "n1", volumes: [{ name: "v", secret: { secretName: "s" } }] },
+    });
     const before = structuredClone(obj);
     transform(obj, "dev");
     expect(obj).toEqual(before);
@@ -148,7 +150,9 @@ describe("transform of a Pod", () => {
           envFrom: [{ secretRef: { name: "creds" } }, { configMapRef: { name: "kube-root-ca.crt" } }],
         },
       ],
-      ephemeralContainers: [{ name: "debug", env: [{ name: "D", valueFrom: { secretKeyRef: { name: "creds", key: "d" } } }] }],
+      ephemeralContainers: [
+        { name: "debug", env: [{ name: "D", valueFrom: { secretKeyRef: { name: "creds", key: "d" } } }] },
+      ],
     },
     status: { phase: "Running" },
   });
@@ -193,7 +197,10 @@ describe("transform of a Pod", () => {
   });
 
   it("keeps the default service account, which the host namespace has natively", () => {
-    const result = transform(object("Pod", "p", { spec: { serviceAccountName: "default", serviceAccount: "default" } }), "dev");
+    const result = transform(
+      object("Pod", "p", { spec: { serviceAccountName: "default", serviceAccount: "default" } }),
+      "dev",
+    );
     expect(result["spec"]).toMatchObject({ serviceAccountName: "default" });
     expect(result["spec"]).not.toHaveProperty("serviceAccount");
   });
@@ -202,7 +209,9 @@ describe("transform of a Pod", () => {
     expect(() => transform(object("Pod", "p", { spec: { volumes: { name: "v" } } }), "dev")).toThrow(
       new MalformedObjectError("spec.volumes", "expected a list"),
     );
-    const badEnv = { spec: { containers: [{ name: "c", env: [{ name: "E", valueFrom: { secretKeyRef: { name: 5 } } }] }] } };
+    const badEnv = {
+      spec: { containers: [{ name: "c", env: [{ name: "E", valueFrom: { secretKeyRef: { name: 5 } } }] }] },
+    };
     expect(() => transform(object("Pod", "p", badEnv), "dev")).toThrow(
       "spec.containers[0].env[0].valueFrom.secretKeyRef.name: expected a string",
     );
@@ -239,7 +248,10 @@ describe("transform of a Service", () => {
   });
 
   it("keeps a headless Service headless", () => {
-    expect(service({ clusterIP: "None", clusterIPs: ["None"] })).toMatchObject({ clusterIP: "None", clusterIPs: ["None"] });
+    expect(service({ clusterIP: "None", clusterIPs: ["None"] })).toMatchObject({
+      clusterIP: "None",
+      clusterIPs: ["None"],
+    });
   });
 
   it("rejects a selector that is not a map of strings", () => {
@@ -269,14 +281,19 @@ describe("transform of a PersistentVolumeClaim", () => {
       dataSource: { kind: "PersistentVolumeClaim", name: host("seed") },
       dataSourceRef: { kind: "VolumeSnapshot", apiGroup: "snapshot.storage.k8s.io", name: "snap" },
     });
-    expect(Object.keys(result.metadata.annotations).filter((k) => k.includes("volume") || k.startsWith("pv."))).toEqual([]);
+    expect(Object.keys(result.metadata.annotations).filter((k) => k.includes("volume") || k.startsWith("pv."))).toEqual(
+      [],
+    );
     expect(result.metadata.annotations["keep"]).toBe("me");
   });
 });
 
 describe("transform of a ServiceAccount", () => {
   it("renames image pull secrets and drops the token Secret list", () => {
-    const result = transform(object("ServiceAccount", "builder", { imagePullSecrets: [{ name: "registry" }], secrets: [{ name: "t" }] }), "dev");
+    const result = transform(
+      object("ServiceAccount", "builder", { imagePullSecrets: [{ name: "registry" }], secrets: [{ name: "t" }] }),
+      "dev",
+    );
     expect(result["imagePullSecrets"]).toEqual([{ name: host("registry") }]);
     expect(result).not.toHaveProperty("secrets");
   });

@@ -70,6 +70,8 @@ export function transform(obj: KubeObject, tenant: string): HostObject {
 }
 
 /** The content hash recorded on a host object, or undefined when it has none. */
-export function recordedContentHash(metadata: { annotations?: Record<string, string> | undefined }): string | undefined {
+export function recordedContentHash(metadata: {
+  annotations?: Record<string, string> | undefined;
+}): string | undefined {
   return metadata.annotations?.[ANNOTATION_CONTENT_HASH];
 }

@@ -10,7 +10,11 @@ export function objectKey(kind: string, name: string): string {
  * longer produces, in name order. Only objects listed by the isolation
  * selector reach this function, so nothing foreign can be pruned.
  */
-export function staleObjects(kind: string, existing: readonly KubernetesObject[], wanted: ReadonlySet<string>): string[] {
+export function staleObjects(
+  kind: string,
+  existing: readonly KubernetesObject[],
+  wanted: ReadonlySet<string>,
+): string[] {
   return existing
     .map((o) => o.metadata?.name)
     .filter((name): name is string => !!name && !wanted.has(objectKey(kind, name)))

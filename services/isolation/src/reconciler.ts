@@ -41,10 +41,19 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   const previous = raw.status?.conditions;
   const generation = raw.metadata?.generation;
   const report = (condition: Omit<ConditionInput, "type" | "observedGeneration">) =>
-    applyTenantStatus(deps.objects, tenant, previous, { ...condition, type: CONDITION_ISOLATION_APPLIED, observedGeneration: generation });
+    applyTenantStatus(deps.objects, tenant, previous, {
+      ...condition,
+      type: CONDITION_ISOLATION_APPLIED,
+      observedGeneration: generation,
+    });
   const warn = async (reason: string, message: string) => {
     await report({ status: "False", reason, message });
-    await deps.events.record({ regarding: tenantRegarding(tenant, raw.metadata?.uid), type: "Warning", reason, message });
+    await deps.events.record({
+      regarding: tenantRegarding(tenant, raw.metadata?.uid),
+      type: "Warning",
+      reason,
+      message,
+    });
   };
 
   let profileName: string | undefined;
@@ -76,18 +85,37 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   const namespace = hostNamespaceFor(tenant);
   const ns = await deps.objects.get("v1", "Namespace", namespace);
   if (!ns) {
-    await report({ status: "False", reason: "WaitingForNamespace", message: `host namespace ${namespace} does not exist yet` });
-    throw new TransientError(`host namespace ${namespace} not created yet`, { code: "WaitingForNamespace", retryAfterMs: 2_000 });
+    await report({
+      status: "False",
+      reason: "WaitingForNamespace",
+      message: `host namespace ${namespace} does not exist yet`,
+    });
+    throw new TransientError(`host namespace ${namespace} not created yet`, {
+      code: "WaitingForNamespace",
+      retryAfterMs: 2_000,
+    });
   }
 
   // A terminating namespace takes its isolation objects with it.
   if (ns.metadata?.deletionTimestamp) return;
 
-  const compiled = compileIsolation({ tenant, hostNamespace: namespace, profile, ...(profileName ? { profileName } : {}) });
+  const compiled = compileIsolation({
+    tenant,
+    hostNamespace: namespace,
+    profile,
+    ...(profileName ? { profileName } : {}),
+  });
   const source = profileName ? `IsolationProfile ${profileName}` : "the built-in isolation profile";
   const decide = async (action: DecisionAction | undefined, kind: string, name: string, ns: string, reason: string) => {
     if (!action) return;
-    await deps.publish({ tenant, action, kind, tenantRef: { namespace: "", name: tenant }, hostRef: { namespace: ns, name }, reason });
+    await deps.publish({
+      tenant,
+      action,
+      kind,
+      tenantRef: { namespace: "", name: tenant },
+      hostRef: { namespace: ns, name },
+      reason,
+    });
   };
 
   // Only the Pod Security labels, under this service's field manager: the
@@ -103,11 +131,20 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   for (const object of compiled.objects) {
     wanted.add(objectKey(object.kind, object.metadata.name));
     const { action } = await applyTracked(deps.objects, object as KubernetesObject);
-    await decide(action, object.kind, object.metadata.name, namespace, `${describeIsolationObject(object.kind, object.metadata.name)} from ${source}`);
+    await decide(
+      action,
+      object.kind,
+      object.metadata.name,
+      namespace,
+      `${describeIsolationObject(object.kind, object.metadata.name)} from ${source}`,
+    );
   }
   let removed = 0;
   for (const { apiVersion, kind } of ISOLATION_KINDS) {
-    const existing = await deps.objects.list(apiVersion, kind, { namespace, labelSelector: isolationObjectSelector(tenant) });
+    const existing = await deps.objects.list(apiVersion, kind, {
+      namespace,
+      labelSelector: isolationObjectSelector(tenant),
+    });
     for (const name of staleObjects(kind, existing, wanted)) {
       if (await deps.objects.delete({ apiVersion, kind, metadata: { name, namespace } })) {
         removed++;

@@ -355,7 +355,6 @@ describe("immutableChanges", () => {
     expect(immutableChanges(base, unset)[0]).toContain("from fast to the default class");
   });
 
-
   it("reports immutable fields a different tenantplane version created", () => {
     const existing: V1StatefulSet = structuredClone(base);
     if (existing.spec) existing.spec.serviceName = "old-headless";

@@ -98,10 +98,7 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
   const { image, resources, storage } = tc.spec.controlPlane;
   const labels = tenantLabels(tenant);
   const selector = controlPlaneSelector(tenant);
-  const sans = [
-    ...apiServiceDnsNames(tenant, options.clusterDomain),
-    ...(options.loadBalancerAddresses ?? []),
-  ];
+  const sans = [...apiServiceDnsNames(tenant, options.clusterDomain), ...(options.loadBalancerAddresses ?? [])];
   const dataMount = { name: DATA_VOLUME_NAME, mountPath: K3S_DATA_DIR };
 
   const k3s: V1Container = {

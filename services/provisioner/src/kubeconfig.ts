@@ -25,9 +25,7 @@ export function buildKubeconfig(input: KubeconfigInput): string {
   const config = {
     apiVersion: "v1",
     kind: "Config",
-    clusters: [
-      { name, cluster: { server: input.server, "certificate-authority-data": base64(input.caPem) } },
-    ],
+    clusters: [{ name, cluster: { server: input.server, "certificate-authority-data": base64(input.caPem) } }],
     users: [
       {
         name,

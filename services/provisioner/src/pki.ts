@@ -222,9 +222,7 @@ async function signLeaf(ca: KeyPairPem, spec: LeafSpec): Promise<KeyPairPem> {
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await importPrivateKey(ca.keyPem);
   const keys = await generateKeyPair();
-  const notAfter = new Date(
-    Math.min(spec.now.getTime() + spec.validityDays * DAY_MS, caCert.notAfter.getTime()),
-  );
+  const notAfter = new Date(Math.min(spec.now.getTime() + spec.validityDays * DAY_MS, caCert.notAfter.getTime()));
   const authorityKeyId = caCert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
   const cert = await x509.X509CertificateGenerator.create({
     subject: spec.subject,

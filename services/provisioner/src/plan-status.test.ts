@@ -25,9 +25,9 @@ describe("phaseFor", () => {
   it("is Provisioning until both the control plane and isolation are True", () => {
     expect(phaseFor([condition("ControlPlaneReady", "False", "WaitingForPod")])).toBe("Provisioning");
     expect(phaseFor([condition("ControlPlaneReady", "True")])).toBe("Provisioning");
-    expect(
-      phaseFor([condition("ControlPlaneReady", "True"), condition("IsolationApplied", "Unknown")]),
-    ).toBe("Provisioning");
+    expect(phaseFor([condition("ControlPlaneReady", "True"), condition("IsolationApplied", "Unknown")])).toBe(
+      "Provisioning",
+    );
   });
 
   it("is Ready when the control plane and isolation are True, whatever Synced says", () => {

@@ -1,4 +1,10 @@
-import { VersionApi, type KubernetesObject, type V1Secret, type V1Service, type V1StatefulSet } from "@kubernetes/client-node";
+import {
+  VersionApi,
+  type KubernetesObject,
+  type V1Secret,
+  type V1Service,
+  type V1StatefulSet,
+} from "@kubernetes/client-node";
 import {
   API_VERSION,
   CONDITION_CONTROL_PLANE_READY,
@@ -31,7 +37,12 @@ import {
 import { buildKubeconfig, kubeconfigSecret } from "./kubeconfig.js";
 import { InvalidPkiSecretError, generateTenantPki, signClientCertificate, type TenantPki } from "./pki.js";
 import { pkiSecret, readPkiSecret } from "./pki-secret.js";
-import { CONTROL_PLANE_REASONS, controlPlaneReadyInput, provisionerStatusFields, type ControlPlaneObservation } from "./plan-status.js";
+import {
+  CONTROL_PLANE_REASONS,
+  controlPlaneReadyInput,
+  provisionerStatusFields,
+  type ControlPlaneObservation,
+} from "./plan-status.js";
 import { decodeSecretData } from "./secret-data.js";
 
 /** The finalizer that holds a TenantCluster until everything created for it is gone. */
@@ -82,9 +93,22 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
   }
   const generation = tc.metadata.generation ?? 0;
   const namespace = hostNamespaceFor(tenant);
-  const decide = async (action: ReturnType<typeof changeOf>, kind: string, name: string, ns: string, reason: string) => {
+  const decide = async (
+    action: ReturnType<typeof changeOf>,
+    kind: string,
+    name: string,
+    ns: string,
+    reason: string,
+  ) => {
     if (!action) return;
-    await deps.publish({ tenant, action, kind, tenantRef: { namespace: "", name: tenant }, hostRef: { namespace: ns, name }, reason });
+    await deps.publish({
+      tenant,
+      action,
+      kind,
+      tenantRef: { namespace: "", name: tenant },
+      hostRef: { namespace: ns, name },
+      reason,
+    });
   };
   const applyTracked = async <T extends KubernetesObject>(desired: T, reason: string): Promise<T> => {
     const { action, object } = await trackedApply(deps.objects, desired);
@@ -101,7 +125,13 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
     // A damaged PKI Secret cannot heal by retrying, and regenerating it would cut off
     // every existing credential: say so and wait for a person.
     if (!(err instanceof InvalidPkiSecretError)) throw err;
-    await refuse(raw, conditions, CONTROL_PLANE_REASONS.invalidPkiSecret, `${err.message}: restore Secret ${pkiSecretName(tenant)} or delete it to issue a new PKI (existing kubeconfigs stop working)`, deps);
+    await refuse(
+      raw,
+      conditions,
+      CONTROL_PLANE_REASONS.invalidPkiSecret,
+      `${err.message}: restore Secret ${pkiSecretName(tenant)} or delete it to issue a new PKI (existing kubeconfigs stop working)`,
+      deps,
+    );
     return;
   }
   const service = await applyTracked(apiService(tc), apiServiceReason(tc));
@@ -115,38 +145,72 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
   let sts = existingSts;
   if (refused.length === 0) {
     sts = await deps.objects.apply(desiredSts);
-    await decide(changeOf(existingSts, sts), "StatefulSet", STATEFULSET_NAME, namespace, `k3s control plane (${tc.spec.controlPlane.image}, ${tc.spec.controlPlane.storage.size} volume)`);
+    await decide(
+      changeOf(existingSts, sts),
+      "StatefulSet",
+      STATEFULSET_NAME,
+      namespace,
+      `k3s control plane (${tc.spec.controlPlane.image}, ${tc.spec.controlPlane.storage.size} volume)`,
+    );
   }
 
   const server = externalEndpoint ?? endpointFor(tenant);
   const kubeconfig = await ensureKubeconfig(tenant, server, pki, deps, decide);
   const status = async (observation: ControlPlaneObservation) => {
     const condition = controlPlaneReadyInput(observation, generation);
-    const fields = provisionerStatusFields({ tenant, generation, condition, current: raw.status, kubeconfigWritten: true, externalEndpoint });
+    const fields = provisionerStatusFields({
+      tenant,
+      generation,
+      condition,
+      current: raw.status,
+      kubeconfigWritten: true,
+      externalEndpoint,
+    });
     await applyTenantStatus(deps.objects, tenant, conditions, condition, fields);
     return condition;
   };
 
   if (refused.length > 0) {
     const condition = await status({ state: "immutable-change", reasons: refused });
-    await deps.events.record({ regarding: tenantRegarding(tenant, raw.metadata?.uid), type: "Warning", reason: condition.reason, message: condition.message });
+    await deps.events.record({
+      regarding: tenantRegarding(tenant, raw.metadata?.uid),
+      type: "Warning",
+      reason: condition.reason,
+      message: condition.message,
+    });
     return;
   }
   const condition = await status(await observe(sts, kubeconfig, tc, externalEndpoint));
-  if (condition.status !== "True") throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, { code: "NotReady", retryAfterMs: NOT_READY_POLL_MS });
+  if (condition.status !== "True")
+    throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, {
+      code: "NotReady",
+      retryAfterMs: NOT_READY_POLL_MS,
+    });
 }
 
 function apiServiceReason(tc: TenantCluster): string {
   const lb = tc.spec.controlPlane.expose.loadBalancer;
-  return lb.enabled ? "tenant API exposed through a LoadBalancer (spec.controlPlane.expose.loadBalancer.enabled)" : "tenant API inside the host cluster";
+  return lb.enabled
+    ? "tenant API exposed through a LoadBalancer (spec.controlPlane.expose.loadBalancer.enabled)"
+    : "tenant API inside the host cluster";
 }
 
 async function ensureFinalizer(raw: KubernetesObject, deps: ProvisionerDeps): Promise<void> {
   if (raw.metadata?.finalizers?.includes(FINALIZER)) return;
-  await deps.objects.apply({ apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, metadata: { name: raw.metadata!.name!, finalizers: [FINALIZER] } });
+  await deps.objects.apply({
+    apiVersion: API_VERSION,
+    kind: KIND_TENANT_CLUSTER,
+    metadata: { name: raw.metadata!.name!, finalizers: [FINALIZER] },
+  });
 }
 
-type Decide = (action: ReturnType<typeof changeOf>, kind: string, name: string, ns: string, reason: string) => Promise<void>;
+type Decide = (
+  action: ReturnType<typeof changeOf>,
+  kind: string,
+  name: string,
+  ns: string,
+  reason: string,
+) => Promise<void>;
 
 // The PKI is generated once and never replaced: replacing it would invalidate
 // every credential of the running tenant. Create, not apply, so two racing
@@ -166,20 +230,42 @@ async function ensurePki(tenant: string, deps: ProvisionerDeps, decide: Decide) 
     }
     throw err;
   }
-  await decide("Create", "Secret", name, namespace, "tenant PKI: server, client and request-header CAs and the service-account key");
+  await decide(
+    "Create",
+    "Secret",
+    name,
+    namespace,
+    "tenant PKI: server, client and request-header CAs and the service-account key",
+  );
   return pki;
 }
 
 // A new client certificate is only signed when the kubeconfig is missing or its
 // server changed, so a steady state rewrites nothing.
-async function ensureKubeconfig(tenant: string, server: string, pki: TenantPki, deps: ProvisionerDeps, decide: Decide): Promise<string> {
+async function ensureKubeconfig(
+  tenant: string,
+  server: string,
+  pki: TenantPki,
+  deps: ProvisionerDeps,
+  decide: Decide,
+): Promise<string> {
   const namespace = hostNamespaceFor(tenant);
   const name = kubeconfigSecretName(tenant);
   const existing = await deps.objects.get<V1Secret>("v1", "Secret", name, namespace);
   const current = existing ? decodeSecretData(existing)[KUBECONFIG_KEY] : undefined;
   if (current && serverOf(current) === server) return current;
-  const admin = await signClientCertificate(pki.clientCa, { commonName: ADMIN_USER, organizations: ["system:masters"], validityDays: 365 });
-  const kubeconfig = buildKubeconfig({ tenant, server, caPem: pki.serverCa.certPem, certPem: admin.certPem, keyPem: admin.keyPem });
+  const admin = await signClientCertificate(pki.clientCa, {
+    commonName: ADMIN_USER,
+    organizations: ["system:masters"],
+    validityDays: 365,
+  });
+  const kubeconfig = buildKubeconfig({
+    tenant,
+    server,
+    caPem: pki.serverCa.certPem,
+    certPem: admin.certPem,
+    keyPem: admin.keyPem,
+  });
   await deps.objects.apply(kubeconfigSecret({ tenant, kubeconfig }));
   await decide(existing ? "Update" : "Create", "Secret", name, namespace, `admin kubeconfig for ${server}`);
   return kubeconfig;
@@ -193,10 +279,16 @@ function serverOf(kubeconfig: string): string | undefined {
   }
 }
 
-async function observe(sts: V1StatefulSet | undefined, kubeconfig: string, tc: TenantCluster, externalEndpoint: string | undefined): Promise<ControlPlaneObservation> {
+async function observe(
+  sts: V1StatefulSet | undefined,
+  kubeconfig: string,
+  tc: TenantCluster,
+  externalEndpoint: string | undefined,
+): Promise<ControlPlaneObservation> {
   const readyReplicas = sts?.status?.readyReplicas ?? 0;
   if (readyReplicas < 1) return { state: "waiting-for-pod", readyReplicas };
-  if (tc.spec.controlPlane.expose.loadBalancer.enabled && !externalEndpoint) return { state: "waiting-for-load-balancer" };
+  if (tc.spec.controlPlane.expose.loadBalancer.enabled && !externalEndpoint)
+    return { state: "waiting-for-load-balancer" };
   const kc = kubeConfigFromString(kubeconfig);
   try {
     await withTimeout(kc.makeApiClient(VersionApi).getCode(), READY_PROBE_TIMEOUT_MS);
@@ -209,7 +301,10 @@ async function observe(sts: V1StatefulSet | undefined, kubeconfig: string, tc: T
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -217,9 +312,27 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 // Bad input is not retried: the condition and a Warning say what to fix, and
 // the next spec change brings a new message.
-async function refuse(raw: KubernetesObject, previous: readonly Condition[] | undefined, reason: string, message: string, deps: ProvisionerDeps): Promise<void> {
+async function refuse(
+  raw: KubernetesObject,
+  previous: readonly Condition[] | undefined,
+  reason: string,
+  message: string,
+  deps: ProvisionerDeps,
+): Promise<void> {
   const tenant = raw.metadata!.name!;
-  await applyTenantStatus(deps.objects, tenant, previous, { type: CONDITION_CONTROL_PLANE_READY, status: "False", reason, message, observedGeneration: raw.metadata?.generation }, { phase: "Failed" });
+  await applyTenantStatus(
+    deps.objects,
+    tenant,
+    previous,
+    {
+      type: CONDITION_CONTROL_PLANE_READY,
+      status: "False",
+      reason,
+      message,
+      observedGeneration: raw.metadata?.generation,
+    },
+    { phase: "Failed" },
+  );
   await deps.events.record({ regarding: tenantRegarding(tenant, raw.metadata?.uid), type: "Warning", reason, message });
 }
 
@@ -232,17 +345,47 @@ async function teardown(tenant: string, raw: KubernetesObject | undefined, deps:
   const ns = await deps.objects.get("v1", "Namespace", namespace);
   if (ns && ns.metadata?.labels?.["app.kubernetes.io/managed-by"] === "tenantplane") {
     if (!ns.metadata.deletionTimestamp) {
-      if (raw) await applyTenantStatus(deps.objects, tenant, (raw as { status?: { conditions?: Condition[] } }).status?.conditions, { type: CONDITION_CONTROL_PLANE_READY, status: "False", reason: "Terminating", message: `deleting host namespace ${namespace}` }, { phase: "Terminating" });
+      if (raw)
+        await applyTenantStatus(
+          deps.objects,
+          tenant,
+          (raw as { status?: { conditions?: Condition[] } }).status?.conditions,
+          {
+            type: CONDITION_CONTROL_PLANE_READY,
+            status: "False",
+            reason: "Terminating",
+            message: `deleting host namespace ${namespace}`,
+          },
+          { phase: "Terminating" },
+        );
       await deps.objects.delete({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-      await deps.publish({ tenant, action: "Delete", kind: "Namespace", tenantRef: { namespace: "", name: tenant }, hostRef: { namespace: "", name: namespace }, reason: `TenantCluster ${tenant} is being deleted; the namespace takes every host object of the tenant with it` });
+      await deps.publish({
+        tenant,
+        action: "Delete",
+        kind: "Namespace",
+        tenantRef: { namespace: "", name: tenant },
+        hostRef: { namespace: "", name: namespace },
+        reason: `TenantCluster ${tenant} is being deleted; the namespace takes every host object of the tenant with it`,
+      });
     }
-    throw new TransientError(`waiting for host namespace ${namespace} to be deleted`, { code: "Terminating", retryAfterMs: NOT_READY_POLL_MS });
+    throw new TransientError(`waiting for host namespace ${namespace} to be deleted`, {
+      code: "Terminating",
+      retryAfterMs: NOT_READY_POLL_MS,
+    });
   }
   if (raw?.metadata?.finalizers?.includes(FINALIZER)) {
     const remaining = raw.metadata.finalizers.filter((f) => f !== FINALIZER);
     await deps.objects.api.patch(
-      { apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, metadata: { name: tenant, resourceVersion: raw.metadata.resourceVersion, finalizers: remaining } },
-      undefined, undefined, "tenantplane-provisioner", undefined, "application/merge-patch+json",
+      {
+        apiVersion: API_VERSION,
+        kind: KIND_TENANT_CLUSTER,
+        metadata: { name: tenant, resourceVersion: raw.metadata.resourceVersion, finalizers: remaining },
+      },
+      undefined,
+      undefined,
+      "tenantplane-provisioner",
+      undefined,
+      "application/merge-patch+json",
     );
     deps.logger.info({ tenant }, "teardown complete; finalizer released");
   }

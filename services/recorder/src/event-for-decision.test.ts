@@ -30,7 +30,16 @@ describe("eventForDecision", () => {
   });
 
   it("omits the namespace of cluster-scoped references", () => {
-    const event = eventForDecision({ ...decision, action: "Update", kind: "Namespace", tenantRef: { namespace: "", name: "dev" }, hostRef: { namespace: "", name: "tp-dev" } }, tc);
+    const event = eventForDecision(
+      {
+        ...decision,
+        action: "Update",
+        kind: "Namespace",
+        tenantRef: { namespace: "", name: "dev" },
+        hostRef: { namespace: "", name: "tp-dev" },
+      },
+      tc,
+    );
     expect(event.message).toBe("Namespace dev -> host tp-dev: host Pod absent [sync-worker]");
   });
 });

@@ -57,7 +57,12 @@ const consuming = runConsumer({
       ctx.logger.debug({ decision: decision.id }, "no TenantCluster for decision");
       return;
     }
-    const regarding = { apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, name: decision.tenant, uid: tc.metadata?.uid };
+    const regarding = {
+      apiVersion: API_VERSION,
+      kind: KIND_TENANT_CLUSTER,
+      name: decision.tenant,
+      uid: tc.metadata?.uid,
+    };
     const outcome = await recorder.record(eventForDecision(decision, regarding));
     events.inc({ outcome });
   },

@@ -22,7 +22,9 @@ describe("tenantKeyOf", () => {
   it("tolerates malformed objects", () => {
     expect(tenantKeyOf(undefined)).toBeUndefined();
     expect(tenantKeyOf({ metadata: {} })).toBeUndefined();
-    expect(tenantKeyOf({ metadata: { name: "x" }, spec: { isolationProfileRef: "oops" } })?.isolationProfileRef).toBeUndefined();
+    expect(
+      tenantKeyOf({ metadata: { name: "x" }, spec: { isolationProfileRef: "oops" } })?.isolationProfileRef,
+    ).toBeUndefined();
   });
 });
 

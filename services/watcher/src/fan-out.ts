@@ -22,7 +22,10 @@ export function tenantKeyOf(obj: unknown): TenantKey | undefined {
   if (typeof name !== "string" || name === "") return undefined;
   const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
   const conditions = Array.isArray(o.status?.conditions)
-    ? o.status.conditions.map((c) => `${String(c?.type)}=${String(c?.status)}`).sort().join(",")
+    ? o.status.conditions
+        .map((c) => `${String(c?.type)}=${String(c?.status)}`)
+        .sort()
+        .join(",")
     : undefined;
   return {
     name,

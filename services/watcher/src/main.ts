@@ -7,8 +7,14 @@ import { runWatcher } from "./watcher.js";
 const EnvSchema = CommonEnvSchema.extend({
   POD_NAMESPACE: z.string().min(1).default("tenantplane-system"),
   LEASE_NAME: z.string().min(1).default("tenantplane-watcher"),
-  RESYNC_INTERVAL_SECONDS: z.coerce.number({ error: "must be a number of seconds" }).positive("must be positive").default(300),
-  LEASE_DURATION_SECONDS: z.coerce.number({ error: "must be a number of seconds" }).positive("must be positive").default(15),
+  RESYNC_INTERVAL_SECONDS: z.coerce
+    .number({ error: "must be a number of seconds" })
+    .positive("must be positive")
+    .default(300),
+  LEASE_DURATION_SECONDS: z.coerce
+    .number({ error: "must be a number of seconds" })
+    .positive("must be positive")
+    .default(15),
 });
 
 const svc = await startService({ name: "watcher", envSchema: EnvSchema, consumers: [] });

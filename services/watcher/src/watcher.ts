@@ -43,8 +43,7 @@ export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Pro
   const custom = opts.kc.makeApiClient(CustomObjectsApi);
   const tenants = new Map<string, TenantKey>();
   const path = (plural: string) => `/apis/${GROUP}/${VERSION}/${plural}`;
-  const lister = (plural: string) => () =>
-    custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural });
+  const lister = (plural: string) => () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural });
 
   const publish = async (change: TenantChange) => {
     for (let attempt = 0; !signal.aborted; attempt++) {

@@ -2,10 +2,16 @@ import { describe, expect, it } from "vitest";
 import { isStrictSubnet, parseCidr } from "./cidr.js";
 
 describe("parseCidr", () => {
-  it.each(["10.0.0.0/8", "0.0.0.0/0", "192.168.1.7/32", "fd00::/8", "::/0", "2001:db8::/32", "::1/128", "fe80::1:0/112"])(
-    "accepts %s",
-    (text) => expect(parseCidr(text)).toBeDefined(),
-  );
+  it.each([
+    "10.0.0.0/8",
+    "0.0.0.0/0",
+    "192.168.1.7/32",
+    "fd00::/8",
+    "::/0",
+    "2001:db8::/32",
+    "::1/128",
+    "fe80::1:0/112",
+  ])("accepts %s", (text) => expect(parseCidr(text)).toBeDefined());
 
   it.each([
     ["10.0.0.1/8", "host bits set"],

@@ -29,7 +29,12 @@ export function objectsAt(parent: JsonObject, key: string, path: string): Array<
 }
 
 /** Replaces the string `parent[key]` by `rename(value)`; absent stays absent, a non-string is malformed. */
-export function renameAt(parent: JsonObject | undefined, key: string, path: string, rename: (name: string) => string): void {
+export function renameAt(
+  parent: JsonObject | undefined,
+  key: string,
+  path: string,
+  rename: (name: string) => string,
+): void {
   if (parent === undefined) return;
   const value = parent[key];
   if (value === undefined || value === null) return;

@@ -71,7 +71,12 @@ function translateContainer(
     const valueFrom = objectAt(env, "valueFrom", envPath);
     if (valueFrom === undefined) continue;
     const fromPath = join(envPath, "valueFrom");
-    renameAt(objectAt(valueFrom, "configMapKeyRef", fromPath), "name", join(fromPath, "configMapKeyRef"), renameConfigMap);
+    renameAt(
+      objectAt(valueFrom, "configMapKeyRef", fromPath),
+      "name",
+      join(fromPath, "configMapKeyRef"),
+      renameConfigMap,
+    );
     renameAt(objectAt(valueFrom, "secretKeyRef", fromPath), "name", join(fromPath, "secretKeyRef"), rename);
   }
   for (const [source, sourcePath] of objectsAt(container, "envFrom", path)) {
