@@ -527,7 +527,7 @@ describe("chart against a real API server", () => {
       {
         apiVersion: `${tp}/v1alpha1`,
         kind: "TenantCluster",
-        metadata: { name: "rbac", finalizers: ["tenantplane.io/provisioner"] },
+        metadata: { name: "rbac", finalizers: ["tenantplane.io/teardown"] },
       },
       "tenantplane-provisioner",
     );

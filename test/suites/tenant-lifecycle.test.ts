@@ -155,19 +155,22 @@ afterAll(async () => {
 describe("a TenantCluster becomes an isolated tenant with a reachable control plane", () => {
   const tenant = "alpha";
   const address = "127.0.0.11";
+  const alphaSpec = (storage: Record<string, string> = {}, exposed = true) => ({
+    isolationProfileRef: { name: "standard" },
+    syncPolicyRef: { name: "workloads" },
+    controlPlane: {
+      storage: { size: "2Gi", ...storage },
+      expose: {
+        loadBalancer: exposed
+          ? { enabled: true, annotations: { "lb.example.com/scheme": "internal" } }
+          : { enabled: false },
+      },
+    },
+  });
 
   it("provisions, isolates, exposes and explains the tenant", async () => {
     const started = Date.now();
-    await apply(
-      tenantCluster(tenant, {
-        isolationProfileRef: { name: "standard" },
-        syncPolicyRef: { name: "workloads" },
-        controlPlane: {
-          storage: { size: "2Gi" },
-          expose: { loadBalancer: { enabled: true, annotations: { "lb.example.com/scheme": "internal" } } },
-        },
-      }),
-    );
+    await apply(tenantCluster(tenant, alphaSpec()));
 
     // The host namespace carries the profile's Pod Security labels.
     const ns = await waitFor(
@@ -326,32 +329,14 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
   });
 
   it("refuses a spec change it cannot apply in place, and recovers when it is reverted", async () => {
-    await apply(
-      tenantCluster(tenant, {
-        isolationProfileRef: { name: "standard" },
-        syncPolicyRef: { name: "workloads" },
-        controlPlane: {
-          storage: { size: "2Gi", storageClassName: "other" },
-          expose: { loadBalancer: { enabled: true, annotations: { "lb.example.com/scheme": "internal" } } },
-        },
-      }),
-    );
+    await apply(tenantCluster(tenant, alphaSpec({ storageClassName: "other" })));
     const refused = await waitForCondition(tenant, "ControlPlaneReady", "False", "ImmutableFieldChanged");
     expect(refused.message).toContain("spec.controlPlane.storage.storageClassName");
     expect((await readTc(tenant))?.status?.phase).toBe("Failed");
     const warning = await waitForEvent(tenant, (e) => e.reason === "ImmutableFieldChanged", "refusal warning");
     expect(warning.type).toBe("Warning");
 
-    await apply(
-      tenantCluster(tenant, {
-        isolationProfileRef: { name: "standard" },
-        syncPolicyRef: { name: "workloads" },
-        controlPlane: {
-          storage: { size: "2Gi" },
-          expose: { loadBalancer: { enabled: true, annotations: { "lb.example.com/scheme": "internal" } } },
-        },
-      }),
-    );
+    await apply(tenantCluster(tenant, alphaSpec()));
     await waitForCondition(tenant, "ControlPlaneReady", "True");
   });
 
@@ -376,13 +361,7 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
     });
   });
   it("reconciles an exposure change: the load balancer goes, and so do the external endpoint and its kubeconfig", async () => {
-    await apply(
-      tenantCluster(tenant, {
-        isolationProfileRef: { name: "standard" },
-        syncPolicyRef: { name: "workloads" },
-        controlPlane: { storage: { size: "2Gi" }, expose: { loadBalancer: { enabled: false } } },
-      }),
-    );
+    await apply(tenantCluster(tenant, alphaSpec({}, false)));
     await waitFor(
       async () =>
         (await read<KubernetesObject & { spec: Loose }>("v1", "Service", "k3s", `tp-${tenant}`))?.spec.type ===

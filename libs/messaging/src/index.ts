@@ -16,7 +16,5 @@ export {
   type ConsumerName,
 } from "./topology.js";
 export { settlementFor, type Settlement } from "./settlement.js";
-export { KeyedQueue } from "./keyed-queue.js";
-export { Freshness } from "./freshness.js";
 export { runConsumer, type ConsumerOptions, type MessageContext, type Rejection } from "./consumer.js";
 export { publishDecision, publishTenantChange, stampDecision } from "./publisher.js";

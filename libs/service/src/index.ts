@@ -1,5 +1,5 @@
 export { startService, type ServiceContext } from "./service.js";
 export { applyTenantStatus, nextCondition, tenantRegarding, type ConditionInput } from "./tenant-status.js";
 export { tenantOfSubject, warnOnRejection } from "./rejections.js";
-export { applyTracked, changeOf, type ApplyOutcome } from "./object-change.js";
+export { applyTracked, changeOf, tenantDecider, type ApplyOutcome, type Decide } from "./object-change.js";
 export { consumeTenantChanges } from "./tenant-consumer.js";

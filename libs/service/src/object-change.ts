@@ -1,6 +1,6 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { Objects } from "@tenantplane/kube";
-import type { DecisionAction } from "@tenantplane/messaging";
+import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
 
 /**
  * What an apply did, judged by resourceVersion: Create when nothing was there,
@@ -24,4 +24,31 @@ export async function applyTracked<T extends KubernetesObject>(objects: Objects,
   const before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
   const after = await objects.apply(desired);
   return { action: changeOf(before, after), object: after };
+}
+
+/** Reports one change to a host object made on behalf of a tenant; no action, no Decision. */
+export type Decide = (
+  action: DecisionAction | undefined,
+  kind: string,
+  name: string,
+  namespace: string,
+  reason: string,
+) => Promise<void>;
+
+/**
+ * The Decide of a service acting for the TenantCluster itself (provisioner,
+ * isolation): the tenant reference is the cluster-scoped TenantCluster.
+ */
+export function tenantDecider(tenant: string, publish: (decision: PlannedDecision) => Promise<void>): Decide {
+  return async (action, kind, name, namespace, reason) => {
+    if (!action) return;
+    await publish({
+      tenant,
+      action,
+      kind,
+      tenantRef: { namespace: "", name: tenant },
+      hostRef: { namespace, name },
+      reason,
+    });
+  };
 }

@@ -14,9 +14,16 @@ import {
 import type { EventRecorder, Objects } from "@tenantplane/kube";
 import { ISOLATION_KINDS, compileIsolation, isolationObjectSelector } from "@tenantplane/isolation";
 import { hostNamespaceFor } from "@tenantplane/mapping";
-import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
+import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, type Logger } from "@tenantplane/runtime";
-import { applyTenantStatus, applyTracked, changeOf, tenantRegarding, type ConditionInput } from "@tenantplane/service";
+import {
+  applyTenantStatus,
+  applyTracked,
+  changeOf,
+  tenantDecider,
+  tenantRegarding,
+  type ConditionInput,
+} from "@tenantplane/service";
 import { describeIsolationObject, objectKey, staleObjects } from "./prune.js";
 
 /** What the isolation service needs from the outside world. */
@@ -106,17 +113,7 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     ...(profileName ? { profileName } : {}),
   });
   const source = profileName ? `IsolationProfile ${profileName}` : "the built-in isolation profile";
-  const decide = async (action: DecisionAction | undefined, kind: string, name: string, ns: string, reason: string) => {
-    if (!action) return;
-    await deps.publish({
-      tenant,
-      action,
-      kind,
-      tenantRef: { namespace: "", name: tenant },
-      hostRef: { namespace: ns, name },
-      reason,
-    });
-  };
+  const decide = tenantDecider(tenant, deps.publish);
 
   // Only the Pod Security labels, under this service's field manager: the
   // provisioner owns the namespace's other labels. Pinned to the version read

@@ -19,7 +19,14 @@ import { kubeConfigFromString, type EventRecorder, type Objects } from "@tenantp
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, describe as describeError, type Logger } from "@tenantplane/runtime";
-import { applyTenantStatus, applyTracked as trackedApply, changeOf, tenantRegarding } from "@tenantplane/service";
+import {
+  applyTenantStatus,
+  applyTracked as trackedApply,
+  changeOf,
+  tenantDecider,
+  tenantRegarding,
+  type Decide,
+} from "@tenantplane/service";
 import {
   KUBECONFIG_KEY,
   STATEFULSET_NAME,
@@ -93,23 +100,7 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
   }
   const generation = tc.metadata.generation ?? 0;
   const namespace = hostNamespaceFor(tenant);
-  const decide = async (
-    action: ReturnType<typeof changeOf>,
-    kind: string,
-    name: string,
-    ns: string,
-    reason: string,
-  ) => {
-    if (!action) return;
-    await deps.publish({
-      tenant,
-      action,
-      kind,
-      tenantRef: { namespace: "", name: tenant },
-      hostRef: { namespace: ns, name },
-      reason,
-    });
-  };
+  const decide = tenantDecider(tenant, deps.publish);
   const applyTracked = async <T extends KubernetesObject>(desired: T, reason: string): Promise<T> => {
     const { action, object } = await trackedApply(deps.objects, desired);
     await decide(action, desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
@@ -203,14 +194,6 @@ async function ensureFinalizer(raw: KubernetesObject, deps: ProvisionerDeps): Pr
     metadata: { name: raw.metadata!.name!, finalizers: [FINALIZER] },
   });
 }
-
-type Decide = (
-  action: ReturnType<typeof changeOf>,
-  kind: string,
-  name: string,
-  ns: string,
-  reason: string,
-) => Promise<void>;
 
 // The PKI is generated once and never replaced: replacing it would invalidate
 // every credential of the running tenant. Create, not apply, so two racing
