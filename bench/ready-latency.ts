@@ -6,7 +6,6 @@
 //   npm run build && npm run bench            (RUNS=7 npm run bench for more samples)
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import {
   AppsV1Api,
   CoreV1Api,
@@ -17,6 +16,7 @@ import {
 import { crdManifests } from "@tenantplane/api";
 import {
   ServiceFleet,
+  buildTools,
   installCrds,
   setLoadBalancerIngress,
   startHostCluster,
@@ -171,16 +171,4 @@ function median(values: number[]): number {
 
 function fmt(seconds: number): string {
   return `${seconds.toFixed(2)}s`;
-}
-
-async function buildTools(): Promise<string> {
-  const script = fileURLToPath(new URL("../test/cluster/build.sh", import.meta.url));
-  return new Promise((resolve, reject) => {
-    const child = spawn("bash", [script], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
-    child.once("exit", (code) =>
-      code === 0 ? resolve(out.trim().split("\n").at(-1)!) : reject(new Error(`build.sh exited ${code}`)),
-    );
-  });
 }

@@ -11,6 +11,7 @@ export { canConnect, freePort } from "./ports.js";
 export { liveProcesses, logTail, type ManagedProcess } from "./process.js";
 export { trackFailures, type FailureTracker } from "./failure-tracker.js";
 export { startTenantApiServer, type TenantApiServer, type TenantApiServerOptions } from "./tenant-api-server.js";
+export { buildTools } from "./build-tools.js";
 export { toolPath, toolsDir } from "./tools.js";
 export { defaultStorageClassName, testProvisionerName } from "./volume-provisioner.js";
 export { StopWaiting, waitFor, type WaitForOptions } from "./wait-for.js";

@@ -37,9 +37,14 @@ export function startVolumeProvisioner(kc: KubeConfig, hostPathRoot: string, int
   let stopped = false;
   let lastError = "";
   const pass = async () => {
+    // Every StorageClass naming this provisioner is served, not only the default one.
+    const classes = await kc.makeApiClient(StorageV1Api).listStorageClass();
+    const served = new Set(
+      classes.items.filter((c) => c.provisioner === testProvisionerName).map((c) => c.metadata?.name ?? ""),
+    );
     const claims = await core.listPersistentVolumeClaimForAllNamespaces();
     for (const claim of claims.items) {
-      if (needsVolume(claim)) await provision(core, claim, hostPathRoot);
+      if (needsVolume(claim, served)) await provision(core, claim, hostPathRoot);
     }
     const volumes = await core.listPersistentVolume();
     for (const pv of volumes.items) {
@@ -71,10 +76,10 @@ export function startVolumeProvisioner(kc: KubeConfig, hostPathRoot: string, int
   };
 }
 
-function needsVolume(claim: V1PersistentVolumeClaim): boolean {
+function needsVolume(claim: V1PersistentVolumeClaim, served: ReadonlySet<string>): boolean {
   return (
-    claim.spec?.storageClassName === defaultStorageClassName &&
-    !claim.spec.volumeName &&
+    served.has(claim.spec?.storageClassName ?? "") &&
+    !claim.spec?.volumeName &&
     claim.status?.phase === "Pending" &&
     claim.metadata?.deletionTimestamp === undefined
   );
@@ -94,7 +99,7 @@ async function provision(core: CoreV1Api, claim: V1PersistentVolumeClaim, hostPa
           capacity: { storage },
           accessModes: claim.spec?.accessModes ?? ["ReadWriteOnce"],
           persistentVolumeReclaimPolicy: "Delete",
-          storageClassName: defaultStorageClassName,
+          storageClassName: claim.spec?.storageClassName ?? defaultStorageClassName,
           volumeMode: claim.spec?.volumeMode ?? "Filesystem",
           hostPath: { path: `${hostPathRoot}/${uid}`, type: "DirectoryOrCreate" },
           claimRef: {
