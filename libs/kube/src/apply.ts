@@ -1,7 +1,7 @@
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import { httpStatusOf } from "@tenantplane/runtime";
 import { ResourceDirectory, resourcePath } from "./resource-paths.js";
-import { RestClient } from "./rest.js";
+import { RestClient, type RequestTarget } from "./rest.js";
 
 const APPLY_PATCH = "application/apply-patch+yaml";
 const MERGE_PATCH = "application/merge-patch+json";
@@ -46,6 +46,7 @@ export class Objects {
       query: { fieldManager: this.fieldManager, force: true },
       body,
       contentType: APPLY_PATCH,
+      target: targetOf(obj),
     });
   }
 
@@ -57,6 +58,7 @@ export class Objects {
       path: resourcePath(obj.apiVersion!, info, obj.metadata?.namespace),
       query: { fieldManager: this.fieldManager },
       body: obj,
+      target: targetOf(obj),
     });
   }
 
@@ -71,6 +73,7 @@ export class Objects {
       query: { fieldManager: this.fieldManager },
       body: patch,
       contentType: MERGE_PATCH,
+      target: targetOf(obj),
     });
   }
 
@@ -143,6 +146,7 @@ export class Objects {
       query: { fieldManager: this.fieldManager, force: true },
       body: { apiVersion, kind: ref.kind, metadata: { name: ref.name }, status },
       contentType: APPLY_PATCH,
+      target: { kind: ref.kind, name: ref.name },
     });
   }
 
@@ -153,4 +157,8 @@ export class Objects {
     const info = await this.resources.lookup(apiVersion, kind);
     return resourcePath(apiVersion, info, obj.metadata?.namespace, name);
   }
+}
+
+function targetOf(obj: KubernetesObject): RequestTarget {
+  return { kind: obj.kind ?? "", name: obj.metadata?.name ?? "", namespace: obj.metadata?.namespace };
 }

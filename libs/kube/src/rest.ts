@@ -19,6 +19,13 @@ export interface ApiStatus {
   details?: { name?: string; kind?: string; causes?: StatusCause[] };
 }
 
+/** The object a request was about, for error messages that name it. */
+export interface RequestTarget {
+  kind: string;
+  name: string;
+  namespace?: string | undefined;
+}
+
 /**
  * An HTTP error answered by the API server. `code` is the HTTP status (the shape
  * `httpStatusOf` and `normalizeError` classify), `body` the server's Status.
@@ -28,14 +35,17 @@ export class KubeApiError extends Error {
   readonly body: ApiStatus;
   readonly method: string;
   readonly path: string;
+  /** The object the request was about, when the caller named one. */
+  readonly target: RequestTarget | undefined;
 
-  constructor(method: string, path: string, code: number, body: ApiStatus) {
+  constructor(method: string, path: string, code: number, body: ApiStatus, target?: RequestTarget) {
     super(body.message || `${method} ${path}: HTTP ${code}`);
     this.name = "KubeApiError";
     this.code = code;
     this.body = body;
     this.method = method;
     this.path = path;
+    this.target = target;
   }
 
   /** True for a refused write (create, apply, patch, update): the request reached the server and was judged. */
@@ -51,6 +61,8 @@ export interface RestRequest {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** The object the request is about, carried into a KubeApiError. */
+  target?: RequestTarget;
 }
 
 // A request the server does not answer in this time fails as ETIMEDOUT, which
@@ -117,7 +129,7 @@ export class RestClient {
     if (status < 200 || status >= 300) {
       const body: ApiStatus =
         parsed && typeof parsed === "object" ? (parsed as ApiStatus) : { message: text.slice(0, 1024) || undefined };
-      throw new KubeApiError(req.method, req.path, status, body);
+      throw new KubeApiError(req.method, req.path, status, body, req.target);
     }
     return parsed as T;
   }
