@@ -17,3 +17,4 @@ export { defaultStorageClassName, testProvisionerName } from "./volume-provision
 export { StopWaiting, waitFor, type WaitForOptions } from "./wait-for.js";
 export { ServiceFleet, type RunningService, type ServiceName } from "./services.js";
 export { startTenantStandIn } from "./tenant-stand-in.js";
+export { fieldsNotStored } from "./stored-fields.js";

@@ -2,9 +2,27 @@ import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { crdManifests } from "./crd-manifests.js";
-import { IsolationProfileSchema } from "./isolation-profile.js";
+import {
+  CLAIM_RESOURCE_MESSAGE,
+  CONTAINER_RESOURCE_MESSAGE,
+  IsolationProfileSchema,
+  LIMIT_ORDER,
+  NONZERO_LIMIT_MESSAGE,
+  QUOTA_KEY_MESSAGE,
+  QUOTA_WHOLE_MESSAGE,
+} from "./isolation-profile.js";
 import { SyncPolicySchema } from "./sync-policy.js";
-import { TENANT_NAME_MESSAGE, TenantClusterSchema } from "./tenant-cluster.js";
+import {
+  ANNOTATION_KEY_MESSAGE,
+  IMAGE_REFERENCE_MESSAGE,
+  IMAGE_WHITESPACE_MESSAGE,
+  LIMIT_ZERO_MESSAGE,
+  STORAGE_CLASS_MESSAGE,
+  STORAGE_SIZE_MESSAGE,
+  TENANT_NAME_MESSAGE,
+  TenantClusterSchema,
+  requestAboveLimitMessage,
+} from "./tenant-cluster.js";
 
 // The zod schemas and the CRD YAML are written separately; this test holds them together.
 // Both are flattened into `path → constraints` and compared field by field.
@@ -55,7 +73,7 @@ function intOrString(node: JsonSchema): JsonSchema | undefined {
   const int = branches.find((b) => b.type === "integer");
   if (str === undefined || int === undefined) return undefined;
   const { anyOf: _anyOf, ...rest } = node;
-  return { ...rest, pattern: str.pattern, minimum: int.minimum };
+  return { ...rest, pattern: str.pattern, maxLength: str.maxLength, minimum: int.minimum };
 }
 
 function flatten(node: JsonSchema, path: string, out: Map<string, Record<string, unknown>>): void {
@@ -154,5 +172,54 @@ describe("TenantCluster name rule", () => {
     expect(rules[0]?.rule).toContain("self.metadata.name");
     expect(rules[0]?.rule).toContain("<= 60");
     expect(rules[0]?.message.replace(/\s+/g, " ")).toBe(`metadata.name ${TENANT_NAME_MESSAGE}`);
+  });
+});
+
+/** Every CEL rule of a schema as `path: message`, whitespace folded as YAML folds it. */
+function celRules(node: JsonSchema, path: string, out: Map<string, string[]>): Map<string, string[]> {
+  const rules = (node["x-kubernetes-validations"] ?? []) as { message: string }[];
+  if (rules.length > 0)
+    out.set(
+      path,
+      rules.map((r) => r.message.replace(/\s+/g, " ").trim()),
+    );
+  for (const [key, child] of Object.entries(node.properties ?? {})) celRules(child, `${path}.${key}`, out);
+  if (typeof node.additionalProperties === "object") celRules(node.additionalProperties, `${path}[*]`, out);
+  if (node.items !== undefined) celRules(node.items, `${path}[]`, out);
+  return out;
+}
+
+describe("CEL admission rules", () => {
+  it("say word for word what the zod schemas say, on the same fields", () => {
+    const tc = celRules(crdSchema("TenantCluster"), "", new Map());
+    const cp = ".spec.controlPlane";
+    expect(tc.get(`${cp}.image`)).toEqual([IMAGE_WHITESPACE_MESSAGE, IMAGE_REFERENCE_MESSAGE]);
+    expect(tc.get(`${cp}.storage.size`)).toEqual([STORAGE_SIZE_MESSAGE]);
+    expect(tc.get(`${cp}.storage.storageClassName`)).toEqual([STORAGE_CLASS_MESSAGE]);
+    expect(tc.get(`${cp}.resources.limits.cpu`)).toEqual([LIMIT_ZERO_MESSAGE]);
+    expect(tc.get(`${cp}.resources.limits.memory`)).toEqual([LIMIT_ZERO_MESSAGE]);
+    expect(tc.get(`${cp}.resources`)).toEqual([requestAboveLimitMessage("cpu"), requestAboveLimitMessage("memory")]);
+    expect(tc.get(`${cp}.expose.loadBalancer.annotations`)).toEqual([ANNOTATION_KEY_MESSAGE]);
+
+    const ip = celRules(crdSchema("IsolationProfile"), "", new Map());
+    const lr = ".spec.limitRange";
+    expect(ip.get(".spec.resourceQuota.hard")).toEqual([QUOTA_KEY_MESSAGE, QUOTA_WHOLE_MESSAGE]);
+    expect(ip.get(`${lr}.container`)).toEqual(LIMIT_ORDER.map(([, , , message]) => message));
+    for (const map of ["default", "max"])
+      expect(ip.get(`${lr}.container.${map}`)).toEqual([CONTAINER_RESOURCE_MESSAGE, NONZERO_LIMIT_MESSAGE]);
+    for (const map of ["defaultRequest", "min"])
+      expect(ip.get(`${lr}.container.${map}`)).toEqual([CONTAINER_RESOURCE_MESSAGE]);
+    expect(ip.get(`${lr}.persistentVolumeClaim`)).toEqual([LIMIT_ORDER[0][3]]);
+    expect(ip.get(`${lr}.persistentVolumeClaim.min`)).toEqual([CLAIM_RESOURCE_MESSAGE]);
+    expect(ip.get(`${lr}.persistentVolumeClaim.max`)).toEqual([CLAIM_RESOURCE_MESSAGE, NONZERO_LIMIT_MESSAGE]);
+  });
+
+  it("report each LimitRange ordering on the field the API server would name", () => {
+    const container = crdSchema("IsolationProfile").properties!.spec!.properties!.limitRange!.properties!.container!;
+    const rules = container["x-kubernetes-validations"] as { rule: string; fieldPath: string }[];
+    expect(rules.map((r) => r.fieldPath)).toEqual(LIMIT_ORDER.map(([, , field]) => `.${field}`));
+    LIMIT_ORDER.forEach(([lower, upper], i) =>
+      expect(rules[i]?.rule).toContain(`self.${lower}.all(k, !(k in self.${upper})`),
+    );
   });
 });

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { API_VERSION, KIND_ISOLATION_PROFILE } from "./constants.js";
 import { isStrictSubnet, parseCidr } from "./internal/cidr.js";
 import { ObjectMetaSchema } from "./object-meta.js";
-import { ResourceListSchema } from "./quantity.js";
+import { isContainerResourceName, isQuotaResourceName, isWholeQuotaResource } from "./names.js";
+import { compareQuantities, isWholeQuantity, QuantitySchema } from "./quantity.js";
 import { describeSubject, parseOrThrow } from "./validation-error.js";
 
 /** Pod Security Standards levels, from most to least permissive. */
@@ -106,36 +107,101 @@ export const NetworkSchema = z.object({
 });
 export type Network = z.output<typeof NetworkSchema>;
 
+// Messages shared word for word with the CRD's CEL rules.
+/** Why a quota key is refused. */
+export const QUOTA_KEY_MESSAGE =
+  "every key must be a ResourceQuota resource name: pods, services, secrets, configmaps, persistentvolumeclaims, services.loadbalancers, services.nodeports, resourcequotas, replicationcontrollers, cpu, memory, ephemeral-storage, requests.<cpu|memory|storage|ephemeral-storage>, limits.<cpu|memory|ephemeral-storage>, hugepages-<size>, or a prefixed name like count/deployments.apps or requests.nvidia.com/gpu";
+/** Why a fractional object count is refused. */
+export const QUOTA_WHOLE_MESSAGE =
+  "object counts and extended resources (pods, services, count/..., vendor.com/...) must be whole numbers";
+/** Why a container resource key is refused. */
+export const CONTAINER_RESOURCE_MESSAGE =
+  "every key must be a container resource: cpu, memory, ephemeral-storage, hugepages-<size> or an extended resource like nvidia.com/gpu";
+/** Why a zero default or maximum is refused. */
+export const NONZERO_LIMIT_MESSAGE = "every value must be greater than zero; leave the resource out instead";
+/** Why a PersistentVolumeClaim bound on anything but storage is refused. */
+export const CLAIM_RESOURCE_MESSAGE = "the only resource a PersistentVolumeClaim bound takes is storage";
+/** The most resources one LimitRange map may name. */
+export const MAX_LIMIT_RESOURCES = 16;
+/** The most resources a quota may name. */
+export const MAX_QUOTA_RESOURCES = 64;
+
+/** The LimitRange comparisons the API server makes, as (lower map, upper map, field reported, message). */
+export const LIMIT_ORDER = [
+  ["min", "max", "min", "must not exceed max for the same resource"],
+  ["default", "max", "default", "must not exceed max for the same resource"],
+  ["min", "default", "default", "must not be below min for the same resource"],
+  ["defaultRequest", "default", "defaultRequest", "must not exceed default for the same resource"],
+  ["defaultRequest", "max", "defaultRequest", "must not exceed max for the same resource"],
+  ["min", "defaultRequest", "defaultRequest", "must not be below min for the same resource"],
+] as const;
+
+function resourceList(key: (k: string) => boolean, keyMessage: string, max: number) {
+  return z
+    .record(z.string().min(1).refine(key, { error: keyMessage }), QuantitySchema)
+    .refine((map) => Object.keys(map).length <= max, { error: `at most ${max} resources` });
+}
+
+const positive = (map: Record<string, string>) => Object.values(map).every((q) => compareQuantities(q, "0") !== 0);
+
 /** ResourceQuota for the host namespace; it also counts the tenant's own API server pod and volume. */
 export const ResourceQuotaSpecSchema = z.object({
-  hard: ResourceListSchema.prefault({
-    pods: "50",
-    "requests.cpu": "4",
-    "requests.memory": "8Gi",
-    "limits.cpu": "8",
-    "limits.memory": "16Gi",
-    persistentvolumeclaims: "10",
-    "requests.storage": "100Gi",
-    // One for the tenant API server when it is exposed, one for the tenant's workloads.
-    "services.loadbalancers": "2",
-  }),
+  hard: resourceList(isQuotaResourceName, QUOTA_KEY_MESSAGE, MAX_QUOTA_RESOURCES)
+    .superRefine((hard, ctx) => {
+      for (const [key, value] of Object.entries(hard)) {
+        if (isWholeQuotaResource(key) && !isWholeQuantity(value))
+          ctx.addIssue({ code: "custom", path: [key], message: QUOTA_WHOLE_MESSAGE });
+      }
+    })
+    .prefault({
+      pods: "50",
+      "requests.cpu": "4",
+      "requests.memory": "8Gi",
+      "limits.cpu": "8",
+      "limits.memory": "16Gi",
+      persistentvolumeclaims: "10",
+      "requests.storage": "100Gi",
+      // One for the tenant API server when it is exposed, one for the tenant's workloads.
+      "services.loadbalancers": "2",
+    }),
 });
 export type ResourceQuotaSpec = z.output<typeof ResourceQuotaSpecSchema>;
 
-/** LimitRange for the host namespace: container defaults and bounds, PVC size bounds. */
+const containerList = () => resourceList(isContainerResourceName, CONTAINER_RESOURCE_MESSAGE, MAX_LIMIT_RESOURCES);
+const claimList = () => resourceList((k) => k === "storage", CLAIM_RESOURCE_MESSAGE, MAX_LIMIT_RESOURCES);
+
+/** LimitRange for the host namespace: container defaults and bounds, PVC size bounds, in the order the API server demands. */
 export const LimitRangeSpecSchema = z.object({
   container: z
     .object({
-      default: ResourceListSchema.prefault({ cpu: "1", memory: "1Gi" }),
-      defaultRequest: ResourceListSchema.prefault({ cpu: "100m", memory: "128Mi" }),
-      min: ResourceListSchema.prefault({}),
-      max: ResourceListSchema.prefault({ cpu: "4", memory: "8Gi" }),
+      default: containerList().refine(positive, { error: NONZERO_LIMIT_MESSAGE }).prefault({ cpu: "1", memory: "1Gi" }),
+      defaultRequest: containerList().prefault({ cpu: "100m", memory: "128Mi" }),
+      min: containerList().prefault({}),
+      max: containerList().refine(positive, { error: NONZERO_LIMIT_MESSAGE }).prefault({ cpu: "4", memory: "8Gi" }),
+    })
+    .superRefine((container, ctx) => {
+      for (const [lower, upper, field, message] of LIMIT_ORDER) {
+        for (const [resource, value] of Object.entries(container[lower])) {
+          const bound = container[upper][resource];
+          if (bound !== undefined && compareQuantities(value, bound) === 1)
+            ctx.addIssue({ code: "custom", path: [field, resource], message });
+        }
+      }
     })
     .prefault({}),
   persistentVolumeClaim: z
     .object({
-      min: ResourceListSchema.prefault({}),
-      max: ResourceListSchema.prefault({ storage: "50Gi" }),
+      min: claimList().prefault({}),
+      max: claimList().refine(positive, { error: NONZERO_LIMIT_MESSAGE }).prefault({ storage: "50Gi" }),
+    })
+    .superRefine((claim, ctx) => {
+      const { min, max } = claim;
+      if (min.storage !== undefined && max.storage !== undefined && compareQuantities(min.storage, max.storage) === 1)
+        ctx.addIssue({
+          code: "custom",
+          path: ["min", "storage"],
+          message: "must not exceed max for the same resource",
+        });
     })
     .prefault({}),
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { QuantitySchema, ResourceListSchema } from "./quantity.js";
+import { compareQuantities, isWholeQuantity, QuantitySchema, ResourceListSchema } from "./quantity.js";
 
 describe("QuantitySchema", () => {
   it.each(["1", "500m", "0.5", ".5", "10Gi", "1Ki", "2e3", "1E", "100M", "0"])("accepts %s", (text) => {
@@ -29,5 +29,42 @@ describe("ResourceListSchema", () => {
   it("names the offending key", () => {
     const result = ResourceListSchema.safeParse({ "limits.memory": "lots" });
     expect(result.error?.issues[0]?.path).toEqual(["limits.memory"]);
+  });
+});
+
+describe("compareQuantities", () => {
+  it.each([
+    ["1Gi", "1073741824", 0],
+    ["100m", "0.1", 0],
+    ["1", "1000m", 0],
+    ["2e3", "2k", 0],
+    ["500Mi", "1Gi", -1],
+    ["1G", "1Gi", -1],
+    ["4", "3999m", 1],
+    ["0", "0m", 0],
+    [50, "50", 0],
+  ] as const)("compares %s with %s as %i", (a, b, expected) => {
+    expect(compareQuantities(a, b)).toBe(expected);
+    expect(compareQuantities(b, a)).toBe(expected === 0 ? 0 : -expected);
+  });
+
+  it("gives no answer for text that is not a quantity or is out of range", () => {
+    expect(compareQuantities("ten", "1")).toBeUndefined();
+    expect(compareQuantities("1e999", "1")).toBeUndefined();
+  });
+});
+
+describe("isWholeQuantity", () => {
+  it.each([
+    ["2", true],
+    ["2000m", true],
+    ["1Ki", true],
+    ["1.0", true],
+    ["1e3", true],
+    ["1.5", false],
+    ["500m", false],
+    ["x", false],
+  ] as const)("%s is whole: %s", (text, whole) => {
+    expect(isWholeQuantity(text)).toBe(whole);
   });
 });

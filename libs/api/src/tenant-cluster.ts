@@ -2,7 +2,8 @@ import { z } from "zod";
 import { API_VERSION, KIND_TENANT_CLUSTER, MAX_TENANT_NAME_LENGTH, TENANT_PHASES } from "./constants.js";
 import { ConditionSchema } from "./condition.js";
 import { ObjectMetaSchema } from "./object-meta.js";
-import { QuantitySchema } from "./quantity.js";
+import { DNS_SUBDOMAIN, IMAGE_REFERENCE, isQualifiedName } from "./names.js";
+import { compareQuantities, QuantitySchema } from "./quantity.js";
 import { describeSubject, parseOrThrow } from "./validation-error.js";
 
 /** Image of the tenant API server when `spec.controlPlane.image` is unset. */
@@ -28,25 +29,73 @@ export function isValidTenantName(name: string): boolean {
   return TenantNameSchema.safeParse(name).success;
 }
 
+// Messages shared word for word with the CRD's CEL rules, so both admission paths say the same.
+/** Why a zero storage size is refused. */
+export const STORAGE_SIZE_MESSAGE = "must be greater than zero, e.g. 5Gi";
+/** Why a zero limit is refused. */
+export const LIMIT_ZERO_MESSAGE = "must be greater than zero; leave the limit out for no limit";
+/** Why a storage class name is refused. */
+export const STORAGE_CLASS_MESSAGE =
+  "must be a StorageClass name: a DNS subdomain of lowercase letters, digits, '-' and '.', like fast-ssd";
+/** Why an image with surrounding whitespace is refused. */
+export const IMAGE_WHITESPACE_MESSAGE = "must not start or end with whitespace";
+/** Why an image that is not a reference is refused. */
+export const IMAGE_REFERENCE_MESSAGE =
+  "must be an image reference like registry.example.com/team/k3s:v1.34.1-k3s1 or rancher/k3s@sha256:<digest>, with a lowercase repository path";
+/** Why a load-balancer annotation key is refused. */
+export const ANNOTATION_KEY_MESSAGE =
+  "every key must be a qualified name like example.com/setting: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 letters, digits, '-', '_' or '.' that starts and ends with a letter or digit";
+/** Most annotations the LoadBalancer Service takes from the spec; with values of at most 4096 characters they stay far below the API server's 256 KiB. */
+export const MAX_LOAD_BALANCER_ANNOTATIONS = 32;
+
+/** Why a request above its limit is refused. */
+export function requestAboveLimitMessage(resource: "cpu" | "memory"): string {
+  return `must not exceed spec.controlPlane.resources.limits.${resource}: lower the request or raise the limit`;
+}
+
 /** A reference to another cluster-scoped tenantplane object by name. */
 export const ObjectNameRefSchema = z.object({ name: z.string().min(1).max(253) });
 export type ObjectNameRef = z.output<typeof ObjectNameRefSchema>;
 
-/** Requests and limits of the tenant API server container. */
-export const ControlPlaneResourcesSchema = z.object({
-  requests: z
-    .object({
-      cpu: QuantitySchema.prefault("100m"),
-      memory: QuantitySchema.prefault("256Mi"),
-    })
-    .prefault({}),
-  limits: z.object({ cpu: QuantitySchema.optional(), memory: QuantitySchema.optional() }).optional(),
-});
+/** A quantity that must be above zero, where zero would mean nothing (a volume size, a limit). */
+function positiveQuantity(message: string) {
+  return QuantitySchema.refine((q) => compareQuantities(q, "0") !== 0, { error: message });
+}
+
+/** Requests and limits of the tenant API server container; a request above its limit is refused. */
+export const ControlPlaneResourcesSchema = z
+  .object({
+    requests: z
+      .object({
+        cpu: QuantitySchema.prefault("100m"),
+        memory: QuantitySchema.prefault("256Mi"),
+      })
+      .prefault({}),
+    limits: z
+      .object({
+        cpu: positiveQuantity(LIMIT_ZERO_MESSAGE).optional(),
+        memory: positiveQuantity(LIMIT_ZERO_MESSAGE).optional(),
+      })
+      .optional(),
+  })
+  .superRefine((resources, ctx) => {
+    for (const name of ["cpu", "memory"] as const) {
+      const limit = resources.limits?.[name];
+      if (limit !== undefined && compareQuantities(resources.requests[name], limit) === 1) {
+        ctx.addIssue({ code: "custom", path: ["requests", name], message: requestAboveLimitMessage(name) });
+      }
+    }
+  });
 
 /** The volume holding the tenant API server's datastore. */
 export const ControlPlaneStorageSchema = z.object({
-  storageClassName: z.string().min(1).max(253).optional(),
-  size: QuantitySchema.prefault("5Gi"),
+  storageClassName: z
+    .string()
+    .min(1)
+    .max(253)
+    .refine((name) => DNS_SUBDOMAIN.test(name), { error: STORAGE_CLASS_MESSAGE })
+    .optional(),
+  size: positiveQuantity(STORAGE_SIZE_MESSAGE).prefault("5Gi"),
 });
 
 /** How the tenant API is published outside the host cluster. */
@@ -54,14 +103,28 @@ export const ControlPlaneExposeSchema = z.object({
   loadBalancer: z
     .object({
       enabled: z.boolean().prefault(false),
-      annotations: z.record(z.string(), z.string()).prefault({}),
+      annotations: z
+        .record(z.string().refine(isQualifiedName, { error: ANNOTATION_KEY_MESSAGE }), z.string().max(4096))
+        .refine((map) => Object.keys(map).length <= MAX_LOAD_BALANCER_ANNOTATIONS, {
+          error: `at most ${MAX_LOAD_BALANCER_ANNOTATIONS} annotations`,
+        })
+        .prefault({}),
     })
     .prefault({}),
 });
 
 /** spec.controlPlane: the tenant's API server. Every field has a default. */
 export const ControlPlaneSpecSchema = z.object({
-  image: z.string().min(1).prefault(DEFAULT_CONTROL_PLANE_IMAGE),
+  image: z
+    .string()
+    .min(1)
+    .max(512)
+    .refine((image) => image === image.trim(), { error: IMAGE_WHITESPACE_MESSAGE })
+    // Empty and padded images already have their own message.
+    .refine((image) => image === "" || image !== image.trim() || IMAGE_REFERENCE.test(image), {
+      error: IMAGE_REFERENCE_MESSAGE,
+    })
+    .prefault(DEFAULT_CONTROL_PLANE_IMAGE),
   resources: ControlPlaneResourcesSchema.prefault({}),
   storage: ControlPlaneStorageSchema.prefault({}),
   expose: ControlPlaneExposeSchema.prefault({}),

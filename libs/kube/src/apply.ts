@@ -1,26 +1,31 @@
-import {
-  CustomObjectsApi,
-  KubernetesObjectApi,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-  type KubernetesObject,
-} from "@kubernetes/client-node";
+import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import { httpStatusOf } from "@tenantplane/runtime";
+import { ResourceDirectory, resourcePath } from "./resource-paths.js";
+import { RestClient, type RequestTarget } from "./rest.js";
 
-const SSA = setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply);
+const APPLY_PATCH = "application/apply-patch+yaml";
+const MERGE_PATCH = "application/merge-patch+json";
 
-/** A typed handle on a cluster's objects for one field manager. */
+interface ObjectList<T> {
+  items?: T[];
+  metadata?: { continue?: string };
+}
+
+/**
+ * A cluster's objects for one field manager, read and written as plain JSON:
+ * what the caller builds is exactly what the API server receives, and what the
+ * server stores is exactly what the caller reads back.
+ */
 export class Objects {
-  readonly api: KubernetesObjectApi;
-  private readonly custom: CustomObjectsApi;
+  private readonly rest: RestClient;
+  private readonly resources: ResourceDirectory;
 
   constructor(
     kc: KubeConfig,
     readonly fieldManager: string,
   ) {
-    this.api = KubernetesObjectApi.makeApiClient(kc);
-    this.custom = kc.makeApiClient(CustomObjectsApi);
+    this.rest = new RestClient(kc);
+    this.resources = new ResourceDirectory(this.rest);
   }
 
   /**
@@ -35,7 +40,41 @@ export class Objects {
     // A resourceVersion turns the apply into "update exactly what I read": it fails
     // with a conflict if the object changed and can never create one that is gone.
     if (opts.ifResourceVersion) body.metadata!.resourceVersion = opts.ifResourceVersion;
-    return this.api.patch(body, undefined, undefined, this.fieldManager, true, PatchStrategy.ServerSideApply);
+    return this.rest.request<T>({
+      method: "PATCH",
+      path: await this.pathOf(obj),
+      query: { fieldManager: this.fieldManager, force: true },
+      body,
+      contentType: APPLY_PATCH,
+      target: targetOf(obj),
+    });
+  }
+
+  /** Creates an object; an existing one of the same name is a 409 (AlreadyExists), never overwritten. */
+  async create<T extends KubernetesObject>(obj: T): Promise<T> {
+    const info = await this.resources.lookup(obj.apiVersion!, obj.kind!);
+    return this.rest.request<T>({
+      method: "POST",
+      path: resourcePath(obj.apiVersion!, info, obj.metadata?.namespace),
+      query: { fieldManager: this.fieldManager },
+      body: obj,
+      target: targetOf(obj),
+    });
+  }
+
+  /**
+   * JSON merge patch of `patch` onto the object `obj` names. A `metadata.resourceVersion`
+   * in the patch makes it conditional (409 if the object changed since it was read).
+   */
+  async mergePatch<T extends KubernetesObject>(obj: KubernetesObject, patch: Record<string, unknown>): Promise<T> {
+    return this.rest.request<T>({
+      method: "PATCH",
+      path: await this.pathOf(obj),
+      query: { fieldManager: this.fieldManager },
+      body: patch,
+      contentType: MERGE_PATCH,
+      target: targetOf(obj),
+    });
   }
 
   /** Reads an object, or undefined when it does not exist. */
@@ -45,37 +84,34 @@ export class Objects {
     name: string,
     namespace?: string,
   ): Promise<T | undefined> {
+    const path = await this.pathOf({ apiVersion, kind, metadata: { name, namespace } });
     try {
-      return (await this.api.read({ apiVersion, kind, metadata: { name, namespace } })) as T;
+      return await this.rest.request<T>({ method: "GET", path });
     } catch (err) {
       if (httpStatusOf(err) === 404) return undefined;
       throw err;
     }
   }
 
-  /** Lists objects of a kind, optionally namespaced and label-selected. */
+  /** Lists objects of a kind, optionally namespaced and label-selected, following continue tokens. */
   async list<T extends KubernetesObject>(
     apiVersion: string,
     kind: string,
     opts: { namespace?: string; labelSelector?: string } = {},
   ): Promise<T[]> {
+    const info = await this.resources.lookup(apiVersion, kind);
+    const path = resourcePath(apiVersion, info, opts.namespace);
     const out: T[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await this.api.list<T>(
-        apiVersion,
-        kind,
-        opts.namespace,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        opts.labelSelector,
-        500,
-        continueToken,
-      );
-      out.push(...page.items.map((item) => ({ apiVersion, kind, ...item })));
-      continueToken = page.metadata?._continue || undefined;
+      const page = await this.rest.request<ObjectList<T>>({
+        method: "GET",
+        path,
+        query: { labelSelector: opts.labelSelector, limit: 500, continue: continueToken },
+      });
+      // List items carry no apiVersion/kind of their own.
+      out.push(...(page.items ?? []).map((item) => ({ ...item, apiVersion, kind })));
+      continueToken = page.metadata?.continue || undefined;
     } while (continueToken);
     return out;
   }
@@ -83,7 +119,11 @@ export class Objects {
   /** Deletes an object; absent is success. Background propagation lets the GC remove dependents. */
   async delete(obj: KubernetesObject): Promise<boolean> {
     try {
-      await this.api.delete(obj, undefined, undefined, undefined, undefined, "Background");
+      await this.rest.request({
+        method: "DELETE",
+        path: await this.pathOf(obj),
+        body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" },
+      });
       return true;
     } catch (err) {
       if (httpStatusOf(err) === 404) return false;
@@ -99,17 +139,26 @@ export class Objects {
     ref: { group: string; version: string; plural: string; kind: string; name: string },
     status: Record<string, unknown>,
   ): Promise<void> {
-    await this.custom.patchClusterCustomObjectStatus(
-      {
-        group: ref.group,
-        version: ref.version,
-        plural: ref.plural,
-        name: ref.name,
-        body: { apiVersion: `${ref.group}/${ref.version}`, kind: ref.kind, metadata: { name: ref.name }, status },
-        fieldManager: this.fieldManager,
-        force: true,
-      },
-      SSA,
-    );
+    const apiVersion = `${ref.group}/${ref.version}`;
+    await this.rest.request({
+      method: "PATCH",
+      path: resourcePath(apiVersion, { resource: ref.plural, namespaced: false }, undefined, ref.name, "status"),
+      query: { fieldManager: this.fieldManager, force: true },
+      body: { apiVersion, kind: ref.kind, metadata: { name: ref.name }, status },
+      contentType: APPLY_PATCH,
+      target: { kind: ref.kind, name: ref.name },
+    });
   }
+
+  private async pathOf(obj: KubernetesObject): Promise<string> {
+    const { apiVersion, kind } = obj;
+    const name = obj.metadata?.name;
+    if (!apiVersion || !kind || !name) throw new Error("an object needs apiVersion, kind and metadata.name");
+    const info = await this.resources.lookup(apiVersion, kind);
+    return resourcePath(apiVersion, info, obj.metadata?.namespace, name);
+  }
+}
+
+function targetOf(obj: KubernetesObject): RequestTarget {
+  return { kind: obj.kind ?? "", name: obj.metadata?.name ?? "", namespace: obj.metadata?.namespace };
 }

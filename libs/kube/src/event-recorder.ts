@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { httpStatusOf, type Logger } from "@tenantplane/runtime";
+import { RestClient } from "./rest.js";
 import { TokenBucket } from "./token-bucket.js";
 
-const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+const eventsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
 
 /** The object an Event is about; uid lets `kubectl describe` find it. */
 export interface Regarding {
@@ -39,7 +40,7 @@ interface Series {
  * creating a new one, and each regarded object gets a token bucket.
  */
 export class EventRecorder {
-  private readonly api: CoreV1Api;
+  private readonly rest: RestClient;
   private readonly series = new Map<string, Series>();
   private readonly buckets = new Map<string, TokenBucket>();
 
@@ -56,7 +57,7 @@ export class EventRecorder {
       logger: Logger;
     },
   ) {
-    this.api = kc.makeApiClient(CoreV1Api);
+    this.rest = new RestClient(kc);
   }
 
   async record(input: EventInput): Promise<RecordOutcome> {
@@ -68,14 +69,12 @@ export class EventRecorder {
     const existing = this.series.get(key);
     if (existing) {
       try {
-        await this.api.patchNamespacedEvent(
-          {
-            name: existing.name,
-            namespace: existing.namespace,
-            body: { count: existing.count + 1, lastTimestamp: now.toISOString() },
-          },
-          mergePatch,
-        );
+        await this.rest.request({
+          method: "PATCH",
+          path: `${eventsPath(existing.namespace)}/${encodeURIComponent(existing.name)}`,
+          body: { count: existing.count + 1, lastTimestamp: now.toISOString() },
+          contentType: "application/merge-patch+json",
+        });
         existing.count++;
         this.touch(key, existing);
         return "aggregated";
@@ -87,7 +86,10 @@ export class EventRecorder {
     }
     const namespace = ref.namespace || this.opts.clusterEventsNamespace || "default";
     const name = `${ref.name}.${randomBytes(8).toString("hex")}`;
-    const event: CoreV1Event = {
+    const stamp = now.toISOString();
+    const event = {
+      apiVersion: "v1",
+      kind: "Event",
       metadata: { name, namespace },
       involvedObject: {
         apiVersion: ref.apiVersion,
@@ -101,13 +103,13 @@ export class EventRecorder {
       message: truncate(input.message, 1024),
       action: input.action,
       count: 1,
-      firstTimestamp: now,
-      lastTimestamp: now,
+      firstTimestamp: stamp,
+      lastTimestamp: stamp,
       source: { component: this.opts.component },
       reportingComponent: `tenantplane.io/${this.opts.component}`,
       reportingInstance: this.opts.instance,
     };
-    await this.api.createNamespacedEvent({ namespace, body: event });
+    await this.rest.request({ method: "POST", path: eventsPath(namespace), body: event });
     this.touch(key, { name, namespace, count: 1 });
     return "created";
   }

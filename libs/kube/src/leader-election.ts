@@ -1,5 +1,20 @@
-import { CoordinationV1Api, type KubeConfig, type V1Lease } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { httpStatusOf, sleep, type Logger } from "@tenantplane/runtime";
+import { RestClient } from "./rest.js";
+
+/** The fields of a coordination.k8s.io/v1 Lease this elector reads and writes; times are MicroTime strings. */
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
 
 /** Lease timing, as in client-go: a leader that cannot renew within `leaseDurationMs` is replaced. */
 export interface LeaderElectionOptions {
@@ -25,7 +40,11 @@ export async function runWithLeaderElection(
   signal: AbortSignal,
   lead: (lost: AbortSignal) => Promise<void>,
 ): Promise<void> {
-  const api = opts.kc.makeApiClient(CoordinationV1Api);
+  const rest = new RestClient(opts.kc);
+  const leases = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(opts.namespace)}/leases`;
+  const leasePath = `${leases}/${encodeURIComponent(opts.name)}`;
+  const readLease = () => rest.request<Lease>({ method: "GET", path: leasePath });
+  const replaceLease = (body: Lease) => rest.request<Lease>({ method: "PUT", path: leasePath, body });
   const leaseMs = opts.leaseDurationMs ?? 15_000;
   const renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
   const retryMs = opts.retryPeriodMs ?? 2_000;
@@ -59,14 +78,17 @@ export async function runWithLeaderElection(
     const now = new Date();
     const stamp = microTime(now);
     try {
-      let lease: V1Lease;
+      let lease: Lease;
       try {
-        lease = await api.readNamespacedLease({ name: opts.name, namespace: opts.namespace });
+        lease = await readLease();
       } catch (err) {
         if (httpStatusOf(err) !== 404) throw err;
-        await api.createNamespacedLease({
-          namespace: opts.namespace,
+        await rest.request({
+          method: "POST",
+          path: leases,
           body: {
+            apiVersion: "coordination.k8s.io/v1",
+            kind: "Lease",
             metadata: { name: opts.name, namespace: opts.namespace },
             spec: {
               holderIdentity: opts.identity,
@@ -87,19 +109,15 @@ export async function runWithLeaderElection(
       if (holder !== opts.identity && holder !== "" && !expired) return false;
       const transitions = (spec.leaseTransitions ?? 0) + (holder === opts.identity ? 0 : 1);
       // Replace with the read resourceVersion: a concurrent candidate makes this a 409 and loses.
-      await api.replaceNamespacedLease({
-        name: opts.name,
-        namespace: opts.namespace,
-        body: {
-          ...lease,
-          spec: {
-            ...spec,
-            holderIdentity: opts.identity,
-            leaseDurationSeconds: Math.ceil(leaseMs / 1000),
-            acquireTime: holder === opts.identity ? spec.acquireTime : stamp,
-            renewTime: stamp,
-            leaseTransitions: transitions,
-          },
+      await replaceLease({
+        ...lease,
+        spec: {
+          ...spec,
+          holderIdentity: opts.identity,
+          leaseDurationSeconds: Math.ceil(leaseMs / 1000),
+          acquireTime: holder === opts.identity ? spec.acquireTime : stamp,
+          renewTime: stamp,
+          leaseTransitions: transitions,
         },
       });
       return true;
@@ -111,13 +129,9 @@ export async function runWithLeaderElection(
 
   async function release(): Promise<void> {
     try {
-      const lease = await api.readNamespacedLease({ name: opts.name, namespace: opts.namespace });
+      const lease = await readLease();
       if (lease.spec?.holderIdentity !== opts.identity) return;
-      await api.replaceNamespacedLease({
-        name: opts.name,
-        namespace: opts.namespace,
-        body: { ...lease, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1 } },
-      });
+      await replaceLease({ ...lease, spec: { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1 } });
       log.info("released leadership");
     } catch (err) {
       log.warn({ err }, "releasing the lease failed; it will expire");
@@ -125,9 +139,7 @@ export async function runWithLeaderElection(
   }
 }
 
-// Lease times are metav1.MicroTime: the API server insists on six fractional
-// digits, while the client would send a Date with three. The client passes
-// strings through untouched.
-function microTime(date: Date): Date {
-  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z") as unknown as Date;
+// Lease times are metav1.MicroTime: the API server insists on six fractional digits.
+function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }

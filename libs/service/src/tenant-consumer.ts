@@ -1,5 +1,7 @@
 import { runConsumer, TenantChangeSchema, type ConsumerName } from "@tenantplane/messaging";
 import type { Logger } from "@tenantplane/runtime";
+import { apiRefusalOf } from "./api-refusal.js";
+import { reportApiRefusal, type RefusalReporting } from "./refusal-status.js";
 import { warnOnRejection } from "./rejections.js";
 import type { ServiceContext } from "./service.js";
 
@@ -7,11 +9,18 @@ import type { ServiceContext } from "./service.js";
  * Feeds tenant-change keys from `consumer` to `reconcile`, one tenant at a time
  * per tenant, until shutdown. Rejected messages become Warning Events on their
  * tenant; the ack/nak/term choice is the messaging library's.
+ *
+ * With `refusals`, a write the API server refuses (422, 400, 403, 413) is not a
+ * rejected message but a fact about the tenant's input: the service's condition
+ * goes False with the server's message, phase Failed, a Warning names the field,
+ * and the message is settled, since only a change of the input can help (and
+ * brings a new message).
  */
 export function consumeTenantChanges<E>(
   svc: ServiceContext<E>,
   consumer: ConsumerName,
   reconcile: (tenant: string, logger: Logger) => Promise<void>,
+  refusals?: RefusalReporting,
 ): void {
   const consuming = runConsumer({
     js: svc.js,
@@ -23,7 +32,20 @@ export function consumeTenantChanges<E>(
     signal: svc.signal,
     onReady: svc.setReady,
     onRejected: warnOnRejection(svc.events, svc.objects, svc.name, svc.logger),
-    handle: (change, ctx) => reconcile(change.tenant, ctx.logger),
+    handle: async (change, ctx) => {
+      try {
+        await reconcile(change.tenant, ctx.logger);
+      } catch (err) {
+        const refusal = refusals && apiRefusalOf(err);
+        if (!refusal) throw err;
+        ctx.logger.warn(
+          { object: refusal.object, fields: refusal.fields, code: refusal.code },
+          "API server refused a write",
+        );
+        // A failed report (a transient API error) is retried like any other failure.
+        await reportApiRefusal(svc, change.tenant, refusal, refusals);
+      }
+    },
   });
   svc.onShutdown({ name: "consumer", run: () => consuming });
 }

@@ -1,8 +1,17 @@
+import { CONDITION_ISOLATION_APPLIED } from "@tenantplane/api";
 import { CommonEnvSchema } from "@tenantplane/runtime";
 import { consumeTenantChanges, startService } from "@tenantplane/service";
 import { reconcileIsolation } from "./reconciler.js";
 
 const svc = await startService({ name: "isolation", envSchema: CommonEnvSchema, consumers: ["isolation"] });
-consumeTenantChanges(svc, "isolation", (tenant, logger) =>
-  reconcileIsolation(tenant, { objects: svc.objects, events: svc.events, publish: svc.publish, logger }),
+consumeTenantChanges(
+  svc,
+  "isolation",
+  (tenant, logger) =>
+    reconcileIsolation(tenant, { objects: svc.objects, events: svc.events, publish: svc.publish, logger }),
+  {
+    condition: CONDITION_ISOLATION_APPLIED,
+    fix: (tenant) =>
+      `Change the IsolationProfile named by spec.isolationProfileRef of TenantCluster ${tenant} so the API server accepts it.`,
+  },
 );

@@ -1,8 +1,16 @@
+import { CONDITION_CONTROL_PLANE_READY } from "@tenantplane/api";
 import { CommonEnvSchema } from "@tenantplane/runtime";
 import { consumeTenantChanges, startService } from "@tenantplane/service";
 import { reconcileTenant } from "./reconciler.js";
 
 const svc = await startService({ name: "provisioner", envSchema: CommonEnvSchema, consumers: ["provisioner"] });
-consumeTenantChanges(svc, "provisioner", (tenant, logger) =>
-  reconcileTenant(tenant, { objects: svc.objects, events: svc.events, publish: svc.publish, logger }),
+consumeTenantChanges(
+  svc,
+  "provisioner",
+  (tenant, logger) =>
+    reconcileTenant(tenant, { objects: svc.objects, events: svc.events, publish: svc.publish, logger }),
+  {
+    condition: CONDITION_CONTROL_PLANE_READY,
+    fix: (tenant) => `Change spec.controlPlane of TenantCluster ${tenant} so the API server accepts it.`,
+  },
 );

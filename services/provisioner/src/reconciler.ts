@@ -205,7 +205,7 @@ async function ensurePki(tenant: string, deps: ProvisionerDeps, decide: Decide) 
   if (existing) return readPkiSecret(existing);
   const pki = await generateTenantPki(tenant);
   try {
-    await deps.objects.api.create(pkiSecret(tenant, pki));
+    await deps.objects.create(pkiSecret(tenant, pki));
   } catch (err) {
     if ((err as { code?: number }).code === 409) {
       const winner = await deps.objects.get<V1Secret>("v1", "Secret", name, namespace);
@@ -358,18 +358,9 @@ async function teardown(tenant: string, raw: KubernetesObject | undefined, deps:
   }
   if (raw?.metadata?.finalizers?.includes(FINALIZER)) {
     const remaining = raw.metadata.finalizers.filter((f) => f !== FINALIZER);
-    await deps.objects.api.patch(
-      {
-        apiVersion: API_VERSION,
-        kind: KIND_TENANT_CLUSTER,
-        metadata: { name: tenant, resourceVersion: raw.metadata.resourceVersion, finalizers: remaining },
-      },
-      undefined,
-      undefined,
-      "tenantplane-provisioner",
-      undefined,
-      "application/merge-patch+json",
-    );
+    await deps.objects.mergePatch(raw, {
+      metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers: remaining },
+    });
     deps.logger.info({ tenant }, "teardown complete; finalizer released");
   }
 }

@@ -1,0 +1,145 @@
+import http from "node:http";
+import https from "node:https";
+import type { KubeConfig } from "@kubernetes/client-node";
+
+/** A Kubernetes `Status` cause: which field the server refused and why. */
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+/** The part of a Kubernetes `Status` body that callers act on. */
+export interface ApiStatus {
+  kind?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: { name?: string; kind?: string; causes?: StatusCause[] };
+}
+
+/** The object a request was about, for error messages that name it. */
+export interface RequestTarget {
+  kind: string;
+  name: string;
+  namespace?: string | undefined;
+}
+
+/**
+ * An HTTP error answered by the API server. `code` is the HTTP status (the shape
+ * `httpStatusOf` and `normalizeError` classify), `body` the server's Status.
+ */
+export class KubeApiError extends Error {
+  readonly code: number;
+  readonly body: ApiStatus;
+  readonly method: string;
+  readonly path: string;
+  /** The object the request was about, when the caller named one. */
+  readonly target: RequestTarget | undefined;
+
+  constructor(method: string, path: string, code: number, body: ApiStatus, target?: RequestTarget) {
+    super(body.message || `${method} ${path}: HTTP ${code}`);
+    this.name = "KubeApiError";
+    this.code = code;
+    this.body = body;
+    this.method = method;
+    this.path = path;
+    this.target = target;
+  }
+
+  /** True for a refused write (create, apply, patch, update): the request reached the server and was judged. */
+  get isWrite(): boolean {
+    return this.method === "POST" || this.method === "PUT" || this.method === "PATCH";
+  }
+}
+
+/** One request: the body is sent exactly as `JSON.stringify` writes it. */
+export interface RestRequest {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  /** The object the request is about, carried into a KubeApiError. */
+  target?: RequestTarget;
+}
+
+// A request the server does not answer in this time fails as ETIMEDOUT, which
+// the error normaliser treats as transient.
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * The JSON wire format of a request body. Plain JSON, never the typed client's
+ * model serialiser: that one maps known properties only (`_from`, `_default`),
+ * so a plain object's `from` or `default` would be dropped on the way.
+ */
+export function encodeBody(body: unknown): string {
+  return JSON.stringify(body);
+}
+
+/**
+ * Minimal JSON client for the Kubernetes API that uses the KubeConfig only for
+ * the server address, TLS and credentials. Bodies go out as plain JSON and come
+ * back as plain JSON: no model classes on either side.
+ */
+export class RestClient {
+  constructor(private readonly kc: KubeConfig) {}
+
+  /** Sends one request and parses the JSON answer; a non-2xx answer throws KubeApiError. */
+  async request<T>(req: RestRequest): Promise<T> {
+    const server = this.kc.getCurrentCluster()?.server;
+    if (!server) throw new Error("kubeconfig has no current cluster");
+    const url = new URL(server.replace(/\/+$/, "") + req.path);
+    for (const [key, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
+    }
+    const options: https.RequestOptions = { method: req.method, headers: { Accept: "application/json" } };
+    // Applied per request so rotated service-account tokens and exec credentials are picked up.
+    await this.kc.applyToHTTPSOptions(options);
+    const payload = req.body === undefined ? undefined : encodeBody(req.body);
+    const headers = { ...(options.headers as Record<string, string>) };
+    if (payload !== undefined) {
+      headers["Content-Type"] = req.contentType ?? "application/json";
+      headers["Content-Length"] = String(Buffer.byteLength(payload));
+    }
+    const plain = url.protocol === "http:";
+    // The kubeconfig's agent is a TLS agent; a plain-HTTP server (a local proxy) takes none.
+    if (plain) delete options.agent;
+    const transport = plain ? http : https;
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const r = transport.request(url, { ...options, headers, timeout: REQUEST_TIMEOUT_MS }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      });
+      r.on("timeout", () =>
+        r.destroy(
+          Object.assign(new Error(`${req.method} ${req.path}: no answer within ${REQUEST_TIMEOUT_MS} ms`), {
+            code: "ETIMEDOUT",
+          }),
+        ),
+      );
+      r.on("error", reject);
+      if (payload !== undefined) r.write(payload);
+      r.end();
+    });
+    const parsed = parseJson(text);
+    if (status < 200 || status >= 300) {
+      const body: ApiStatus =
+        parsed && typeof parsed === "object" ? (parsed as ApiStatus) : { message: text.slice(0, 1024) || undefined };
+      throw new KubeApiError(req.method, req.path, status, body, req.target);
+    }
+    return parsed as T;
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,67 @@
+import { KubeApiError } from "@tenantplane/kube";
+import { TerminalError } from "@tenantplane/runtime";
+import { describe, expect, it } from "vitest";
+import { apiRefusalOf, describeRefusal } from "./api-refusal.js";
+
+const invalid = (method = "PATCH") =>
+  new KubeApiError(
+    method,
+    "/api/v1/namespaces/tp-a/limitranges/tenantplane-limits",
+    422,
+    {
+      kind: "Status",
+      reason: "Invalid",
+      message:
+        'LimitRange "tenantplane-limits" is invalid: spec.limits[0].min[cpu]: Invalid value: "2": min must be <= max',
+      details: {
+        causes: [
+          { field: "spec.limits[0].min[cpu]", message: "min must be <= max" },
+          { field: "spec.limits[0].min[cpu]", message: "again" },
+        ],
+      },
+    },
+    { kind: "LimitRange", name: "tenantplane-limits", namespace: "tp-a" },
+  );
+
+describe("apiRefusalOf", () => {
+  it("names the refused object and each field once", () => {
+    expect(apiRefusalOf(invalid())).toEqual({
+      code: 422,
+      object: "LimitRange tp-a/tenantplane-limits",
+      fields: ["spec.limits[0].min[cpu]"],
+      message:
+        'LimitRange "tenantplane-limits" is invalid: spec.limits[0].min[cpu]: Invalid value: "2": min must be <= max',
+    });
+  });
+
+  it("finds a refusal wrapped as the cause of another error", () => {
+    expect(apiRefusalOf(new TerminalError("apply failed", { cause: invalid() }))?.code).toBe(422);
+  });
+
+  it("ignores reads, retryable statuses and terminating namespaces", () => {
+    expect(apiRefusalOf(invalid("GET"))).toBeUndefined();
+    for (const code of [404, 409, 429, 500]) {
+      expect(apiRefusalOf(new KubeApiError("PATCH", "/x", code, {}))).toBeUndefined();
+    }
+    const terminating = new KubeApiError("POST", "/x", 403, {
+      message: "namespace tp-a is being terminated",
+      details: { causes: [{ reason: "NamespaceTerminating" }] },
+    });
+    expect(apiRefusalOf(terminating)).toBeUndefined();
+    expect(apiRefusalOf(new Error("boom"))).toBeUndefined();
+  });
+
+  it("treats 400, 403 and 413 on a write as refusals", () => {
+    for (const code of [400, 403, 413]) {
+      expect(apiRefusalOf(new KubeApiError("POST", "/x", code, { message: "no" }))?.code).toBe(code);
+    }
+  });
+});
+
+describe("describeRefusal", () => {
+  it("says which object and field, what the server said, and where to fix it", () => {
+    expect(describeRefusal(apiRefusalOf(invalid())!, "Fix the IsolationProfile.")).toBe(
+      'the API server refused LimitRange tp-a/tenantplane-limits (field spec.limits[0].min[cpu]): LimitRange "tenantplane-limits" is invalid: spec.limits[0].min[cpu]: Invalid value: "2": min must be <= max. Fix the IsolationProfile.',
+    );
+  });
+});
