@@ -1,8 +1,14 @@
-import { CommonEnvSchema } from "@tenantplane/runtime";
 import { consumeTenantChanges, startService } from "@tenantplane/service";
+import { ProvisionerEnvSchema } from "./config.js";
 import { reconcileTenant } from "./reconciler.js";
 
-const svc = await startService({ name: "provisioner", envSchema: CommonEnvSchema, consumers: ["provisioner"] });
+const svc = await startService({ name: "provisioner", envSchema: ProvisionerEnvSchema, consumers: ["provisioner"] });
 consumeTenantChanges(svc, "provisioner", (tenant, logger) =>
-  reconcileTenant(tenant, { objects: svc.objects, events: svc.events, publish: svc.publish, logger }),
+  reconcileTenant(tenant, {
+    objects: svc.objects,
+    events: svc.events,
+    publish: svc.publish,
+    logger,
+    adminCertLifetimeMs: svc.env.ADMIN_CERT_LIFETIME,
+  }),
 );
