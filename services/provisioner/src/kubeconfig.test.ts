@@ -131,3 +131,27 @@ describe("judgeKubeconfig", () => {
     expect(judgeKubeconfig("{not: [yaml", expectFor(pki, now)).renew).toBe(true);
   });
 });
+
+describe("a short-lived kubeconfig", () => {
+  it("is renewed only after two thirds of its lifetime from issuance, not at once", async () => {
+    const pki = await generateTenantPki("acme");
+    const issued = new Date("2026-01-01T00:00:00Z");
+    const admin = await signClientCertificate(pki.clientCa, { commonName: "admin", lifetimeMs: 60_000 }, issued);
+    const kubeconfig = buildKubeconfig({
+      tenant: "acme",
+      server: "https://x:6443",
+      caPem: pki.serverCa.certPem,
+      ...admin,
+    });
+    const at = (ms: number) =>
+      judgeKubeconfig(kubeconfig, {
+        server: "https://x:6443",
+        serverCaPem: pki.serverCa.certPem,
+        clientCaPem: pki.clientCa.certPem,
+        now: new Date(issued.getTime() + ms),
+      }).renew;
+    expect(at(1_000)).toBe(false);
+    expect(at(37_000)).toBe(false);
+    expect(at(38_000)).toBe(true);
+  });
+});

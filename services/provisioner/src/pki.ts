@@ -195,7 +195,9 @@ async function signLeaf(ca: KeyPairPem, spec: LeafSpec): Promise<KeyPairPem> {
     issuer: caCert.subjectName,
     publicKey: keys.publicKey,
     signingKey: caKey,
-    notBefore: new Date(spec.now.getTime() - BACKDATE_MS),
+    // A short-lived certificate is backdated by at most a tenth of its lifetime, so renewal at
+    // two thirds of notBefore..notAfter still falls after it was issued.
+    notBefore: new Date(spec.now.getTime() - Math.min(BACKDATE_MS, spec.lifetimeMs / 10)),
     notAfter,
     signingAlgorithm: SIGNING,
     extensions: [

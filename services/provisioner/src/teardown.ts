@@ -1,12 +1,11 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import {
-  ANNOTATION_TENANT_UID,
   API_VERSION,
   CONDITION_CONTROL_PLANE_READY,
   KIND_TENANT_CLUSTER,
   type TenantClusterStatus,
 } from "@tenantplane/api";
-import { ISOLATION_KINDS, namespaceOwnership, objectOwnership, type Ownership } from "@tenantplane/isolation";
+import { ISOLATION_KINDS, namespaceOwnership, objectOwnership } from "@tenantplane/isolation";
 import type { EventRecorder, Objects } from "@tenantplane/kube";
 import { LABEL_MANAGED_BY, LABEL_TENANT, MANAGED_BY, hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
@@ -46,7 +45,8 @@ const SYSTEM_OBJECTS = new Set(["ConfigMap/kube-root-ca.crt"]);
  * Removes what tenantplane created for a tenant and then releases `finalizer`. A host namespace
  * that is ours (labels and this TenantCluster's uid) and holds nothing foreign is deleted whole;
  * one that holds foreign objects is kept with them, emptied of tenantplane's own objects, and a
- * Warning names what was kept; a namespace that is not ours is left exactly as it is.
+ * Warning names what was kept; a namespace that is not ours is left exactly as it is, and so is
+ * everything when the TenantCluster itself is gone (without its uid nothing proves ownership).
  */
 export async function teardown(
   tenant: string,
@@ -55,11 +55,19 @@ export async function teardown(
   finalizer: string,
 ): Promise<void> {
   const namespace = hostNamespaceFor(tenant);
+  const uid = raw?.metadata?.uid;
+  if (uid === undefined) {
+    // The TenantCluster is gone without its finalizer having run (force-removed), so nothing
+    // proves which namespace was its own: an earlier tenant's leftovers look the same. Leave it.
+    deps.logger.info(
+      { tenant, namespace },
+      "TenantCluster gone; its namespace, if any, is left for a person to remove",
+    );
+    return;
+  }
   const ns = await deps.objects.get("v1", "Namespace", namespace);
   if (ns) {
-    const ownership = raw?.metadata?.uid
-      ? namespaceOwnership(ns, tenant, raw.metadata.uid)
-      : leftoverOwnership(ns, tenant);
+    const ownership = namespaceOwnership(ns, tenant, uid);
     if (ownership.owner === "ours") {
       await removeNamespace(tenant, raw, ns, deps);
     } else {
@@ -67,16 +75,6 @@ export async function teardown(
     }
   }
   await releaseFinalizer(tenant, raw, deps, finalizer);
-}
-
-// Without the TenantCluster its uid is unknown: a namespace is a leftover of ours when it
-// carries our labels and a uid annotation at all.
-function leftoverOwnership(ns: KubernetesObject, tenant: string): Ownership {
-  const byLabels = objectOwnership(ns, tenant);
-  if (byLabels.owner === "foreign") return byLabels;
-  return ns.metadata?.annotations?.[ANNOTATION_TENANT_UID]
-    ? byLabels
-    : { owner: "foreign", why: `it has no ${ANNOTATION_TENANT_UID} annotation` };
 }
 
 async function removeNamespace(
