@@ -3,7 +3,8 @@ import { createPrivateKey, webcrypto } from "node:crypto";
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 type SigningAlgorithm = webcrypto.AlgorithmIdentifier | webcrypto.EcdsaParams | webcrypto.RsaHashedImportParams;
-import "./reflect-metadata.js";
+// @peculiar/x509 resolves its providers through tsyringe, which needs the Reflect metadata API.
+import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
 
 x509.cryptoProvider.set(webcrypto);

@@ -109,13 +109,15 @@ let cluster: HostCluster | undefined;
 let isolationWriter: Objects;
 let provisionerWriter: Objects;
 const failures = trackFailures();
+// The namespace records the uid of the TenantCluster it belongs to; any uid serves here.
+const tenantClusterUid = "6c3f1f0e-2b6a-4b7e-9d0a-4f3c2a1b0c9d";
 
 beforeAll(async () => {
   cluster = await startHostCluster({ name: "applied-objects" });
   await installCrds(cluster.kubeConfig, crdManifests());
   isolationWriter = new Objects(cluster.kubeConfig, "tenantplane-isolation");
   provisionerWriter = new Objects(cluster.kubeConfig, "tenantplane-provisioner");
-  await provisionerWriter.apply(hostNamespaceManifest(tenant));
+  await provisionerWriter.apply(hostNamespaceManifest(tenant, tenantClusterUid));
 });
 
 afterAll(async () => {
@@ -186,7 +188,7 @@ describe("objects tenantplane writes are stored exactly as compiled", () => {
     const admin = await signClientCertificate(pki.clientCa, {
       commonName: "tenantplane-admin",
       organizations: ["system:masters"],
-      validityDays: 365,
+      lifetimeMs: 365 * 24 * 3600 * 1000,
     });
     const kubeconfig = buildKubeconfig({
       tenant,
@@ -199,7 +201,7 @@ describe("objects tenantplane writes are stored exactly as compiled", () => {
     // The PKI Secret is created, never applied, as the provisioner does.
     await provisionerWriter.create(pkiObject);
     const applied: KubernetesObject[] = [
-      hostNamespaceManifest(tenant),
+      hostNamespaceManifest(tenant, tenantClusterUid),
       apiService(tenantCluster),
       headlessService(tenant),
       controlPlaneStatefulSet(tenantCluster, { loadBalancerAddresses: [loadBalancerAddress] }),

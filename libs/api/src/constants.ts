@@ -27,3 +27,11 @@ export const TENANT_PHASES = ["Pending", "Provisioning", "Ready", "Failed", "Ter
 
 /** Longest tenant name; leaves room for the `tp-` prefix inside a 63-character namespace name. */
 export const MAX_TENANT_NAME_LENGTH = 60;
+
+/**
+ * Annotation on a host namespace naming the uid of the TenantCluster that created it, so a
+ * TenantCluster re-created under the same name never claims an older one's leftovers.
+ */
+export const ANNOTATION_TENANT_UID = "tenantplane.io/tenant-uid";
+/** Reason of a condition saying a name tenantplane needs is held by an object it did not create. */
+export const REASON_NAME_HELD_BY_FOREIGN_OBJECT = "NameHeldByForeignObject";

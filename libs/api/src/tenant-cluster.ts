@@ -165,6 +165,8 @@ export const TenantClusterStatusSchema = z.object({
   kubeconfigSecretRef: SecretKeyRefSchema.optional(),
   endpoint: z.string().optional(),
   externalEndpoint: z.string().optional(),
+  /** RFC 3339 time at which the admin kubeconfig's client certificate expires. */
+  kubeconfigExpiresAt: z.iso.datetime({ offset: true }).optional(),
   observedGeneration: z.int().min(0).optional(),
 });
 export type TenantClusterStatus = z.output<typeof TenantClusterStatusSchema>;

@@ -4,3 +4,5 @@ export { isolationLabels, isolationObjectSelector } from "./metadata.js";
 export { podSecurityLabels } from "./pod-security.js";
 export { CLUSTER_DNS_PEER, NAMESPACE_NAME_LABEL } from "./network-policies.js";
 export * from "./compile.js";
+export * from "./ownership.js";
+export * from "./profile-choice.js";

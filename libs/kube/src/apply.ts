@@ -116,13 +116,26 @@ export class Objects {
     return out;
   }
 
-  /** Deletes an object; absent is success. Background propagation lets the GC remove dependents. */
-  async delete(obj: KubernetesObject): Promise<boolean> {
+  /**
+   * Deletes an object; absent is success (false). Background propagation lets the GC remove
+   * dependents. With `preconditions` the server refuses (409) to delete an object whose uid or
+   * resourceVersion differs, so a delete never lands on an object that changed owner in between.
+   */
+  async delete(
+    obj: KubernetesObject,
+    opts: { preconditions?: { uid?: string; resourceVersion?: string } } = {},
+  ): Promise<boolean> {
     try {
       await this.rest.request({
         method: "DELETE",
         path: await this.pathOf(obj),
-        body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" },
+        body: {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          propagationPolicy: "Background",
+          ...(opts.preconditions ? { preconditions: opts.preconditions } : {}),
+        },
+        target: targetOf(obj),
       });
       return true;
     } catch (err) {

@@ -4,15 +4,20 @@ import {
   CONDITION_ISOLATION_APPLIED,
   KIND_ISOLATION_PROFILE,
   KIND_TENANT_CLUSTER,
+  REASON_NAME_HELD_BY_FOREIGN_OBJECT,
   ValidationError,
-  defaultIsolationProfileSpec,
-  parseIsolationProfile,
   parseTenantCluster,
   type Condition,
-  type IsolationProfileSpec,
 } from "@tenantplane/api";
 import type { EventRecorder, Objects } from "@tenantplane/kube";
-import { ISOLATION_KINDS, compileIsolation, isolationObjectSelector } from "@tenantplane/isolation";
+import {
+  ISOLATION_KINDS,
+  chooseIsolationProfile,
+  compileIsolation,
+  describeForeign,
+  isolationObjectSelector,
+  namespaceOwnership,
+} from "@tenantplane/isolation";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, type Logger } from "@tenantplane/runtime";
@@ -38,8 +43,11 @@ type TenantObject = KubernetesObject & { status?: { conditions?: Condition[] } }
 
 /**
  * Converges the isolation objects of one tenant's host namespace with its
- * IsolationProfile (or the built-in one), deleting what the profile no longer
- * produces, and reports IsolationApplied. Re-reads everything on each call.
+ * IsolationProfile (the built-in one when none is named, the lockdown profile while
+ * the named one is missing or invalid), deleting what the profile no longer
+ * produces, and reports IsolationApplied: True only for the profile the tenant
+ * asked for. Writes nothing into a namespace that is not this tenant's.
+ * Re-reads everything on each call.
  */
 export async function reconcileIsolation(tenant: string, deps: IsolationDeps): Promise<void> {
   const raw = await deps.objects.get<TenantObject>(API_VERSION, KIND_TENANT_CLUSTER, tenant);
@@ -63,31 +71,17 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     });
   };
 
-  let profileName: string | undefined;
-  let profile: IsolationProfileSpec;
+  let refName: string | undefined;
   try {
-    profileName = parseTenantCluster(raw).spec.isolationProfileRef?.name;
+    refName = parseTenantCluster(raw).spec.isolationProfileRef?.name;
   } catch (err) {
     if (err instanceof ValidationError) return warn("InvalidSpec", err.message);
     throw err;
   }
-  if (profileName) {
-    const found = await deps.objects.get(API_VERSION, KIND_ISOLATION_PROFILE, profileName);
-    if (!found) {
-      return warn(
-        "ProfileNotFound",
-        `IsolationProfile ${profileName} does not exist: create it, or point spec.isolationProfileRef.name at an existing profile; the tenant is isolated as soon as it appears`,
-      );
-    }
-    try {
-      profile = parseIsolationProfile(found).spec;
-    } catch (err) {
-      if (err instanceof ValidationError) return warn("InvalidProfile", err.message);
-      throw err;
-    }
-  } else {
-    profile = defaultIsolationProfileSpec;
-  }
+  // A missing or invalid profile never leaves the namespace less isolated than the defaults:
+  // the lockdown profile stands in until the named one exists and parses.
+  const found = refName ? await deps.objects.get(API_VERSION, KIND_ISOLATION_PROFILE, refName) : undefined;
+  const choice = chooseIsolationProfile(refName, found);
 
   const namespace = hostNamespaceFor(tenant);
   const ns = await deps.objects.get("v1", "Namespace", namespace);
@@ -106,13 +100,29 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   // A terminating namespace takes its isolation objects with it.
   if (ns.metadata?.deletionTimestamp) return;
 
+  // Nothing is written into a namespace tenantplane did not create for this TenantCluster; the
+  // provisioner reports the collision with a Warning.
+  const ownership = namespaceOwnership(ns, tenant, raw.metadata?.uid);
+  if (ownership.owner === "foreign") {
+    await report({
+      status: "False",
+      reason: REASON_NAME_HELD_BY_FOREIGN_OBJECT,
+      message: describeForeign({ kind: "Namespace", name: namespace }, ownership.why),
+    });
+    return;
+  }
+
   const compiled = compileIsolation({
     tenant,
     hostNamespace: namespace,
-    profile,
-    ...(profileName ? { profileName } : {}),
+    profile: choice.profile,
+    ...(choice.profileName ? { profileName: choice.profileName } : {}),
   });
-  const source = profileName ? `IsolationProfile ${profileName}` : "the built-in isolation profile";
+  const source = choice.problem
+    ? "the lockdown profile"
+    : refName
+      ? `IsolationProfile ${refName}`
+      : "the built-in isolation profile";
   const decide = tenantDecider(tenant, deps.publish);
 
   // Only the Pod Security labels, under this service's field manager: the
@@ -150,6 +160,7 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     }
   }
 
+  if (choice.problem) return warn(choice.problem.reason, choice.problem.message);
   const notes = compiled.notes.length > 0 ? ` Notes: ${compiled.notes.join(" ")}` : "";
   await report({
     status: "True",

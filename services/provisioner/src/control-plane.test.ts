@@ -71,12 +71,20 @@ describe("names", () => {
 });
 
 describe("hostNamespaceManifest", () => {
-  it("names the namespace tp-<tenant> and labels it as managed", () => {
-    expect(hostNamespaceManifest("acme")).toEqual({
+  it("names the namespace tp-<tenant>, labels it as managed and records the TenantCluster's uid", () => {
+    expect(hostNamespaceManifest("acme", "uid-1")).toEqual({
       apiVersion: "v1",
       kind: "Namespace",
-      metadata: { name: "tp-acme", labels: MANAGED },
+      metadata: { name: "tp-acme", labels: MANAGED, annotations: { "tenantplane.io/tenant-uid": "uid-1" } },
     });
+  });
+
+  it("carries the profile's Pod Security labels from creation, never in place of the managed labels", () => {
+    const ns = hostNamespaceManifest("acme", "uid-1", {
+      "pod-security.kubernetes.io/enforce": "restricted",
+      "tenantplane.io/tenant": "someone-else",
+    });
+    expect(ns.metadata?.labels).toEqual({ ...MANAGED, "pod-security.kubernetes.io/enforce": "restricted" });
   });
 });
 
@@ -94,18 +102,28 @@ describe("controlPlaneStatefulSet", () => {
     expect(sts.spec?.serviceName).toBe("k3s-headless");
   });
 
-  it("labels the pod as the tenant's control plane and selects it by name and instance", () => {
+  it("labels the pod as the tenant's control plane and selects it by a reserved key tenants cannot set", () => {
     const podLabels = sts.spec?.template.metadata?.labels;
     expect(podLabels).toEqual({
       ...MANAGED,
       "tenantplane.io/control-plane": "true",
+      "tenantplane.io/control-plane-of": "acme",
       "app.kubernetes.io/name": "k3s",
       "app.kubernetes.io/instance": "acme",
     });
-    expect(sts.spec?.selector.matchLabels).toEqual({
-      "app.kubernetes.io/name": "k3s",
-      "app.kubernetes.io/instance": "acme",
-    });
+    expect(sts.spec?.selector.matchLabels).toEqual({ "tenantplane.io/control-plane-of": "acme" });
+  });
+
+  it("keeps the selector an existing StatefulSet was created with", () => {
+    const legacy = { "app.kubernetes.io/name": "k3s", "app.kubernetes.io/instance": "acme" };
+    const kept = controlPlaneStatefulSet(tenantCluster(), { selector: legacy });
+    expect(kept.spec?.selector.matchLabels).toEqual(legacy);
+    expect(kept.spec?.template.metadata?.labels).toMatchObject(legacy);
+  });
+
+  it("records the PKI fingerprint on the pod template, so a new PKI rolls the pod", () => {
+    const rolled = controlPlaneStatefulSet(tenantCluster(), { pkiFingerprint: "abc" });
+    expect(rolled.spec?.template.metadata?.annotations).toEqual({ "tenantplane.io/pki-fingerprint": "abc" });
   });
 
   it("starts k3s server without agent, add-ons, network policy, cloud or helm controllers", () => {
@@ -209,9 +227,31 @@ describe("controlPlaneStatefulSet", () => {
       expect(c.securityContext?.readOnlyRootFilesystem).toBe(true);
       expect(c.securityContext?.capabilities?.drop).toEqual(["ALL"]);
       expect(c.securityContext?.privileged).toBeUndefined();
+      expect(c.securityContext?.runAsNonRoot).toBe(true);
+      expect(c.securityContext?.runAsUser).toBeUndefined();
     }
     expect(podSpec(sts).automountServiceAccountToken).toBe(false);
     expect(podSpec(sts).enableServiceLinks).toBe(false);
+  });
+
+  it("meets Pod Security restricted: non-root user and group, fsGroup for the volume, RuntimeDefault seccomp", () => {
+    expect(podSpec(sts).securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      fsGroup: 1000,
+      fsGroupChangePolicy: "OnRootMismatch",
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(podSpec(sts).volumes?.every((v) => v.hostPath === undefined)).toBe(true);
+  });
+
+  it("writes k3s's kubeconfig onto the data volume, not the read-only root filesystem", () => {
+    expect(container(sts, "k3s").args).toContain("--write-kubeconfig=/var/lib/rancher/k3s/kubeconfig.yaml");
+  });
+
+  it("gives the init container the control plane's resources, so quota and limits judge both alike", () => {
+    expect(container(sts, "copy-pki", true).resources).toEqual(container(sts, "k3s").resources);
   });
 });
 
@@ -236,19 +276,49 @@ describe("copy-pki script", () => {
     }
   }
 
-  it("copies every PKI file when absent and leaves existing files alone", () => {
+  it("copies every PKI file when absent", () => {
     withScratch((root, tls) => {
       for (const file of Object.values(PKI_FILES)) writeFileSync(join(root, "pki", file), `new ${file}`);
-      mkdirSync(tls, { recursive: true });
-      writeFileSync(join(tls, "server-ca.crt"), "kept");
 
       runIn(root);
 
-      expect(readFileSync(join(tls, "server-ca.crt"), "utf8")).toBe("kept");
-      for (const file of Object.values(PKI_FILES).filter((f) => f !== "server-ca.crt")) {
+      for (const file of Object.values(PKI_FILES)) {
         expect(readFileSync(join(tls, file), "utf8")).toBe(`new ${file}`);
         expect(statSync(join(tls, file)).mode & 0o777).toBe(0o600);
       }
+    });
+  });
+
+  it("leaves the volume alone while it holds the Secret's CAs", () => {
+    withScratch((root, tls) => {
+      for (const file of Object.values(PKI_FILES)) writeFileSync(join(root, "pki", file), `same ${file}`);
+      runIn(root);
+      writeFileSync(join(tls, "serving-kube-apiserver.crt"), "leaf k3s signed");
+      writeFileSync(join(root, "data", "server", "token"), "K10old::server:x");
+
+      runIn(root);
+
+      expect(readFileSync(join(tls, "serving-kube-apiserver.crt"), "utf8")).toBe("leaf k3s signed");
+      expect(existsSync(join(root, "data", "server", "token"))).toBe(true);
+    });
+  });
+
+  it("replaces the CAs and drops what the old ones signed when the Secret holds a new PKI", () => {
+    withScratch((root, tls) => {
+      for (const file of Object.values(PKI_FILES)) writeFileSync(join(root, "pki", file), `old ${file}`);
+      runIn(root);
+      writeFileSync(join(tls, "serving-kube-apiserver.crt"), "leaf signed by the old CA");
+      writeFileSync(join(root, "data", "server", "token"), "K10<old ca hash>::server:x");
+      mkdirSync(join(root, "data", "server", "db"), { recursive: true });
+      writeFileSync(join(root, "data", "server", "db", "state.db"), "datastore");
+
+      for (const file of Object.values(PKI_FILES)) writeFileSync(join(root, "pki", file), `new ${file}`);
+      runIn(root);
+
+      for (const file of Object.values(PKI_FILES)) expect(readFileSync(join(tls, file), "utf8")).toBe(`new ${file}`);
+      expect(existsSync(join(tls, "serving-kube-apiserver.crt"))).toBe(false);
+      expect(existsSync(join(root, "data", "server", "token"))).toBe(false);
+      expect(readFileSync(join(root, "data", "server", "db", "state.db"), "utf8")).toBe("datastore");
     });
   });
 
@@ -266,8 +336,14 @@ describe("Services", () => {
     expect(svc.metadata).toEqual({ name: "k3s-headless", namespace: "tp-acme", labels: MANAGED });
     expect(svc.spec?.clusterIP).toBe("None");
     expect(svc.spec?.publishNotReadyAddresses).toBe(true);
-    expect(svc.spec?.selector).toEqual({ "app.kubernetes.io/name": "k3s", "app.kubernetes.io/instance": "acme" });
+    expect(svc.spec?.selector).toEqual({ "tenantplane.io/control-plane-of": "acme" });
     expect(svc.spec?.ports).toEqual([{ name: "https", port: 6443, targetPort: "https", protocol: "TCP" }]);
+  });
+
+  it("selects the control plane only by the reserved key, never by labels a tenant pod may carry", () => {
+    for (const svc of [headlessService("acme"), apiService(tenantCluster())]) {
+      expect(Object.keys(svc.spec?.selector ?? {})).toEqual(["tenantplane.io/control-plane-of"]);
+    }
   });
 
   it("builds a ClusterIP API Service by default, ignoring load-balancer annotations", () => {
@@ -331,11 +407,13 @@ describe("immutableChanges", () => {
   });
 
   it("compares selectors as the API server returns them, with keys sorted", () => {
-    const labels = base.spec!.selector.matchLabels!;
+    const legacy = { "app.kubernetes.io/name": "k3s", "app.kubernetes.io/instance": "acme" };
+    const built = controlPlaneStatefulSet(tenantCluster(), { selector: legacy });
+    const labels = built.spec!.selector.matchLabels!;
     const sorted = Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
-    const stored = { ...base, spec: { ...base.spec!, selector: { matchLabels: sorted } } };
+    const stored = { ...built, spec: { ...built.spec!, selector: { matchLabels: sorted } } };
     expect(Object.keys(sorted)).not.toEqual(Object.keys(labels));
-    expect(immutableChanges(stored, base)).toEqual([]);
+    expect(immutableChanges(stored, built)).toEqual([]);
   });
 
   it.each([

@@ -14,7 +14,7 @@ import {
   MANAGED_BY,
   hostNamespaceFor,
 } from "@tenantplane/mapping";
-import type { ControlPlaneSpec, TenantCluster } from "@tenantplane/api";
+import { ANNOTATION_TENANT_UID, type ControlPlaneSpec, type TenantCluster } from "@tenantplane/api";
 import { PKI_FILES } from "./pki.js";
 import { quantitiesEqual } from "./internal/quantity.js";
 
@@ -56,17 +56,45 @@ export function tenantLabels(tenant: string): Record<string, string> {
   return { [LABEL_MANAGED_BY]: MANAGED_BY, [LABEL_TENANT]: tenant };
 }
 
+/**
+ * Label naming the tenant whose control-plane pod carries it. It lives under the reserved
+ * `tenantplane.io/` prefix, which the sync planner strips from every tenant object, so no
+ * tenant pod can ever carry it and become an endpoint of the control-plane Services.
+ */
+export const LABEL_CONTROL_PLANE_OF = "tenantplane.io/control-plane-of";
+
 /** The StatefulSet's (immutable) pod selector; also the Services' selector. */
 export function controlPlaneSelector(tenant: string): Record<string, string> {
+  return { [LABEL_CONTROL_PLANE_OF]: tenant };
+}
+
+/**
+ * The selector StatefulSets of earlier versions were created with. A selector cannot change
+ * in place, so an existing StatefulSet keeps it (its pods carry both); only the Services, which
+ * tenant pods could otherwise join, must select on {@link LABEL_CONTROL_PLANE_OF}.
+ */
+export function legacyControlPlaneSelector(tenant: string): Record<string, string> {
   return { "app.kubernetes.io/name": "k3s", "app.kubernetes.io/instance": tenant };
 }
 
-/** The host namespace `tp-<tenant>`, labelled as tenantplane-managed. */
-export function hostNamespaceManifest(tenant: string): V1Namespace {
+/**
+ * The host namespace `tp-<tenant>`, labelled as tenantplane-managed, annotated with the uid of
+ * the TenantCluster it is created for, and carrying the isolation profile's Pod Security labels
+ * from the first moment, so no pod is ever admitted there under a laxer level.
+ */
+export function hostNamespaceManifest(
+  tenant: string,
+  uid: string,
+  podSecurityLabels: Readonly<Record<string, string>> = {},
+): V1Namespace {
   return {
     apiVersion: "v1",
     kind: "Namespace",
-    metadata: { name: hostNamespaceFor(tenant), labels: tenantLabels(tenant) },
+    metadata: {
+      name: hostNamespaceFor(tenant),
+      labels: { ...podSecurityLabels, ...tenantLabels(tenant) },
+      annotations: { [ANNOTATION_TENANT_UID]: uid },
+    },
   };
 }
 
@@ -87,7 +115,25 @@ export interface StatefulSetOptions {
   loadBalancerAddresses?: readonly string[];
   /** The host cluster's DNS domain, for the fully qualified Service name. */
   clusterDomain?: string;
+  /**
+   * Fingerprint of the PKI Secret's content (see pkiFingerprint), recorded on the pod template
+   * so a replaced PKI rolls the pod and its init container installs the new CAs.
+   */
+  pkiFingerprint?: string;
+  /** Pod selector to keep; an existing StatefulSet's selector cannot change. */
+  selector?: Record<string, string>;
 }
+
+/** Pod template annotation holding the fingerprint of the PKI the pod was started with. */
+export const ANNOTATION_PKI_FINGERPRINT = "tenantplane.io/pki-fingerprint";
+
+/**
+ * User and group the control plane runs as. k3s without its agent needs no root: it runs no
+ * containerd, kubelet, iptables or mounts, and accepts a non-root user when the agent is
+ * disabled. A fixed non-zero uid lets the pod pass Pod Security `restricted`, the strictest
+ * level a profile can enforce.
+ */
+export const CONTROL_PLANE_UID = 1000;
 
 /**
  * The tenant's control plane: one k3s server pod (no agent, no bundled add-ons) whose data
@@ -97,7 +143,7 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
   const tenant = tc.metadata.name;
   const { image, resources, storage } = tc.spec.controlPlane;
   const labels = tenantLabels(tenant);
-  const selector = controlPlaneSelector(tenant);
+  const selector = options.selector ?? controlPlaneSelector(tenant);
   const sans = [...apiServiceDnsNames(tenant, options.clusterDomain), ...(options.loadBalancerAddresses ?? [])];
   const dataMount = { name: DATA_VOLUME_NAME, mountPath: K3S_DATA_DIR };
 
@@ -111,6 +157,10 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
       // kine) under --data-dir, which is the PVC.
       `--data-dir=${K3S_DATA_DIR}`,
       `--https-listen-port=${API_PORT}`,
+      // The default kubeconfig path (/etc/rancher/k3s) is on the read-only root filesystem and
+      // not writable by a non-root user; the data volume is both writable and private.
+      `--write-kubeconfig=${K3S_DATA_DIR}/kubeconfig.yaml`,
+      "--write-kubeconfig-mode=0600",
       // Tenant workloads run on the host through the sync engine; the tenant never has nodes.
       "--disable-agent",
       "--disable=traefik,servicelb,metrics-server,local-storage,coredns",
@@ -131,11 +181,11 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
     },
     resources: resourceRequirements(resources),
     securityContext: containerSecurity(),
+    // A non-root k3s keeps per-user state under $HOME; the root filesystem is read-only.
+    env: [{ name: "HOME", value: "/tmp" }],
     volumeMounts: [
       dataMount,
-      // k3s writes its own kubeconfig copy under /etc/rancher and scratch files under /tmp;
-      // both must be writable with a read-only root filesystem.
-      { name: "etc-rancher", mountPath: "/etc/rancher" },
+      // k3s writes scratch files under /tmp, which must be writable with a read-only root filesystem.
       { name: "tmp", mountPath: "/tmp" },
     ],
   };
@@ -144,6 +194,9 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
     name: "copy-pki",
     image,
     command: ["/bin/sh", "-c", copyPkiScript()],
+    // The same requests and limits as k3s, so a quota or LimitRange judges both containers alike
+    // and the pod's effective request stays the k3s container's.
+    resources: resourceRequirements(resources),
     securityContext: containerSecurity(),
     volumeMounts: [dataMount, { name: "pki", mountPath: PKI_MOUNT, readOnly: true }],
   };
@@ -167,17 +220,34 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
       serviceName: HEADLESS_SERVICE_NAME,
       selector: { matchLabels: selector },
       template: {
-        metadata: { labels: { ...labels, ...selector, [LABEL_CONTROL_PLANE]: "true" } },
+        metadata: {
+          labels: {
+            ...labels,
+            ...legacyControlPlaneSelector(tenant),
+            ...controlPlaneSelector(tenant),
+            [LABEL_CONTROL_PLANE]: "true",
+          },
+          ...(options.pkiFingerprint ? { annotations: { [ANNOTATION_PKI_FINGERPRINT]: options.pkiFingerprint } } : {}),
+        },
         spec: {
           // k3s never talks to the host API, and host Service variables would leak into it.
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          securityContext: { seccompProfile: { type: "RuntimeDefault" } },
+          // Everything Pod Security `restricted` asks of a pod, so the control plane is admitted
+          // under every level a profile can enforce. fsGroup makes the data volume writable for
+          // the non-root user on storage that supports ownership management.
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: CONTROL_PLANE_UID,
+            runAsGroup: CONTROL_PLANE_UID,
+            fsGroup: CONTROL_PLANE_UID,
+            fsGroupChangePolicy: "OnRootMismatch",
+            seccompProfile: { type: "RuntimeDefault" },
+          },
           initContainers: [copyPki],
           containers: [k3s],
           volumes: [
             { name: "pki", secret: { secretName: pkiSecretName(tenant), defaultMode: 0o400 } },
-            { name: "etc-rancher", emptyDir: {} },
             { name: "tmp", emptyDir: {} },
           ],
         },
@@ -189,31 +259,50 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
 
 const PKI_MOUNT = "/etc/tenantplane/pki";
 
-// Copies each PKI file only when absent: k3s adopts CA files it finds at first start instead
-// of generating its own, and later starts must keep whatever the datastore was bootstrapped
-// with. The files are copied rather than mounted because k3s writes its leaf certificates into
-// the same directory.
+// Installs the PKI Secret's files into k3s's TLS directory. k3s adopts CA files it finds at
+// first start instead of generating its own; they are copied, not mounted, because k3s writes
+// its leaf certificates into the same directory. While the volume holds the Secret's CAs every
+// file present is kept. When the Secret holds different CAs (it was deleted and regenerated to
+// recover a lost or leaked PKI) everything signed by the old ones must go: the leaf
+// certificates, which k3s then reissues, and the server token, which pins the old server CA's
+// hash. The CA files are then replaced.
 function copyPkiScript(): string {
   const dir = `${K3S_DATA_DIR}/server/tls`;
   const files = Object.values(PKI_FILES).join(" ");
+  const cas = [
+    PKI_FILES.serverCaCert,
+    PKI_FILES.clientCaCert,
+    PKI_FILES.requestHeaderCaCert,
+    PKI_FILES.serviceAccountKey,
+  ];
   return [
     "set -eu",
+    `for f in ${files}; do [ -s ${PKI_MOUNT}/$f ] || { echo "PKI Secret lacks $f" >&2; exit 1; }; done`,
     `mkdir -p ${dir}`,
+    "replaced=no",
+    `for f in ${cas.join(" ")}; do`,
+    `  if [ -e ${dir}/$f ] && ! cmp -s ${PKI_MOUNT}/$f ${dir}/$f; then replaced=yes; fi`,
+    "done",
+    'if [ "$replaced" = yes ]; then',
+    '  echo "the PKI Secret holds new CAs: replacing the CAs on the volume and every certificate they signed"',
+    `  rm -rf ${dir} && mkdir -p ${dir}`,
+    `  rm -f ${K3S_DATA_DIR}/server/token ${K3S_DATA_DIR}/token`,
+    "fi",
     `for f in ${files}; do`,
     `  if [ ! -e ${dir}/$f ]; then cp ${PKI_MOUNT}/$f ${dir}/$f; chmod 600 ${dir}/$f; fi`,
     "done",
   ].join("\n");
 }
 
-// k3s without its agent needs no privileges: no containerd, kubelet, iptables or mounts. It
-// still runs as root, because it creates root-owned 0600 files on a volume whose ownership
-// varies by storage provider; every capability is dropped so root grants nothing extra.
+// Pod Security `restricted` asks for a non-root user, no privilege escalation and every
+// capability dropped; the pod-level context sets the user and seccomp profile. k3s without its
+// agent needs none of what this takes away. The root filesystem stays read-only: k3s writes only
+// to its data volume and /tmp.
 function containerSecurity(): V1SecurityContext {
   return {
     allowPrivilegeEscalation: false,
     readOnlyRootFilesystem: true,
-    runAsUser: 0,
-    runAsGroup: 0,
+    runAsNonRoot: true,
     capabilities: { drop: ["ALL"] },
   };
 }

@@ -1,7 +1,8 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { buildKubeconfig, kubeconfigSecret, kubeconfigSecretRef } from "./kubeconfig.js";
+import { buildKubeconfig, judgeKubeconfig, kubeconfigSecret, kubeconfigSecretRef } from "./kubeconfig.js";
+import { generateTenantPki, signClientCertificate, type TenantPki } from "./pki.js";
 
 const input = {
   tenant: "acme",
@@ -73,5 +74,84 @@ describe("kubeconfigSecret", () => {
 
   it("publishes where the kubeconfig is in status form", () => {
     expect(kubeconfigSecretRef("acme")).toEqual({ namespace: "tp-acme", name: "acme-kubeconfig", key: "kubeconfig" });
+  });
+});
+
+describe("judgeKubeconfig", () => {
+  const server = "https://k3s.tp-acme.svc:6443";
+  const issue = async (pki: TenantPki, now: Date, lifetimeMs = 90 * 60_000) => {
+    const admin = await signClientCertificate(pki.clientCa, { commonName: "admin", lifetimeMs }, now);
+    return buildKubeconfig({ tenant: "acme", server, caPem: pki.serverCa.certPem, ...admin });
+  };
+  const expectFor = (pki: TenantPki, now: Date) => ({
+    server,
+    serverCaPem: pki.serverCa.certPem,
+    clientCaPem: pki.clientCa.certPem,
+    now,
+  });
+
+  it("keeps a fresh kubeconfig and reports its expiry", async () => {
+    const pki = await generateTenantPki("acme");
+    const issued = new Date("2026-01-01T00:00:00Z");
+    const verdict = judgeKubeconfig(await issue(pki, issued), expectFor(pki, new Date("2026-01-01T00:30:00Z")));
+    expect(verdict).toEqual({
+      renew: false,
+      expiresAt: new Date("2026-01-01T01:30:00Z"),
+      // Certificates are backdated five minutes, so two thirds of 95 minutes from 23:55.
+      renewAt: new Date("2026-01-01T00:58:20Z"),
+    });
+  });
+
+  it("renews after two thirds of the certificate's lifetime", async () => {
+    const pki = await generateTenantPki("acme");
+    const kubeconfig = await issue(pki, new Date("2026-01-01T00:00:00Z"));
+    expect(judgeKubeconfig(kubeconfig, expectFor(pki, new Date("2026-01-01T00:58:19Z"))).renew).toBe(false);
+    const late = judgeKubeconfig(kubeconfig, expectFor(pki, new Date("2026-01-01T00:58:20Z")));
+    expect(late).toMatchObject({ renew: true, why: expect.stringContaining("two thirds") });
+  });
+
+  it("renews when missing, moved, or issued under a PKI that has been replaced", async () => {
+    const pki = await generateTenantPki("acme");
+    const other = await generateTenantPki("acme");
+    const now = new Date();
+    const kubeconfig = await issue(pki, now);
+    expect(judgeKubeconfig(undefined, expectFor(pki, now))).toEqual({ renew: true, why: "no kubeconfig yet" });
+    expect(judgeKubeconfig(kubeconfig, { ...expectFor(pki, now), server: "https://10.0.0.1:6443" })).toMatchObject({
+      renew: true,
+      why: "the server moved to https://10.0.0.1:6443",
+    });
+    expect(judgeKubeconfig(kubeconfig, expectFor(other, now))).toMatchObject({
+      renew: true,
+      why: "the tenant's server CA changed",
+    });
+    expect(judgeKubeconfig(kubeconfig, { ...expectFor(pki, now), clientCaPem: other.clientCa.certPem })).toMatchObject({
+      renew: true,
+      why: "the tenant's client CA changed",
+    });
+    expect(judgeKubeconfig("{not: [yaml", expectFor(pki, now)).renew).toBe(true);
+  });
+});
+
+describe("a short-lived kubeconfig", () => {
+  it("is renewed only after two thirds of its lifetime from issuance, not at once", async () => {
+    const pki = await generateTenantPki("acme");
+    const issued = new Date("2026-01-01T00:00:00Z");
+    const admin = await signClientCertificate(pki.clientCa, { commonName: "admin", lifetimeMs: 60_000 }, issued);
+    const kubeconfig = buildKubeconfig({
+      tenant: "acme",
+      server: "https://x:6443",
+      caPem: pki.serverCa.certPem,
+      ...admin,
+    });
+    const at = (ms: number) =>
+      judgeKubeconfig(kubeconfig, {
+        server: "https://x:6443",
+        serverCaPem: pki.serverCa.certPem,
+        clientCaPem: pki.clientCa.certPem,
+        now: new Date(issued.getTime() + ms),
+      }).renew;
+    expect(at(1_000)).toBe(false);
+    expect(at(37_000)).toBe(false);
+    expect(at(38_000)).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import { X509Certificate } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import YAML from "yaml";
@@ -74,4 +75,78 @@ export function kubeconfigSecret(input: { tenant: string; namespace?: string; ku
 
 function base64(text: string): string {
   return Buffer.from(text, "utf8").toString("base64");
+}
+
+/** Why a stored kubeconfig must be replaced, or when its client certificate expires if it need not be. */
+export type KubeconfigVerdict = { renew: true; why: string } | { renew: false; expiresAt: Date; renewAt: Date };
+
+/** What {@link judgeKubeconfig} compares a stored kubeconfig with. */
+export interface KubeconfigExpectation {
+  server: string;
+  /** The tenant's current server CA certificate, which the kubeconfig must trust. */
+  serverCaPem: string;
+  /** The tenant's current client CA certificate, which must have issued the client certificate. */
+  clientCaPem: string;
+  now: Date;
+}
+
+/**
+ * Whether a stored admin kubeconfig still serves: it must point at `server`, trust the current
+ * server CA, hold a client certificate issued by the current client CA, and be younger than two
+ * thirds of that certificate's lifetime, so it is renewed well before anyone's copy expires.
+ * Pure; a kubeconfig that cannot be read is renewed.
+ */
+export function judgeKubeconfig(stored: string | undefined, expect: KubeconfigExpectation): KubeconfigVerdict {
+  if (stored === undefined) return { renew: true, why: "no kubeconfig yet" };
+  let parsed: { server?: string; caPem?: string; certPem?: string };
+  try {
+    const config = YAML.parse(stored) as {
+      clusters?: Array<{ cluster?: Record<string, string> }>;
+      users?: Array<{ user?: Record<string, string> }>;
+    };
+    const cluster = config.clusters?.[0]?.cluster ?? {};
+    const user = config.users?.[0]?.user ?? {};
+    parsed = {
+      ...(cluster["server"] !== undefined ? { server: cluster["server"] } : {}),
+      ...(cluster["certificate-authority-data"] !== undefined
+        ? { caPem: unbase64(cluster["certificate-authority-data"]) }
+        : {}),
+      ...(user["client-certificate-data"] !== undefined ? { certPem: unbase64(user["client-certificate-data"]) } : {}),
+    };
+  } catch {
+    return { renew: true, why: "the stored kubeconfig cannot be read" };
+  }
+  if (parsed.server !== expect.server) return { renew: true, why: `the server moved to ${expect.server}` };
+  if (parsed.caPem?.trim() !== expect.serverCaPem.trim()) {
+    return { renew: true, why: "the tenant's server CA changed" };
+  }
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(parsed.certPem ?? "");
+  } catch {
+    return { renew: true, why: "the stored client certificate cannot be read" };
+  }
+  const ca = new X509Certificate(expect.clientCaPem);
+  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) {
+    return { renew: true, why: "the tenant's client CA changed" };
+  }
+  const notBefore = new Date(cert.validFrom).getTime();
+  const notAfter = new Date(cert.validTo).getTime();
+  const renewAt = new Date(notBefore + ((notAfter - notBefore) * 2) / 3);
+  if (expect.now.getTime() >= renewAt.getTime()) {
+    return {
+      renew: true,
+      why: `two thirds of the client certificate's lifetime have passed (expires ${cert.validTo})`,
+    };
+  }
+  return { renew: false, expiresAt: new Date(notAfter), renewAt };
+}
+
+/** The expiry of the client certificate embedded in a kubeconfig built by {@link buildKubeconfig}. */
+export function clientCertificateExpiry(certPem: string): Date {
+  return new Date(new X509Certificate(certPem).validTo);
+}
+
+function unbase64(text: string): string {
+  return Buffer.from(text, "base64").toString("utf8");
 }

@@ -1,14 +1,20 @@
 import { CONDITION_CONTROL_PLANE_READY } from "@tenantplane/api";
-import { CommonEnvSchema } from "@tenantplane/runtime";
 import { consumeTenantChanges, startService } from "@tenantplane/service";
+import { ProvisionerEnvSchema } from "./config.js";
 import { reconcileTenant } from "./reconciler.js";
 
-const svc = await startService({ name: "provisioner", envSchema: CommonEnvSchema, consumers: ["provisioner"] });
+const svc = await startService({ name: "provisioner", envSchema: ProvisionerEnvSchema, consumers: ["provisioner"] });
 consumeTenantChanges(
   svc,
   "provisioner",
   (tenant, logger) =>
-    reconcileTenant(tenant, { objects: svc.objects, events: svc.events, publish: svc.publish, logger }),
+    reconcileTenant(tenant, {
+      objects: svc.objects,
+      events: svc.events,
+      publish: svc.publish,
+      logger,
+      adminCertLifetimeMs: svc.env.ADMIN_CERT_LIFETIME,
+    }),
   {
     condition: CONDITION_CONTROL_PLANE_READY,
     fix: (tenant) => `Change spec.controlPlane of TenantCluster ${tenant} so the API server accepts it.`,

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import { pkiSecretName, tenantLabels } from "./control-plane.js";
@@ -21,4 +22,16 @@ export function pkiSecret(tenant: string, pki: TenantPki): V1Secret {
 /** Reads the PKI back from a Secret as stored by the API; throws InvalidPkiSecretError naming the bad key. */
 export function readPkiSecret(secret: Pick<V1Secret, "data">): TenantPki {
   return parsePkiSecret(decodeSecretData(secret));
+}
+
+/**
+ * A short, stable fingerprint of a PKI's public parts (the three CA certificates and the
+ * service-account key's hash): equal PKIs give equal fingerprints, a regenerated one a new one.
+ * Safe to show: it reveals nothing about the keys.
+ */
+export function pkiFingerprint(pki: TenantPki): string {
+  const hash = createHash("sha256");
+  for (const part of [pki.serverCa.certPem, pki.clientCa.certPem, pki.requestHeaderCa.certPem]) hash.update(part);
+  hash.update(createHash("sha256").update(pki.serviceAccountKeyPem).digest());
+  return hash.digest("hex").slice(0, 32);
 }

@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, webcrypto } from "node:crypto";
-import "./internal/reflect-metadata.js";
+// @peculiar/x509 resolves its providers through tsyringe, which needs the Reflect metadata API.
+import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
 
 type CryptoKey = webcrypto.CryptoKey;
@@ -60,15 +61,8 @@ export class InvalidPkiSecretError extends Error {
 export interface ClientCertificateRequest {
   commonName: string;
   organizations?: readonly string[];
-  validityDays: number;
-}
-
-/** Names and addresses a serving certificate must be valid for. */
-export interface ServingCertificateRequest {
-  commonName?: string;
-  dnsNames?: readonly string[];
-  ipAddresses?: readonly string[];
-  validityDays?: number;
+  /** Milliseconds from issuance to expiry (capped at the CA's own expiry). */
+  lifetimeMs: number;
 }
 
 /**
@@ -154,36 +148,8 @@ export async function signClientCertificate(
   return signLeaf(ca, {
     subject,
     usage: x509.ExtendedKeyUsage.clientAuth,
-    validityDays: request.validityDays,
+    lifetimeMs: request.lifetimeMs,
     now,
-  });
-}
-
-/**
- * Issues a serving certificate (EKU serverAuth) under `ca` with a fresh P-256 key, valid for
- * the given DNS names and IP addresses (one year unless told otherwise).
- */
-export async function signServingCertificate(
-  ca: KeyPairPem,
-  request: ServingCertificateRequest,
-  now: Date = new Date(),
-): Promise<KeyPairPem> {
-  const dnsNames = request.dnsNames ?? [];
-  const ipAddresses = request.ipAddresses ?? [];
-  if (dnsNames.length === 0 && ipAddresses.length === 0) {
-    throw new Error("a serving certificate needs at least one DNS name or IP address");
-  }
-  const names: x509.JsonGeneralNames = [
-    ...dnsNames.map((value) => ({ type: "dns" as const, value })),
-    ...ipAddresses.map((value) => ({ type: "ip" as const, value })),
-  ];
-  const commonName = request.commonName ?? dnsNames[0] ?? ipAddresses[0] ?? "";
-  return signLeaf(ca, {
-    subject: [{ CN: [commonName] }],
-    usage: x509.ExtendedKeyUsage.serverAuth,
-    validityDays: request.validityDays ?? 365,
-    now,
-    extra: [new x509.SubjectAlternativeNameExtension(names, false)],
   });
 }
 
@@ -210,19 +176,18 @@ async function createCa(commonName: string, now: Date): Promise<KeyPairPem> {
 interface LeafSpec {
   subject: x509.JsonName;
   usage: x509.ExtendedKeyUsage;
-  validityDays: number;
+  lifetimeMs: number;
   now: Date;
-  extra?: x509.Extension[];
 }
 
 async function signLeaf(ca: KeyPairPem, spec: LeafSpec): Promise<KeyPairPem> {
-  if (!(spec.validityDays > 0)) {
-    throw new Error(`validityDays must be a positive number, got ${spec.validityDays}`);
+  if (!(spec.lifetimeMs > 0)) {
+    throw new Error(`lifetimeMs must be a positive number, got ${spec.lifetimeMs}`);
   }
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await importPrivateKey(ca.keyPem);
   const keys = await generateKeyPair();
-  const notAfter = new Date(Math.min(spec.now.getTime() + spec.validityDays * DAY_MS, caCert.notAfter.getTime()));
+  const notAfter = new Date(Math.min(spec.now.getTime() + spec.lifetimeMs, caCert.notAfter.getTime()));
   const authorityKeyId = caCert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
   const cert = await x509.X509CertificateGenerator.create({
     subject: spec.subject,
@@ -230,7 +195,9 @@ async function signLeaf(ca: KeyPairPem, spec: LeafSpec): Promise<KeyPairPem> {
     issuer: caCert.subjectName,
     publicKey: keys.publicKey,
     signingKey: caKey,
-    notBefore: new Date(spec.now.getTime() - BACKDATE_MS),
+    // A short-lived certificate is backdated by at most a tenth of its lifetime, so renewal at
+    // two thirds of notBefore..notAfter still falls after it was issued.
+    notBefore: new Date(spec.now.getTime() - Math.min(BACKDATE_MS, spec.lifetimeMs / 10)),
     notAfter,
     signingAlgorithm: SIGNING,
     extensions: [
@@ -239,7 +206,6 @@ async function signLeaf(ca: KeyPairPem, spec: LeafSpec): Promise<KeyPairPem> {
       new x509.ExtendedKeyUsageExtension([spec.usage], false),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       ...(authorityKeyId ? [new x509.AuthorityKeyIdentifierExtension(authorityKeyId)] : []),
-      ...(spec.extra ?? []),
     ],
   });
   return { certPem: cert.toString("pem"), keyPem: await exportPrivateKeyPem(keys.privateKey) };

@@ -36,6 +36,31 @@ describe("phaseFor", () => {
     expect(phaseFor([...ready, condition("Synced", "False", "ObjectErrors")])).toBe("Ready");
   });
 
+  it("is not Ready while isolation was applied for an older generation only", () => {
+    const stale = [
+      { ...condition("ControlPlaneReady", "True"), observedGeneration: 4 },
+      { ...condition("IsolationApplied", "True"), observedGeneration: 3 },
+    ];
+    expect(phaseFor(stale, { generation: 4 })).toBe("Provisioning");
+    expect(
+      phaseFor(
+        stale.map((c) => ({ ...c, observedGeneration: 4 })),
+        { generation: 4 },
+      ),
+    ).toBe("Ready");
+  });
+
+  it("is not Ready while the tenant is held in lockdown for a missing profile", () => {
+    expect(
+      phaseFor([condition("ControlPlaneReady", "True"), condition("IsolationApplied", "False", "ProfileNotFound")]),
+    ).toBe("Provisioning");
+  });
+
+  it("is Failed when a name is held by a foreign object or the profile blocks the control plane", () => {
+    expect(phaseFor([condition("ControlPlaneReady", "False", "NameHeldByForeignObject")])).toBe("Failed");
+    expect(phaseFor([condition("ControlPlaneReady", "False", "BlockedByIsolationProfile")])).toBe("Failed");
+  });
+
   it("is Failed when any condition is False for a terminal reason", () => {
     expect(phaseFor([condition("ControlPlaneReady", "False", "ImmutableFieldChanged")])).toBe("Failed");
     expect(phaseFor([condition("ControlPlaneReady", "False", "InvalidPkiSecret")])).toBe("Failed");
@@ -62,6 +87,24 @@ describe("controlPlaneReadyInput", () => {
     [{ state: "api-unreachable", error: "ECONNREFUSED" }, "False", "ApiServerUnreachable", /ECONNREFUSED/],
     [{ state: "immutable-change", reasons: ["a", "b"] }, "False", "ImmutableFieldChanged", /^a; b$/],
     [{ state: "invalid-pki", error: "PKI Secret is missing service.key" }, "False", "InvalidPkiSecret", /service\.key/],
+    [
+      { state: "foreign-object", message: "Secret acme-pki in namespace tp-acme already exists" },
+      "False",
+      "NameHeldByForeignObject",
+      /^Secret acme-pki in namespace tp-acme/,
+    ],
+    [
+      { state: "waiting-for-isolation", detail: "ProfileNotFound: IsolationProfile late does not exist" },
+      "False",
+      "WaitingForIsolation",
+      /IsolationApplied=True.*ProfileNotFound/,
+    ],
+    [
+      { state: "blocked-by-isolation", source: "IsolationProfile tight", rules: ["resourceQuota.hard[pods] is 0"] },
+      "False",
+      "BlockedByIsolationProfile",
+      /^IsolationProfile tight would refuse the control plane: resourceQuota\.hard\[pods\] is 0$/,
+    ],
   ];
 
   it.each(observations)("maps %o to %s/%s", (observation, status, reason, message) => {
@@ -102,6 +145,18 @@ describe("provisionerStatusFields", () => {
       kubeconfigSecretRef: { namespace: "tp-acme", name: "acme-kubeconfig", key: "kubeconfig" },
       observedGeneration: 5,
     });
+    expect(TenantClusterStatusSchema.safeParse(fields).success).toBe(true);
+  });
+
+  it("shows when the admin kubeconfig's certificate expires", () => {
+    const fields = provisionerStatusFields({
+      tenant: "acme",
+      generation: 5,
+      condition: ready,
+      kubeconfigWritten: true,
+      kubeconfigExpiresAt: new Date("2027-01-01T00:00:00Z"),
+    });
+    expect(fields.kubeconfigExpiresAt).toBe("2027-01-01T00:00:00.000Z");
     expect(TenantClusterStatusSchema.safeParse(fields).success).toBe(true);
   });
 

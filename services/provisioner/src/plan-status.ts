@@ -1,6 +1,7 @@
 import {
   CONDITION_CONTROL_PLANE_READY,
   CONDITION_ISOLATION_APPLIED,
+  REASON_NAME_HELD_BY_FOREIGN_OBJECT,
   type Condition,
   type TenantClusterStatus,
   type TenantPhase,
@@ -24,6 +25,12 @@ export const CONTROL_PLANE_REASONS = {
   immutableFieldChanged: "ImmutableFieldChanged",
   /** The stored PKI Secret is missing entries or holds unusable material. */
   invalidPkiSecret: "InvalidPkiSecret",
+  /** A name the control plane needs is held by an object tenantplane did not create for this tenant. */
+  nameHeldByForeignObject: REASON_NAME_HELD_BY_FOREIGN_OBJECT,
+  /** The control plane is not created until the isolation service reports the namespace isolated. */
+  waitingForIsolation: "WaitingForIsolation",
+  /** The isolation profile's quota or LimitRange would refuse the control-plane pod or its volume. */
+  blockedByIsolationProfile: "BlockedByIsolationProfile",
 } as const;
 
 /**
@@ -33,6 +40,8 @@ export const CONTROL_PLANE_REASONS = {
 export const TERMINAL_REASONS: ReadonlySet<string> = new Set([
   CONTROL_PLANE_REASONS.immutableFieldChanged,
   CONTROL_PLANE_REASONS.invalidPkiSecret,
+  CONTROL_PLANE_REASONS.nameHeldByForeignObject,
+  CONTROL_PLANE_REASONS.blockedByIsolationProfile,
 ]);
 
 /**
@@ -42,7 +51,7 @@ export const TERMINAL_REASONS: ReadonlySet<string> = new Set([
 export const PHASE_READY_CONDITIONS: readonly string[] = [CONDITION_CONTROL_PLANE_READY, CONDITION_ISOLATION_APPLIED];
 
 /** What the phase rule reads from a condition; a written Condition or a ConditionInput both fit. */
-export type PhaseSignal = Pick<Condition, "type" | "status" | "reason">;
+export type PhaseSignal = Pick<Condition, "type" | "status" | "reason"> & { observedGeneration?: number | undefined };
 
 /** The condition of the given type, if present. */
 export function findCondition<C extends PhaseSignal>(
@@ -55,18 +64,33 @@ export function findCondition<C extends PhaseSignal>(
 /**
  * The tenant's phase from its conditions: Terminating while deleting; Failed when a condition
  * is False for a terminal reason; Pending before the provisioner has reported; Ready when
- * every {@link PHASE_READY_CONDITIONS} entry is True; Provisioning otherwise.
+ * every {@link PHASE_READY_CONDITIONS} entry is True (and, given `generation`, was observed for
+ * it: isolation applied to an older spec does not make the current one Ready); Provisioning
+ * otherwise, which includes a tenant held in lockdown while its isolation profile is missing.
  */
 export function phaseFor(
   conditions: readonly PhaseSignal[] | undefined,
-  options: { deleting?: boolean; terminalReasons?: ReadonlySet<string> } = {},
+  options: { deleting?: boolean; terminalReasons?: ReadonlySet<string>; generation?: number } = {},
 ): TenantPhase {
   if (options.deleting) return "Terminating";
   const terminal = options.terminalReasons ?? TERMINAL_REASONS;
   if ((conditions ?? []).some((c) => c.status === "False" && terminal.has(c.reason))) return "Failed";
   if (!findCondition(conditions, CONDITION_CONTROL_PLANE_READY)) return "Pending";
-  const ready = PHASE_READY_CONDITIONS.every((type) => findCondition(conditions, type)?.status === "True");
+  const ready = PHASE_READY_CONDITIONS.every((type) =>
+    isCurrentAndTrue(findCondition(conditions, type), options.generation),
+  );
   return ready ? "Ready" : "Provisioning";
+}
+
+/**
+ * True when the condition is True and was observed for `generation` (when both are known).
+ * The control plane is created only once this holds for IsolationApplied.
+ */
+export function isCurrentAndTrue(condition: PhaseSignal | undefined, generation?: number): boolean {
+  if (condition?.status !== "True") return false;
+  return (
+    generation === undefined || condition.observedGeneration === undefined || condition.observedGeneration >= generation
+  );
 }
 
 /** What the provisioner observed about one tenant's control plane in a reconcile pass. */
@@ -76,7 +100,15 @@ export type ControlPlaneObservation =
   | { state: "waiting-for-load-balancer" }
   | { state: "api-unreachable"; error: string }
   | { state: "immutable-change"; reasons: readonly string[] }
-  | { state: "invalid-pki"; error: string };
+  | { state: "invalid-pki"; error: string }
+  | { state: "foreign-object"; message: string }
+  | { state: "waiting-for-isolation"; detail: string }
+  | { state: "blocked-by-isolation"; source: string; rules: readonly string[] };
+
+/** Observations a person must act on: each is also recorded as a Warning on the TenantCluster. */
+export function needsAttention(observation: ControlPlaneObservation): boolean {
+  return ["immutable-change", "invalid-pki", "foreign-object", "blocked-by-isolation"].includes(observation.state);
+}
 
 /** Turns an observation into the ControlPlaneReady status, reason and message. */
 export function describeControlPlane(observation: ControlPlaneObservation): Omit<ConditionInput, "type"> {
@@ -113,6 +145,20 @@ export function describeControlPlane(observation: ControlPlaneObservation): Omit
       };
     case "invalid-pki":
       return { status: "False", reason: CONTROL_PLANE_REASONS.invalidPkiSecret, message: observation.error };
+    case "foreign-object":
+      return { status: "False", reason: CONTROL_PLANE_REASONS.nameHeldByForeignObject, message: observation.message };
+    case "waiting-for-isolation":
+      return {
+        status: "False",
+        reason: CONTROL_PLANE_REASONS.waitingForIsolation,
+        message: `the control plane is created once the host namespace is isolated (IsolationApplied=True): ${observation.detail}`,
+      };
+    case "blocked-by-isolation":
+      return {
+        status: "False",
+        reason: CONTROL_PLANE_REASONS.blockedByIsolationProfile,
+        message: `${observation.source} would refuse the control plane: ${observation.rules.join("; ")}`,
+      };
   }
 }
 
@@ -139,6 +185,8 @@ export interface ProvisionerStatusInput {
   deleting?: boolean;
   /** Set once the kubeconfig Secret has been written. */
   kubeconfigWritten?: boolean;
+  /** When the admin kubeconfig's client certificate expires, once one is written. */
+  kubeconfigExpiresAt?: Date | undefined;
   externalEndpoint?: string | undefined;
 }
 
@@ -151,11 +199,14 @@ export interface ProvisionerStatusInput {
 export function provisionerStatusFields(input: ProvisionerStatusInput): Omit<TenantClusterStatus, "conditions"> {
   const others = (input.current?.conditions ?? []).filter((c) => c.type !== input.condition.type);
   return {
-    phase: phaseFor([...others, input.condition], { deleting: input.deleting ?? false }),
+    phase: phaseFor([...others, input.condition], { deleting: input.deleting ?? false, generation: input.generation }),
     hostNamespace: hostNamespaceFor(input.tenant),
     endpoint: endpointFor(input.tenant),
     ...(input.externalEndpoint !== undefined ? { externalEndpoint: input.externalEndpoint } : {}),
     ...(input.kubeconfigWritten ? { kubeconfigSecretRef: kubeconfigSecretRef(input.tenant) } : {}),
+    ...(input.kubeconfigWritten && input.kubeconfigExpiresAt
+      ? { kubeconfigExpiresAt: input.kubeconfigExpiresAt.toISOString() }
+      : {}),
     observedGeneration: input.generation,
   };
 }

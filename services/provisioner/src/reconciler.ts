@@ -1,13 +1,9 @@
-import {
-  VersionApi,
-  type KubernetesObject,
-  type V1Secret,
-  type V1Service,
-  type V1StatefulSet,
-} from "@kubernetes/client-node";
+import { VersionApi, type KubernetesObject, type V1Secret, type V1StatefulSet } from "@kubernetes/client-node";
 import {
   API_VERSION,
   CONDITION_CONTROL_PLANE_READY,
+  CONDITION_ISOLATION_APPLIED,
+  KIND_ISOLATION_PROFILE,
   KIND_TENANT_CLUSTER,
   ValidationError,
   parseTenantCluster,
@@ -15,18 +11,21 @@ import {
   type TenantCluster,
   type TenantClusterStatus,
 } from "@tenantplane/api";
+import {
+  chooseIsolationProfile,
+  compileIsolation,
+  describeForeign,
+  namespaceOwnership,
+  objectOwnership,
+  type CompiledIsolation,
+  type ProfileChoice,
+} from "@tenantplane/isolation";
 import { kubeConfigFromString, type EventRecorder, type Objects } from "@tenantplane/kube";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
-import { TransientError, describe as describeError, type Logger } from "@tenantplane/runtime";
-import {
-  applyTenantStatus,
-  applyTracked as trackedApply,
-  changeOf,
-  tenantDecider,
-  tenantRegarding,
-  type Decide,
-} from "@tenantplane/service";
+import { TransientError, describe as describeError, httpStatusOf, type Logger } from "@tenantplane/runtime";
+import { applyTenantStatus, changeOf, tenantDecider, tenantRegarding, type Decide } from "@tenantplane/service";
+import { controlPlaneBlockers } from "./control-plane-admission.js";
 import {
   KUBECONFIG_KEY,
   STATEFULSET_NAME,
@@ -38,22 +37,28 @@ import {
   hostNamespaceManifest,
   immutableChanges,
   kubeconfigSecretName,
+  legacyControlPlaneSelector,
   loadBalancerAddresses,
   pkiSecretName,
 } from "./control-plane.js";
-import { buildKubeconfig, kubeconfigSecret } from "./kubeconfig.js";
+import { buildKubeconfig, clientCertificateExpiry, judgeKubeconfig, kubeconfigSecret } from "./kubeconfig.js";
 import { InvalidPkiSecretError, generateTenantPki, signClientCertificate, type TenantPki } from "./pki.js";
-import { pkiSecret, readPkiSecret } from "./pki-secret.js";
+import { pkiFingerprint, pkiSecret, readPkiSecret } from "./pki-secret.js";
 import {
-  CONTROL_PLANE_REASONS,
   controlPlaneReadyInput,
+  findCondition,
+  isCurrentAndTrue,
+  needsAttention,
   provisionerStatusFields,
   type ControlPlaneObservation,
 } from "./plan-status.js";
 import { decodeSecretData } from "./secret-data.js";
+import { teardown } from "./teardown.js";
 
 /** The finalizer that holds a TenantCluster until everything created for it is gone. */
 export const FINALIZER = "tenantplane.io/teardown";
+/** Lifetime of the admin client certificate unless configured otherwise: one year. */
+export const DEFAULT_ADMIN_CERT_LIFETIME_MS = 365 * 24 * 60 * 60 * 1000;
 const ADMIN_USER = "tenantplane-admin";
 const READY_PROBE_TIMEOUT_MS = 5_000;
 // How often a tenant that is not Ready yet is looked at again.
@@ -65,118 +70,390 @@ export interface ProvisionerDeps {
   events: EventRecorder;
   publish: (decision: PlannedDecision) => Promise<void>;
   logger: Logger;
+  /** Lifetime of each admin client certificate it signs; renewed after two thirds of it. */
+  adminCertLifetimeMs?: number;
+  /** The clock; tests move it. */
+  now?: () => Date;
+}
+
+type RawTenant = KubernetesObject & { status?: TenantClusterStatus };
+
+/**
+ * Ends a reconcile pass early with what it observed: the steps after it depend on something
+ * that is not there yet or that a person has to fix. The status is written from the observation.
+ */
+class Halt extends Error {
+  constructor(readonly observation: ControlPlaneObservation) {
+    super(observation.state);
+  }
+}
+
+/** One reconcile pass over one tenant: its inputs and what the steps observed on the way. */
+interface Pass {
+  tenant: string;
+  namespace: string;
+  raw: RawTenant;
+  tc: TenantCluster;
+  uid: string;
+  generation: number;
+  deps: ProvisionerDeps;
+  decide: Decide;
+  facts: { externalEndpoint?: string; kubeconfigExpiresAt?: Date };
+}
+
+/** The isolation the namespace gets: the profile chosen for the tenant and what it compiles to. */
+interface Isolation {
+  choice: ProfileChoice;
+  compiled: CompiledIsolation;
+  source: string;
 }
 
 /**
- * Converges one tenant's control plane with the current TenantCluster, re-read
- * from the API on every call (the message is only a key), and is idempotent.
- * Throws TransientError while the tenant is not Ready yet, so the message is
- * redelivered with backoff until it is: readiness is polled level-triggered.
+ * Converges one tenant's control plane with the current TenantCluster, re-read from the API on
+ * every call (the message is only a key), and is idempotent. Writes only to objects tenantplane
+ * created for this tenant. Throws TransientError while the tenant is not Ready yet, so the
+ * message is redelivered with backoff until it is: readiness is polled level-triggered.
  */
 export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Promise<void> {
-  const raw = await deps.objects.get<KubernetesObject & { status?: TenantClusterStatus }>(
-    API_VERSION,
-    KIND_TENANT_CLUSTER,
-    tenant,
-  );
-  if (!raw) {
-    // Gone without our finalizer having run (e.g. force-removed): clean up anyway.
-    await teardown(tenant, undefined, deps);
-    return;
-  }
-  const conditions = raw.status?.conditions;
-  if (raw.metadata?.deletionTimestamp) {
-    await teardown(tenant, raw, deps);
-    return;
-  }
+  const raw = await deps.objects.get<RawTenant>(API_VERSION, KIND_TENANT_CLUSTER, tenant);
+  // Gone without our finalizer having run (e.g. force-removed): clean up what is ours anyway.
+  if (!raw) return teardown(tenant, undefined, deps, FINALIZER);
+  if (raw.metadata?.deletionTimestamp) return teardown(tenant, raw, deps, FINALIZER);
 
   let tc: TenantCluster;
   try {
     tc = parseTenantCluster(raw);
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
-    await refuse(raw, conditions, "InvalidSpec", err.message, deps);
-    return;
+    return refuseSpec(raw, err.message, deps);
   }
-  const generation = tc.metadata.generation ?? 0;
-  const namespace = hostNamespaceFor(tenant);
-  const decide = tenantDecider(tenant, deps.publish);
-  const applyTracked = async <T extends KubernetesObject>(desired: T, reason: string): Promise<T> => {
-    const { action, object } = await trackedApply(deps.objects, desired);
-    await decide(action, desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
-    return object;
+  const pass: Pass = {
+    tenant,
+    namespace: hostNamespaceFor(tenant),
+    raw,
+    tc,
+    uid: raw.metadata!.uid!,
+    generation: tc.metadata.generation ?? 0,
+    deps,
+    decide: tenantDecider(tenant, deps.publish),
+    facts: {},
   };
-
-  await ensureFinalizer(raw, deps);
-  await applyTracked(hostNamespaceManifest(tenant), `host namespace for TenantCluster ${tenant}`);
-  let pki: TenantPki;
+  let observation: ControlPlaneObservation;
   try {
-    pki = await ensurePki(tenant, deps, decide);
+    observation = await provision(pass);
   } catch (err) {
-    // A damaged PKI Secret cannot heal by retrying, and regenerating it would cut off
-    // every existing credential: say so and wait for a person.
-    if (!(err instanceof InvalidPkiSecretError)) throw err;
-    await refuse(
-      raw,
-      conditions,
-      CONTROL_PLANE_REASONS.invalidPkiSecret,
-      `${err.message}: restore Secret ${pkiSecretName(tenant)} or delete it to issue a new PKI (existing kubeconfigs stop working)`,
-      deps,
-    );
+    if (!(err instanceof Halt)) throw err;
+    observation = err.observation;
+  }
+  await report(pass, observation);
+}
+
+// Each step reads as one sentence; a step that cannot go on halts the pass with what it saw.
+async function provision(pass: Pass): Promise<ControlPlaneObservation> {
+  await ensureFinalizer(pass);
+  const isolation = await readIsolation(pass);
+  await ensureNamespace(pass, isolation);
+  const pki = await ensurePki(pass);
+  const api = await ensureOwned(pass, apiService(pass.tc), apiServiceReason(pass.tc));
+  await ensureOwned(pass, headlessService(pass.tenant), "stable network identity for the k3s StatefulSet");
+  const external = externalEndpointFrom(api);
+  if (external !== undefined) pass.facts.externalEndpoint = external;
+  const kubeconfig = await ensureKubeconfig(pass, pki, external ?? endpointFor(pass.tenant));
+  const sts = await ensureControlPlane(pass, isolation, pki, loadBalancerAddresses(api));
+  return observeControlPlane(pass, sts, kubeconfig);
+}
+
+async function ensureFinalizer(pass: Pass): Promise<void> {
+  if (pass.raw.metadata?.finalizers?.includes(FINALIZER)) return;
+  await pass.deps.objects.apply({
+    apiVersion: API_VERSION,
+    kind: KIND_TENANT_CLUSTER,
+    metadata: { name: pass.tenant, finalizers: [FINALIZER] },
+  });
+}
+
+// The provisioner reads the profile itself (rather than waiting for the isolation service) so
+// the namespace is born with its Pod Security labels and the control plane can be checked
+// against the profile's quota and limits before it is created.
+async function readIsolation(pass: Pass): Promise<Isolation> {
+  const refName = pass.tc.spec.isolationProfileRef?.name;
+  const found = refName ? await pass.deps.objects.get(API_VERSION, KIND_ISOLATION_PROFILE, refName) : undefined;
+  const choice = chooseIsolationProfile(refName, found);
+  const compiled = compileIsolation({
+    tenant: pass.tenant,
+    hostNamespace: pass.namespace,
+    profile: choice.profile,
+    ...(choice.profileName ? { profileName: choice.profileName } : {}),
+  });
+  const source = choice.problem
+    ? "the lockdown profile"
+    : refName
+      ? `IsolationProfile ${refName}`
+      : "the built-in isolation profile";
+  return { choice, compiled, source };
+}
+
+// Created once, labelled and annotated with this TenantCluster's uid, with the profile's Pod
+// Security labels already in place. An existing namespace is never written to: its Pod Security
+// labels belong to the isolation service, and one that is not ours is a collision.
+async function ensureNamespace(pass: Pass, isolation: Isolation): Promise<void> {
+  const existing = await pass.deps.objects.get("v1", "Namespace", pass.namespace);
+  if (existing) {
+    const ownership = namespaceOwnership(existing, pass.tenant, pass.uid);
+    if (ownership.owner === "foreign") {
+      throw new Halt({
+        state: "foreign-object",
+        message: describeForeign({ kind: "Namespace", name: pass.namespace }, ownership.why),
+      });
+    }
+    if (existing.metadata?.deletionTimestamp) {
+      throw new TransientError(`host namespace ${pass.namespace} is still being deleted`, {
+        code: "NamespaceTerminating",
+        retryAfterMs: NOT_READY_POLL_MS,
+      });
+    }
     return;
   }
-  const service = await applyTracked(apiService(tc), apiServiceReason(tc));
-  const lbAddresses = loadBalancerAddresses(service as V1Service);
-  const externalEndpoint = externalEndpointFrom(service as V1Service);
-  await applyTracked(headlessService(tenant), "stable network identity for the k3s StatefulSet");
+  await createOrHalt(
+    pass,
+    hostNamespaceManifest(pass.tenant, pass.uid, isolation.compiled.namespaceLabels),
+    `host namespace for TenantCluster ${pass.tenant}, with Pod Security labels from ${isolation.source}`,
+  );
+}
 
-  const desiredSts = controlPlaneStatefulSet(tc, { loadBalancerAddresses: lbAddresses });
-  const existingSts = await deps.objects.get<V1StatefulSet>("apps/v1", "StatefulSet", STATEFULSET_NAME, namespace);
-  const refused = existingSts ? immutableChanges(existingSts, desiredSts) : [];
-  let sts = existingSts;
-  if (refused.length === 0) {
-    sts = await deps.objects.apply(desiredSts);
-    await decide(
-      changeOf(existingSts, sts),
-      "StatefulSet",
-      STATEFULSET_NAME,
-      namespace,
-      `k3s control plane (${tc.spec.controlPlane.image}, ${tc.spec.controlPlane.storage.size} volume)`,
-    );
+// The PKI is generated once and never replaced by the provisioner: replacing it would
+// invalidate every credential of the running tenant. A person deletes the Secret to get a new one.
+async function ensurePki(pass: Pass): Promise<TenantPki> {
+  const name = pkiSecretName(pass.tenant);
+  const existing = await pass.deps.objects.get<V1Secret>("v1", "Secret", name, pass.namespace);
+  if (existing) {
+    haltIfForeign(pass, existing, "Secret");
+    try {
+      return readPkiSecret(existing);
+    } catch (err) {
+      // A damaged PKI Secret cannot heal by retrying, and regenerating it would cut off
+      // every existing credential: say so and wait for a person.
+      if (!(err instanceof InvalidPkiSecretError)) throw err;
+      throw new Halt({
+        state: "invalid-pki",
+        error: `${err.message}: restore Secret ${name} or delete it to issue a new PKI (existing kubeconfigs stop working)`,
+      });
+    }
   }
+  const pki = await generateTenantPki(pass.tenant);
+  await createOrHalt(
+    pass,
+    pkiSecret(pass.tenant, pki),
+    "tenant PKI: server, client and request-header CAs and the service-account key",
+  );
+  return pki;
+}
 
-  const server = externalEndpoint ?? endpointFor(tenant);
-  const kubeconfig = await ensureKubeconfig(tenant, server, pki, deps, decide);
-  const status = async (observation: ControlPlaneObservation) => {
-    const condition = controlPlaneReadyInput(observation, generation);
-    const fields = provisionerStatusFields({
-      tenant,
-      generation,
-      condition,
-      current: raw.status,
-      kubeconfigWritten: true,
-      externalEndpoint,
-    });
-    await applyTenantStatus(deps.objects, tenant, conditions, condition, fields);
-    return condition;
-  };
+// The admin kubeconfig is re-signed when it is missing, points elsewhere, was issued under a
+// PKI that has since been replaced, or has lived two thirds of its certificate's lifetime; a
+// steady state rewrites nothing.
+async function ensureKubeconfig(pass: Pass, pki: TenantPki, server: string): Promise<string> {
+  const { deps } = pass;
+  const name = kubeconfigSecretName(pass.tenant);
+  const existing = await deps.objects.get<V1Secret>("v1", "Secret", name, pass.namespace);
+  if (existing) haltIfForeign(pass, existing, "Secret");
+  const current = existing ? decodeSecretData(existing)[KUBECONFIG_KEY] : undefined;
+  const now = deps.now?.() ?? new Date();
+  const verdict = judgeKubeconfig(current, {
+    server,
+    serverCaPem: pki.serverCa.certPem,
+    clientCaPem: pki.clientCa.certPem,
+    now,
+  });
+  if (!verdict.renew && current !== undefined) {
+    pass.facts.kubeconfigExpiresAt = verdict.expiresAt;
+    return current;
+  }
+  const admin = await signClientCertificate(
+    pki.clientCa,
+    {
+      commonName: ADMIN_USER,
+      organizations: ["system:masters"],
+      lifetimeMs: deps.adminCertLifetimeMs ?? DEFAULT_ADMIN_CERT_LIFETIME_MS,
+    },
+    now,
+  );
+  const kubeconfig = buildKubeconfig({
+    tenant: pass.tenant,
+    server,
+    caPem: pki.serverCa.certPem,
+    certPem: admin.certPem,
+    keyPem: admin.keyPem,
+  });
+  const why = verdict.renew ? verdict.why : "no kubeconfig yet";
+  const desired = kubeconfigSecret({ tenant: pass.tenant, kubeconfig });
+  if (existing) {
+    await updateOwned(pass, existing, desired, `admin kubeconfig for ${server} (${why})`);
+  } else {
+    await createOrHalt(pass, desired, `admin kubeconfig for ${server}`);
+  }
+  pass.facts.kubeconfigExpiresAt = clientCertificateExpiry(admin.certPem);
+  return kubeconfig;
+}
 
-  if (refused.length > 0) {
-    const condition = await status({ state: "immutable-change", reasons: refused });
+// The StatefulSet is created only once the namespace is isolated for the current spec, so no
+// control-plane pod ever runs there before the profile's quota, limits and policies; and only
+// when the profile admits it, so a profile that would refuse it says which rule does.
+async function ensureControlPlane(
+  pass: Pass,
+  isolation: Isolation,
+  pki: TenantPki,
+  lbAddresses: readonly string[],
+): Promise<V1StatefulSet> {
+  const existing = await pass.deps.objects.get<V1StatefulSet>(
+    "apps/v1",
+    "StatefulSet",
+    STATEFULSET_NAME,
+    pass.namespace,
+  );
+  if (existing) haltIfForeign(pass, existing, "StatefulSet");
+  const legacy = legacyControlPlaneSelector(pass.tenant);
+  const keepLegacy = existing !== undefined && sameLabels(existing.spec?.selector?.matchLabels, legacy);
+  const desired = controlPlaneStatefulSet(pass.tc, {
+    loadBalancerAddresses: lbAddresses,
+    pkiFingerprint: pkiFingerprint(pki),
+    ...(keepLegacy ? { selector: legacy } : {}),
+  });
+  const rules = controlPlaneBlockers(isolation.choice.profile, desired);
+  if (rules.length > 0) throw new Halt({ state: "blocked-by-isolation", source: isolation.source, rules });
+  const reason = `k3s control plane (${pass.tc.spec.controlPlane.image}, ${pass.tc.spec.controlPlane.storage.size} volume)`;
+  if (!existing) {
+    const isolated = findCondition(pass.raw.status?.conditions, CONDITION_ISOLATION_APPLIED);
+    if (!isCurrentAndTrue(isolated, pass.generation)) {
+      throw new Halt({
+        state: "waiting-for-isolation",
+        detail: isolated ? `${isolated.reason}: ${isolated.message}` : "the isolation service has not reported yet",
+      });
+    }
+    return createOrHalt(pass, desired, reason);
+  }
+  const refused = immutableChanges(existing, desired);
+  if (refused.length > 0) throw new Halt({ state: "immutable-change", reasons: refused });
+  return updateOwned(pass, existing, desired, reason);
+}
+
+async function observeControlPlane(
+  pass: Pass,
+  sts: V1StatefulSet,
+  kubeconfig: string,
+): Promise<ControlPlaneObservation> {
+  const readyReplicas = sts.status?.readyReplicas ?? 0;
+  if (readyReplicas < 1) return { state: "waiting-for-pod", readyReplicas };
+  if (pass.tc.spec.controlPlane.expose.loadBalancer.enabled && !pass.facts.externalEndpoint)
+    return { state: "waiting-for-load-balancer" };
+  const kc = kubeConfigFromString(kubeconfig);
+  try {
+    await withTimeout(kc.makeApiClient(VersionApi).getCode(), READY_PROBE_TIMEOUT_MS);
+    return { state: "ready", server: kc.getCurrentCluster()?.server ?? "" };
+  } catch (err) {
+    return { state: "api-unreachable", error: describeError(err) };
+  }
+}
+
+// Writes the status from the observation; a person's problem is also a Warning, and a tenant
+// that is merely not ready yet is looked at again soon.
+async function report(pass: Pass, observation: ControlPlaneObservation): Promise<void> {
+  const { deps, tenant } = pass;
+  const condition = controlPlaneReadyInput(observation, pass.generation);
+  const fields = provisionerStatusFields({
+    tenant,
+    generation: pass.generation,
+    condition,
+    current: pass.raw.status,
+    kubeconfigWritten: pass.facts.kubeconfigExpiresAt !== undefined,
+    kubeconfigExpiresAt: pass.facts.kubeconfigExpiresAt,
+    externalEndpoint: pass.facts.externalEndpoint,
+  });
+  await applyTenantStatus(deps.objects, tenant, pass.raw.status?.conditions, condition, fields);
+  if (needsAttention(observation)) {
     await deps.events.record({
-      regarding: tenantRegarding(tenant, raw.metadata?.uid),
+      regarding: tenantRegarding(tenant, pass.uid),
       type: "Warning",
       reason: condition.reason,
       message: condition.message,
     });
     return;
   }
-  const condition = await status(await observe(sts, kubeconfig, tc, externalEndpoint));
   if (condition.status !== "True")
     throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, {
       code: "NotReady",
       retryAfterMs: NOT_READY_POLL_MS,
     });
+}
+
+// Creates or updates an object in the host namespace that must be ours.
+async function ensureOwned<T extends KubernetesObject>(pass: Pass, desired: T, reason: string): Promise<T> {
+  const meta = desired.metadata!;
+  const existing = await pass.deps.objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
+  if (!existing) return createOrHalt(pass, desired, reason);
+  haltIfForeign(pass, existing, desired.kind!);
+  return updateOwned(pass, existing, desired, reason);
+}
+
+function haltIfForeign(pass: Pass, existing: KubernetesObject, kind: string): void {
+  const ownership = objectOwnership(existing, pass.tenant);
+  if (ownership.owner === "ours") return;
+  throw new Halt({
+    state: "foreign-object",
+    message: describeForeign(
+      { kind, name: existing.metadata?.name ?? "?", namespace: existing.metadata?.namespace },
+      ownership.why,
+    ),
+  });
+}
+
+// Create, never apply, for an object that was absent: a create fails if anything took the name
+// in the meantime, so tenantplane never writes into an object that someone else just made.
+async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, reason: string): Promise<T> {
+  const { objects } = pass.deps;
+  let created: T;
+  try {
+    created = await objects.create(desired);
+  } catch (err) {
+    if (httpStatusOf(err) !== 409) throw err;
+    throw new TransientError(`${desired.kind} ${desired.metadata?.name} appeared while being created; looking again`, {
+      code: "Conflict",
+      retryAfterMs: 500,
+      cause: err,
+    });
+  }
+  await pass.decide("Create", desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
+  return created;
+}
+
+// Server-side apply pinned to the version that was read and judged ours: if the object changed
+// since (another owner took the name, someone edited it) the write fails with a conflict and
+// the pass starts over, instead of landing on an object nobody checked.
+async function updateOwned<T extends KubernetesObject>(
+  pass: Pass,
+  existing: T,
+  desired: T,
+  reason: string,
+): Promise<T> {
+  let after: T;
+  try {
+    after = await pass.deps.objects.apply(desired, { ifResourceVersion: existing.metadata?.resourceVersion });
+  } catch (err) {
+    if (httpStatusOf(err) !== 409) throw err;
+    throw new TransientError(`${desired.kind} ${desired.metadata?.name} changed while being updated; looking again`, {
+      code: "Conflict",
+      retryAfterMs: 500,
+      cause: err,
+    });
+  }
+  await pass.decide(
+    changeOf(existing, after),
+    desired.kind!,
+    desired.metadata!.name!,
+    desired.metadata?.namespace ?? "",
+    reason,
+  );
+  return after;
 }
 
 function apiServiceReason(tc: TenantCluster): string {
@@ -186,99 +463,9 @@ function apiServiceReason(tc: TenantCluster): string {
     : "tenant API inside the host cluster";
 }
 
-async function ensureFinalizer(raw: KubernetesObject, deps: ProvisionerDeps): Promise<void> {
-  if (raw.metadata?.finalizers?.includes(FINALIZER)) return;
-  await deps.objects.apply({
-    apiVersion: API_VERSION,
-    kind: KIND_TENANT_CLUSTER,
-    metadata: { name: raw.metadata!.name!, finalizers: [FINALIZER] },
-  });
-}
-
-// The PKI is generated once and never replaced: replacing it would invalidate
-// every credential of the running tenant. Create, not apply, so two racing
-// reconciles cannot both write one.
-async function ensurePki(tenant: string, deps: ProvisionerDeps, decide: Decide) {
-  const namespace = hostNamespaceFor(tenant);
-  const name = pkiSecretName(tenant);
-  const existing = await deps.objects.get<V1Secret>("v1", "Secret", name, namespace);
-  if (existing) return readPkiSecret(existing);
-  const pki = await generateTenantPki(tenant);
-  try {
-    await deps.objects.create(pkiSecret(tenant, pki));
-  } catch (err) {
-    if ((err as { code?: number }).code === 409) {
-      const winner = await deps.objects.get<V1Secret>("v1", "Secret", name, namespace);
-      if (winner) return readPkiSecret(winner);
-    }
-    throw err;
-  }
-  await decide(
-    "Create",
-    "Secret",
-    name,
-    namespace,
-    "tenant PKI: server, client and request-header CAs and the service-account key",
-  );
-  return pki;
-}
-
-// A new client certificate is only signed when the kubeconfig is missing or its
-// server changed, so a steady state rewrites nothing.
-async function ensureKubeconfig(
-  tenant: string,
-  server: string,
-  pki: TenantPki,
-  deps: ProvisionerDeps,
-  decide: Decide,
-): Promise<string> {
-  const namespace = hostNamespaceFor(tenant);
-  const name = kubeconfigSecretName(tenant);
-  const existing = await deps.objects.get<V1Secret>("v1", "Secret", name, namespace);
-  const current = existing ? decodeSecretData(existing)[KUBECONFIG_KEY] : undefined;
-  if (current && serverOf(current) === server) return current;
-  const admin = await signClientCertificate(pki.clientCa, {
-    commonName: ADMIN_USER,
-    organizations: ["system:masters"],
-    validityDays: 365,
-  });
-  const kubeconfig = buildKubeconfig({
-    tenant,
-    server,
-    caPem: pki.serverCa.certPem,
-    certPem: admin.certPem,
-    keyPem: admin.keyPem,
-  });
-  await deps.objects.apply(kubeconfigSecret({ tenant, kubeconfig }));
-  await decide(existing ? "Update" : "Create", "Secret", name, namespace, `admin kubeconfig for ${server}`);
-  return kubeconfig;
-}
-
-function serverOf(kubeconfig: string): string | undefined {
-  try {
-    return kubeConfigFromString(kubeconfig).getCurrentCluster()?.server;
-  } catch {
-    return undefined;
-  }
-}
-
-async function observe(
-  sts: V1StatefulSet | undefined,
-  kubeconfig: string,
-  tc: TenantCluster,
-  externalEndpoint: string | undefined,
-): Promise<ControlPlaneObservation> {
-  const readyReplicas = sts?.status?.readyReplicas ?? 0;
-  if (readyReplicas < 1) return { state: "waiting-for-pod", readyReplicas };
-  if (tc.spec.controlPlane.expose.loadBalancer.enabled && !externalEndpoint)
-    return { state: "waiting-for-load-balancer" };
-  const kc = kubeConfigFromString(kubeconfig);
-  try {
-    await withTimeout(kc.makeApiClient(VersionApi).getCode(), READY_PROBE_TIMEOUT_MS);
-    return { state: "ready", server: kc.getCurrentCluster()?.server ?? "" };
-  } catch (err) {
-    return { state: "api-unreachable", error: describeError(err) };
-  }
+function sameLabels(a: Record<string, string> | undefined, b: Record<string, string>): boolean {
+  const entries = Object.entries(a ?? {});
+  return entries.length === Object.keys(b).length && entries.every(([k, v]) => b[k] === v);
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -293,20 +480,15 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-// Bad input is not retried: the condition and a Warning say what to fix, and
-// the next spec change brings a new message.
-async function refuse(
-  raw: KubernetesObject,
-  previous: readonly Condition[] | undefined,
-  reason: string,
-  message: string,
-  deps: ProvisionerDeps,
-): Promise<void> {
+// Bad input is not retried: the condition and a Warning say what to fix, and the next spec
+// change brings a new message.
+async function refuseSpec(raw: RawTenant, message: string, deps: ProvisionerDeps): Promise<void> {
   const tenant = raw.metadata!.name!;
+  const reason = "InvalidSpec";
   await applyTenantStatus(
     deps.objects,
     tenant,
-    previous,
+    raw.status?.conditions as Condition[] | undefined,
     {
       type: CONDITION_CONTROL_PLANE_READY,
       status: "False",
@@ -317,50 +499,4 @@ async function refuse(
     { phase: "Failed" },
   );
   await deps.events.record({ regarding: tenantRegarding(tenant, raw.metadata?.uid), type: "Warning", reason, message });
-}
-
-/**
- * Deletes the host namespace (and with it everything tenantplane created for the
- * tenant), waits until it is gone, then releases the finalizer.
- */
-async function teardown(tenant: string, raw: KubernetesObject | undefined, deps: ProvisionerDeps): Promise<void> {
-  const namespace = hostNamespaceFor(tenant);
-  const ns = await deps.objects.get("v1", "Namespace", namespace);
-  if (ns && ns.metadata?.labels?.["app.kubernetes.io/managed-by"] === "tenantplane") {
-    if (!ns.metadata.deletionTimestamp) {
-      if (raw)
-        await applyTenantStatus(
-          deps.objects,
-          tenant,
-          (raw as { status?: { conditions?: Condition[] } }).status?.conditions,
-          {
-            type: CONDITION_CONTROL_PLANE_READY,
-            status: "False",
-            reason: "Terminating",
-            message: `deleting host namespace ${namespace}`,
-          },
-          { phase: "Terminating" },
-        );
-      await deps.objects.delete({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-      await deps.publish({
-        tenant,
-        action: "Delete",
-        kind: "Namespace",
-        tenantRef: { namespace: "", name: tenant },
-        hostRef: { namespace: "", name: namespace },
-        reason: `TenantCluster ${tenant} is being deleted; the namespace takes every host object of the tenant with it`,
-      });
-    }
-    throw new TransientError(`waiting for host namespace ${namespace} to be deleted`, {
-      code: "Terminating",
-      retryAfterMs: NOT_READY_POLL_MS,
-    });
-  }
-  if (raw?.metadata?.finalizers?.includes(FINALIZER)) {
-    const remaining = raw.metadata.finalizers.filter((f) => f !== FINALIZER);
-    await deps.objects.mergePatch(raw, {
-      metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers: remaining },
-    });
-    deps.logger.info({ tenant }, "teardown complete; finalizer released");
-  }
 }

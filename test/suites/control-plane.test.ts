@@ -1,0 +1,352 @@
+import {
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  VersionApi,
+  type KubernetesObject,
+  type V1Pod,
+  type V1Secret,
+  type V1StatefulSet,
+} from "@kubernetes/client-node";
+import { crdManifests } from "@tenantplane/api";
+import YAML from "yaml";
+import { X509Certificate } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ServiceFleet,
+  installCrds,
+  setLoadBalancerIngress,
+  startHostCluster,
+  startNats,
+  startTenantStandIn,
+  trackFailures,
+  waitFor,
+  type HostCluster,
+  type NatsServer,
+  type TenantApiServer,
+} from "../harness/index.js";
+
+// The control plane never runs before isolation, is admitted under every Pod Security level,
+// says which profile rule blocks it, renews its admin credential and recovers from a new PKI.
+
+const failures = trackFailures();
+let host: HostCluster;
+let nats: NatsServer;
+let fleet: ServiceFleet;
+let objects: KubernetesObjectApi;
+let core: CoreV1Api;
+const tenantApis: TenantApiServer[] = [];
+
+type Tc = KubernetesObject & {
+  status?: {
+    phase?: string;
+    kubeconfigExpiresAt?: string;
+    conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+  };
+};
+
+async function apply(obj: KubernetesObject): Promise<KubernetesObject> {
+  return objects.patch(obj, undefined, undefined, "e2e", true, PatchStrategy.ServerSideApply);
+}
+
+async function read<T extends KubernetesObject>(apiVersion: string, kind: string, name: string, namespace?: string) {
+  try {
+    return (await objects.read({ apiVersion, kind, metadata: { name, namespace } })) as T;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return undefined;
+    throw err;
+  }
+}
+
+const readTc = (name: string) => read<Tc>("tenantplane.io/v1alpha1", "TenantCluster", name);
+const condition = (tc: Tc | undefined, type: string) => tc?.status?.conditions?.find((c) => c.type === type);
+
+async function createTenant(name: string, spec: Record<string, unknown>): Promise<void> {
+  await apply({
+    apiVersion: "tenantplane.io/v1alpha1",
+    kind: "TenantCluster",
+    metadata: { name },
+    spec,
+  } as KubernetesObject);
+}
+
+async function profile(name: string, spec: Record<string, unknown>): Promise<void> {
+  await apply({
+    apiVersion: "tenantplane.io/v1alpha1",
+    kind: "IsolationProfile",
+    metadata: { name },
+    spec,
+  } as KubernetesObject);
+}
+
+async function waitForCondition(tenant: string, type: string, status: string, reason?: string, timeoutMs = 90_000) {
+  return waitFor(
+    async () => {
+      const c = condition(await readTc(tenant), type);
+      return c && c.status === status && (!reason || c.reason === reason) ? c : undefined;
+    },
+    { timeoutMs, intervalMs: 500, description: `${tenant} ${type}=${status}${reason ? ` (${reason})` : ""}` },
+  );
+}
+
+async function waitForWarning(tenant: string, reason: string, text: string) {
+  return waitFor(
+    async () => {
+      const list = await core.listEventForAllNamespaces({
+        fieldSelector: `involvedObject.kind=TenantCluster,involvedObject.name=${tenant}`,
+      });
+      return list.items.find((e) => e.type === "Warning" && e.reason === reason && (e.message ?? "").includes(text));
+    },
+    { timeoutMs: 60_000, intervalMs: 500, description: `${tenant} Warning ${reason} mentioning ${text}` },
+  );
+}
+
+const readSts = (tenant: string) =>
+  read<V1StatefulSet & KubernetesObject>("apps/v1", "StatefulSet", "k3s", `tp-${tenant}`);
+const readPod = (tenant: string) => read<V1Pod & KubernetesObject>("v1", "Pod", "k3s-0", `tp-${tenant}`);
+
+// The StatefulSet's current revision runs and is ready: its pod was admitted by Pod Security,
+// quota and LimitRange, and kwok started it.
+async function waitForControlPlanePod(tenant: string, description: string): Promise<V1Pod> {
+  return waitFor(
+    async () => {
+      const sts = await readSts(tenant);
+      const pod = await readPod(tenant);
+      const current =
+        sts?.status?.updateRevision !== undefined &&
+        pod?.metadata?.labels?.["controller-revision-hash"] === sts.status.updateRevision;
+      return current && (sts?.status?.readyReplicas ?? 0) >= 1 && pod?.status?.phase === "Running" ? pod : undefined;
+    },
+    { timeoutMs: 90_000, intervalMs: 500, description: `${tenant}: ${description}` },
+  );
+}
+
+async function kubeconfigOf(tenant: string): Promise<string> {
+  const secret = await read<V1Secret & KubernetesObject>("v1", "Secret", `${tenant}-kubeconfig`, `tp-${tenant}`);
+  return Buffer.from(secret?.data?.["kubeconfig"] ?? "", "base64").toString("utf8");
+}
+
+function certificateOf(kubeconfig: string): X509Certificate {
+  const user = (YAML.parse(kubeconfig) as { users: Array<{ user: Record<string, string> }> }).users[0]!.user;
+  return new X509Certificate(Buffer.from(user["client-certificate-data"]!, "base64"));
+}
+
+async function versionThrough(kubeconfig: string): Promise<string> {
+  const kc = new KubeConfig();
+  kc.loadFromString(kubeconfig);
+  return (await kc.makeApiClient(VersionApi).getCode()).gitVersion;
+}
+
+beforeAll(async () => {
+  [host, nats] = await Promise.all([startHostCluster({ name: "control-plane" }), startNats()]);
+  objects = KubernetesObjectApi.makeApiClient(host.kubeConfig);
+  core = host.kubeConfig.makeApiClient(CoreV1Api);
+  await installCrds(host.kubeConfig, crdManifests());
+  await core.createNamespace({ body: { metadata: { name: "tenantplane-system" } } });
+  fleet = new ServiceFleet({
+    kubeconfigPath: host.kubeconfigPath,
+    natsUrl: nats.url,
+    env: { RESYNC_INTERVAL_SECONDS: "10", LEASE_DURATION_SECONDS: "6", POD_NAMESPACE: "tenantplane-system" },
+  });
+  await Promise.all([
+    fleet.start("watcher"),
+    // A one-minute admin certificate, so renewal (after two thirds) happens within the suite.
+    fleet.start("provisioner", { ADMIN_CERT_LIFETIME: "60s" }),
+    fleet.start("isolation"),
+  ]);
+});
+
+afterAll(async () => {
+  const keepLogs = failures.failed();
+  await fleet?.stop({ keepLogs });
+  for (const api of tenantApis) await api.stop({ keepLogs });
+  await nats?.stop({ keepLogs });
+  await host?.stop({ keepLogs });
+});
+
+describe("isolation comes first", () => {
+  it("a tenant whose profile is missing is locked down, gets no control plane and is not Ready", async () => {
+    await createTenant("lock", { isolationProfileRef: { name: "arrives-later" } });
+
+    const isolation = await waitForCondition("lock", "IsolationApplied", "False", "ProfileNotFound");
+    expect(isolation.message).toContain("locked down");
+    const ns = await read("v1", "Namespace", "tp-lock");
+    expect(ns?.metadata?.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
+    // The labels were there from the namespace's creation, set by the provisioner's create.
+    const created = ns?.metadata?.managedFields?.find((f) => f.manager === "tenantplane-provisioner");
+    expect(JSON.stringify(created?.fieldsV1)).toContain("f:pod-security.kubernetes.io/enforce");
+    const deny = await waitFor(
+      () => read("networking.k8s.io/v1", "NetworkPolicy", "tenantplane-default-deny", "tp-lock"),
+      { description: "lockdown default-deny" },
+    );
+    expect(deny.metadata?.annotations?.["tenantplane.io/isolation-profile"]).toBe("(lockdown)");
+    expect(await read("networking.k8s.io/v1", "NetworkPolicy", "tenantplane-allow-dns", "tp-lock")).toBeUndefined();
+
+    const cp = await waitForCondition("lock", "ControlPlaneReady", "False", "WaitingForIsolation");
+    expect(cp.message).toContain("ProfileNotFound");
+    expect((await readTc("lock"))?.status?.phase).toBe("Provisioning");
+    expect(await readSts("lock")).toBeUndefined();
+    expect((await core.listNamespacedPod({ namespace: "tp-lock" })).items).toEqual([]);
+
+    await profile("arrives-later", {
+      podSecurity: { enforce: "restricted", audit: "restricted", warn: "restricted" },
+    });
+    await waitForCondition("lock", "IsolationApplied", "True");
+    const pod = await waitForControlPlanePod("lock", "control plane admitted under restricted");
+    expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
+    await waitForCondition("lock", "ControlPlaneReady", "False", "ApiServerUnreachable");
+  });
+});
+
+describe("the control plane is admitted under every Pod Security level", () => {
+  const levels = ["restricted", "baseline", "privileged"] as const;
+  const addresses: Record<string, string> = {
+    restricted: "127.0.0.121",
+    baseline: "127.0.0.122",
+    privileged: "127.0.0.123",
+  };
+
+  it.each(levels)("%s, without a load balancer and with one whose address rolls the pod", async (level) => {
+    await profile(`psa-${level}`, { podSecurity: { enforce: level, audit: level, warn: level } });
+    const plain = `${level.slice(0, 4)}-plain`;
+    const exposed = `${level.slice(0, 4)}-lb`;
+    await createTenant(plain, { isolationProfileRef: { name: `psa-${level}` } });
+    await createTenant(exposed, {
+      isolationProfileRef: { name: `psa-${level}` },
+      controlPlane: { expose: { loadBalancer: { enabled: true } } },
+    });
+
+    await waitForControlPlanePod(plain, `control plane admitted under ${level}`);
+    await waitForCondition(plain, "ControlPlaneReady", "False", "ApiServerUnreachable");
+    expect(
+      (await read("v1", "Namespace", `tp-${plain}`))?.metadata?.labels?.["pod-security.kubernetes.io/enforce"],
+    ).toBe(level);
+
+    const first = await waitForControlPlanePod(exposed, `control plane admitted under ${level} before the address`);
+    await waitForCondition(exposed, "ControlPlaneReady", "False", "WaitingForLoadBalancer");
+    // A new load-balancer address is a new serving-certificate name: the pod is recreated.
+    await setLoadBalancerIngress(host.kubeConfig, `tp-${exposed}`, "k3s", addresses[level]!);
+    const second = await waitFor(
+      async () => {
+        const sts = await readSts(exposed);
+        const args = sts?.spec?.template.spec?.containers[0]?.args ?? [];
+        if (!args.includes(`--tls-san=${addresses[level]}`)) return undefined;
+        const pod = await waitForControlPlanePod(exposed, `recreated control plane admitted under ${level}`);
+        return pod.metadata?.uid !== first.metadata?.uid ? pod : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000, description: `${exposed}: pod recreated for the new address` },
+    );
+    expect(second.spec?.containers[0]?.args).toContain(`--tls-san=${addresses[level]}`);
+    await waitForCondition(exposed, "ControlPlaneReady", "False", "ApiServerUnreachable");
+  });
+});
+
+describe("a profile that would refuse the control plane", () => {
+  it.each([
+    ["no-pods", { resourceQuota: { hard: { pods: 0 } } }, "resourceQuota.hard[pods] is 0"],
+    [
+      "tiny-storage",
+      { resourceQuota: { hard: { "requests.storage": "1Gi" } } },
+      "resourceQuota.hard[requests.storage]",
+    ],
+    [
+      "tiny-memory",
+      {
+        resourceQuota: { hard: {} },
+        limitRange: { container: { default: {}, defaultRequest: {}, max: { memory: "128Mi" } } },
+      },
+      "limitRange.container.max[memory]",
+    ],
+  ])("%s: names the blocking rule and creates no control plane", async (name, spec, rule) => {
+    await profile(name, spec);
+    await createTenant(name, { isolationProfileRef: { name } });
+    const c = await waitForCondition(name, "ControlPlaneReady", "False", "BlockedByIsolationProfile");
+    expect(c.message).toContain(rule);
+    await waitForWarning(name, "BlockedByIsolationProfile", rule);
+    expect((await readTc(name))?.status?.phase).toBe("Failed");
+    expect(await readSts(name)).toBeUndefined();
+  });
+});
+
+describe("the admin kubeconfig", () => {
+  let rho: TenantApiServer;
+
+  it("is renewed after two thirds of its lifetime, and its expiry is in the status", async () => {
+    await createTenant("rho", { controlPlane: { expose: { loadBalancer: { enabled: true } } } });
+    await setLoadBalancerIngress(host.kubeConfig, "tp-rho", "k3s", "127.0.0.130");
+    rho = await startTenantStandIn(host.kubeConfig, "rho", "127.0.0.130");
+    tenantApis.push(rho);
+    await waitForCondition("rho", "ControlPlaneReady", "True", undefined, 120_000);
+
+    const first = await kubeconfigOf("rho");
+    const firstExpiry = (await readTc("rho"))?.status?.kubeconfigExpiresAt;
+    expect(firstExpiry).toBeDefined();
+    expect(new Date(firstExpiry!).getTime()).toBe(new Date(certificateOf(first).validTo).getTime());
+    expect(new Date(firstExpiry!).getTime() - Date.now()).toBeLessThanOrEqual(60_000);
+
+    const renewed = await waitFor(
+      async () => {
+        const expiry = (await readTc("rho"))?.status?.kubeconfigExpiresAt;
+        return expiry && expiry !== firstExpiry ? expiry : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 1_000, description: "kubeconfigExpiresAt to move on" },
+    );
+    // Renewed before the old one expired, and the new credential works.
+    expect(Date.now()).toBeLessThan(new Date(firstExpiry!).getTime());
+    const second = await kubeconfigOf("rho");
+    expect(second).not.toBe(first);
+    expect(new Date(certificateOf(second).validTo).getTime()).toBe(new Date(renewed).getTime());
+    expect(await versionThrough(second)).toMatch(/^v1\.34\./);
+  });
+});
+
+describe("PKI recovery", () => {
+  it("deleting the PKI Secret issues a new PKI, re-signs the kubeconfig and rolls the control plane", async () => {
+    await createTenant("sigma", { controlPlane: { expose: { loadBalancer: { enabled: true } } } });
+    await setLoadBalancerIngress(host.kubeConfig, "tp-sigma", "k3s", "127.0.0.131");
+    const old = await startTenantStandIn(host.kubeConfig, "sigma", "127.0.0.131");
+    tenantApis.push(old);
+    await waitForCondition("sigma", "ControlPlaneReady", "True", undefined, 120_000);
+    const pki = await read<V1Secret & KubernetesObject>("v1", "Secret", "sigma-pki", "tp-sigma");
+    const rolledFrom = (await readSts("sigma"))?.spec?.template.metadata?.annotations?.[
+      "tenantplane.io/pki-fingerprint"
+    ];
+    expect(rolledFrom).toBeDefined();
+
+    await core.deleteNamespacedSecret({ name: "sigma-pki", namespace: "tp-sigma" });
+
+    const fresh = await waitFor(
+      async () => {
+        const s = await read<V1Secret & KubernetesObject>("v1", "Secret", "sigma-pki", "tp-sigma");
+        return s && s.metadata?.uid !== pki?.metadata?.uid ? s : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: "a new PKI Secret" },
+    );
+    const newServerCa = Buffer.from(fresh.data!["server-ca.crt"]!, "base64").toString("utf8");
+    await waitFor(
+      async () =>
+        (await readSts("sigma"))?.spec?.template.metadata?.annotations?.["tenantplane.io/pki-fingerprint"] !==
+        rolledFrom,
+      { timeoutMs: 60_000, intervalMs: 500, description: "the pod template to carry the new PKI's fingerprint" },
+    );
+    const kubeconfig = await waitFor(
+      async () => {
+        const kc = await kubeconfigOf("sigma");
+        const ca = (YAML.parse(kc) as { clusters: Array<{ cluster: Record<string, string> }> }).clusters[0]!.cluster[
+          "certificate-authority-data"
+        ]!;
+        return Buffer.from(ca, "base64").toString("utf8") === newServerCa ? kc : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: "the kubeconfig to trust the new server CA" },
+    );
+    const clientCa = new X509Certificate(Buffer.from(fresh.data!["client-ca.crt"]!, "base64"));
+    expect(certificateOf(kubeconfig).checkIssued(clientCa)).toBe(true);
+
+    // The control plane restarts on the new CAs (the stand-in plays k3s's init container).
+    await old.stop();
+    tenantApis.push(await startTenantStandIn(host.kubeConfig, "sigma", "127.0.0.131"));
+    await waitForCondition("sigma", "ControlPlaneReady", "True", undefined, 120_000);
+    expect(await versionThrough(await kubeconfigOf("sigma"))).toMatch(/^v1\.34\./);
+  });
+});
