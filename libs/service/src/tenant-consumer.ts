@@ -22,6 +22,7 @@ export function consumeTenantChanges<E>(
     metrics: svc.metrics,
     signal: svc.signal,
     onReady: svc.setReady,
+    supersede: true,
     onRejected: warnOnRejection(svc.events, svc.objects, svc.name, svc.logger),
     handle: (change, ctx) => reconcile(change.tenant, ctx.logger),
   });
