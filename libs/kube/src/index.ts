@@ -2,4 +2,4 @@ export { loadKubeConfig, kubeConfigFromString } from "./kubeconfig.js";
 export { Objects } from "./apply.js";
 export { startWatch, type RunningWatch, type WatchEvent } from "./informer.js";
 export { EventRecorder, type EventInput, type RecordOutcome, type Regarding } from "./event-recorder.js";
-export { runWithLeaderElection, type LeaderElectionOptions } from "./leader-election.js";
+export { LeadershipLostError, runWithLeaderElection, type LeaderElectionOptions } from "./leader-election.js";
