@@ -8,7 +8,7 @@ import {
 import { API_VERSION, GROUP, KIND_TENANT_CLUSTER, PLURAL_TENANT_CLUSTERS, VERSION } from "@tenantplane/api";
 import { startWatch } from "@tenantplane/kube";
 import { DecisionSchema, runConsumer, type Decision } from "@tenantplane/messaging";
-import { CommonEnvSchema, httpStatusOf } from "@tenantplane/runtime";
+import { CommonEnvSchema, TransientError, describe as describeError, httpStatusOf } from "@tenantplane/runtime";
 import { startService } from "@tenantplane/service";
 import { Counter } from "prom-client";
 import { z } from "zod";
@@ -89,7 +89,17 @@ async function record(decision: Decision): Promise<void> {
   // Without its TenantCluster (deleted while the recorder was behind) the Event still
   // names the tenant, in the events namespace: a Decision is never dropped silently.
   const regarding = { apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, name: decision.tenant, uid };
-  const outcome = await decisionEvents.record(eventForDecision(decision, regarding, uid === undefined));
+  let outcome;
+  try {
+    outcome = await decisionEvents.record(eventForDecision(decision, regarding, uid === undefined));
+  } catch (err) {
+    // Even a refusal (an admission webhook or policy on Events) is retried: a Decision
+    // is a fact that must end up in an Event, and whatever refuses it today may not tomorrow.
+    throw new TransientError(`writing the Event for Decision ${decision.id} failed: ${describeError(err)}`, {
+      code: "EventWriteFailed",
+      cause: err,
+    });
+  }
   recorded.add(decision.id);
   outcomes.inc({ outcome, tenant: uid === undefined ? "gone" : "present" });
 }
