@@ -23,6 +23,10 @@ export interface NatsServer {
   logsDir: string;
   /** Stops the server (SIGTERM, so JetStream flushes) and waits until it is up again on the same port and store. */
   restart(): Promise<void>;
+  /** Stops the server (SIGTERM) and leaves it down: an outage until {@link NatsServer.startAgain}. */
+  stopServer(): Promise<void>;
+  /** Starts a server stopped by {@link NatsServer.stopServer} on the same port and store. */
+  startAgain(): Promise<void>;
   stop(options?: StopOptions): Promise<void>;
 }
 
@@ -88,6 +92,10 @@ export async function startNats(options: NatsOptions = {}): Promise<NatsServer> 
         await proc?.stop();
         await launch();
       },
+      async stopServer() {
+        await proc?.stop();
+      },
+      startAgain: launch,
       stop: (stopOptions?: StopOptions) => teardown.stop(stopOptions),
     };
   });

@@ -1,5 +1,6 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { httpStatusOf, sleep, type Logger } from "@tenantplane/runtime";
+import { LeaseObservation } from "./lease-observation.js";
 import { RestClient } from "./rest.js";
 
 /** The fields of a coordination.k8s.io/v1 Lease this elector reads and writes; times are MicroTime strings. */
@@ -16,7 +17,7 @@ interface Lease {
   };
 }
 
-/** Lease timing, as in client-go: a leader that cannot renew within `leaseDurationMs` is replaced. */
+/** Lease timing, as in client-go: a leader that cannot renew within `renewDeadlineMs` stops leading. */
 export interface LeaderElectionOptions {
   kc: KubeConfig;
   namespace: string;
@@ -28,12 +29,26 @@ export interface LeaderElectionOptions {
   logger: Logger;
 }
 
+/** Leading stopped without a shutdown: leadership was lost or the leader's work failed. The process should exit non-zero. */
+export class LeadershipLostError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "LeadershipLostError";
+  }
+}
+
 /**
- * Runs `lead` while holding a coordination.k8s.io Lease. `lead` receives a
- * signal that aborts the moment leadership is lost (renewal failed past the
- * deadline, or another holder took over), and must stop acting at once.
- * Returns when `signal` aborts; a held lease is then released so a standby
- * takes over without waiting for expiry.
+ * Runs `lead` while holding a coordination.k8s.io Lease. Another holder's lease
+ * counts as expired only when this process saw its record unchanged for a lease
+ * duration on its own monotonic clock, so clock skew cannot split the brain. Every
+ * Lease call has a timeout. `lead` receives a signal that aborts the moment
+ * leadership is lost (no successful renewal within the renew deadline, measured
+ * on the monotonic clock, so a process frozen past it stops as soon as it runs
+ * again) and must stop acting at once.
+ *
+ * Resolves after `signal` aborts (shutdown), releasing a held lease so a standby
+ * takes over at once. Rejects with LeadershipLostError when leadership is lost or
+ * `lead` fails or returns on its own; the lease is released first where still held.
  */
 export async function runWithLeaderElection(
   opts: LeaderElectionOptions,
@@ -43,12 +58,18 @@ export async function runWithLeaderElection(
   const rest = new RestClient(opts.kc);
   const leases = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(opts.namespace)}/leases`;
   const leasePath = `${leases}/${encodeURIComponent(opts.name)}`;
-  const readLease = () => rest.request<Lease>({ method: "GET", path: leasePath });
-  const replaceLease = (body: Lease) => rest.request<Lease>({ method: "PUT", path: leasePath, body });
   const leaseMs = opts.leaseDurationMs ?? 15_000;
   const renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
   const retryMs = opts.retryPeriodMs ?? 2_000;
+  // A call that outlives the retry period would let the renew deadline pass unseen.
+  const callTimeoutMs = Math.max(250, Math.min(retryMs, renewDeadlineMs / 2));
   const log = opts.logger.child({ lease: `${opts.namespace}/${opts.name}`, identity: opts.identity });
+  const seen = new LeaseObservation();
+  // Every Lease call has a timeout shorter than the retry period.
+  const readLease = () => rest.request<Lease>({ method: "GET", path: leasePath, timeoutMs: callTimeoutMs });
+  const replaceLease = (body: Lease) =>
+    rest.request<Lease>({ method: "PUT", path: leasePath, body, timeoutMs: callTimeoutMs });
+  const now = () => performance.now();
 
   while (!signal.aborted) {
     if (!(await tryAcquireOrRenew())) {
@@ -57,32 +78,65 @@ export async function runWithLeaderElection(
     }
     log.info("acquired leadership");
     const lost = new AbortController();
-    const leading = lead(lost.signal).catch((err) => log.error({ err }, "leader work failed"));
-    let lastRenew = Date.now();
-    while (!signal.aborted && !lost.signal.aborted) {
-      await sleep(retryMs, signal);
-      if (signal.aborted) break;
-      if (await tryAcquireOrRenew()) {
-        lastRenew = Date.now();
-      } else if (Date.now() - lastRenew > renewDeadlineMs) {
-        log.warn("lost leadership");
+    let failure: unknown;
+    let endedOnItsOwn = false;
+    const leading = lead(lost.signal).then(
+      () => {
+        endedOnItsOwn = !lost.signal.aborted;
         lost.abort();
+      },
+      (err: unknown) => {
+        endedOnItsOwn = !lost.signal.aborted;
+        failure = err;
+        lost.abort();
+      },
+    );
+    let lastRenew = now();
+    // Fires first when the process resumes after being frozen past the deadline,
+    // before any I/O callback of the leader's work can act.
+    let deadline = setTimeout(() => lost.abort(), renewDeadlineMs);
+    const onShutdown = () => lost.abort();
+    signal.addEventListener("abort", onShutdown, { once: true });
+    while (!lost.signal.aborted) {
+      await sleep(retryMs, lost.signal);
+      if (lost.signal.aborted || now() - lastRenew >= renewDeadlineMs) break;
+      if (await tryAcquireOrRenew()) {
+        lastRenew = now();
+        clearTimeout(deadline);
+        deadline = setTimeout(() => lost.abort(), renewDeadlineMs);
       }
     }
+    clearTimeout(deadline);
+    signal.removeEventListener("abort", onShutdown);
     lost.abort();
     await leading;
-    if (signal.aborted) await release();
+    await release();
+    if (signal.aborted) return;
+    const why =
+      failure !== undefined
+        ? "leader work failed"
+        : endedOnItsOwn
+          ? "leader work ended on its own"
+          : `no renewal within ${renewDeadlineMs} ms`;
+    log.error({ err: failure }, `stopped leading: ${why}`);
+    throw new LeadershipLostError(`lost leadership of Lease ${opts.namespace}/${opts.name}: ${why}`, failure);
   }
 
   async function tryAcquireOrRenew(): Promise<boolean> {
-    const now = new Date();
-    const stamp = microTime(now);
+    const stamp = microTime(new Date());
     try {
       let lease: Lease;
       try {
         lease = await readLease();
       } catch (err) {
         if (httpStatusOf(err) !== 404) throw err;
+        const spec = {
+          holderIdentity: opts.identity,
+          leaseDurationSeconds: Math.ceil(leaseMs / 1000),
+          acquireTime: stamp,
+          renewTime: stamp,
+          leaseTransitions: 0,
+        };
         await rest.request({
           method: "POST",
           path: leases,
@@ -90,36 +144,28 @@ export async function runWithLeaderElection(
             apiVersion: "coordination.k8s.io/v1",
             kind: "Lease",
             metadata: { name: opts.name, namespace: opts.namespace },
-            spec: {
-              holderIdentity: opts.identity,
-              leaseDurationSeconds: Math.ceil(leaseMs / 1000),
-              acquireTime: stamp,
-              renewTime: stamp,
-              leaseTransitions: 0,
-            },
+            spec,
           },
+          timeoutMs: callTimeoutMs,
         });
+        seen.observe(recordOf(spec), now());
         return true;
       }
       const spec = lease.spec ?? {};
+      seen.observe(recordOf(spec), now());
       const holder = spec.holderIdentity ?? "";
-      const renewed = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
-      const duration = (spec.leaseDurationSeconds ?? 0) * 1000;
-      const expired = renewed + duration < now.getTime();
-      if (holder !== opts.identity && holder !== "" && !expired) return false;
-      const transitions = (spec.leaseTransitions ?? 0) + (holder === opts.identity ? 0 : 1);
+      if (holder !== opts.identity && !seen.expired(now())) return false;
+      const next = {
+        ...spec,
+        holderIdentity: opts.identity,
+        leaseDurationSeconds: Math.ceil(leaseMs / 1000),
+        acquireTime: holder === opts.identity ? spec.acquireTime : stamp,
+        renewTime: stamp,
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (holder === opts.identity ? 0 : 1),
+      };
       // Replace with the read resourceVersion: a concurrent candidate makes this a 409 and loses.
-      await replaceLease({
-        ...lease,
-        spec: {
-          ...spec,
-          holderIdentity: opts.identity,
-          leaseDurationSeconds: Math.ceil(leaseMs / 1000),
-          acquireTime: holder === opts.identity ? spec.acquireTime : stamp,
-          renewTime: stamp,
-          leaseTransitions: transitions,
-        },
-      });
+      await replaceLease({ ...lease, spec: next });
+      seen.observe(recordOf(next), now());
       return true;
     } catch (err) {
       log.debug({ err }, "lease acquire/renew failed");
@@ -137,6 +183,20 @@ export async function runWithLeaderElection(
       log.warn({ err }, "releasing the lease failed; it will expire");
     }
   }
+}
+
+function recordOf(spec: {
+  holderIdentity?: string | undefined;
+  renewTime?: string | undefined;
+  leaseDurationSeconds?: number | undefined;
+  leaseTransitions?: number | undefined;
+}) {
+  return {
+    holderIdentity: spec.holderIdentity ?? "",
+    renewTime: spec.renewTime ?? "",
+    leaseDurationSeconds: spec.leaseDurationSeconds ?? 15,
+    leaseTransitions: spec.leaseTransitions ?? 0,
+  };
 }
 
 // Lease times are metav1.MicroTime: the API server insists on six fractional digits.

@@ -63,6 +63,8 @@ export interface RestRequest {
   contentType?: string;
   /** The object the request is about, carried into a KubeApiError. */
   target?: RequestTarget;
+  /** Milliseconds to wait for the answer; defaults to 30 s. */
+  timeoutMs?: number;
 }
 
 // A request the server does not answer in this time fails as ETIMEDOUT, which
@@ -108,7 +110,8 @@ export class RestClient {
     if (plain) delete options.agent;
     const transport = plain ? http : https;
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const r = transport.request(url, { ...options, headers, timeout: REQUEST_TIMEOUT_MS }, (res) => {
+      const timeoutMs = req.timeoutMs ?? REQUEST_TIMEOUT_MS;
+      const r = transport.request(url, { ...options, headers, timeout: timeoutMs }, (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
         res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
@@ -116,7 +119,7 @@ export class RestClient {
       });
       r.on("timeout", () =>
         r.destroy(
-          Object.assign(new Error(`${req.method} ${req.path}: no answer within ${REQUEST_TIMEOUT_MS} ms`), {
+          Object.assign(new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`), {
             code: "ETIMEDOUT",
           }),
         ),

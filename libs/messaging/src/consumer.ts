@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { Freshness } from "./freshness.js";
 import { KeyedQueue } from "./keyed-queue.js";
 import { settlementFor } from "./settlement.js";
-import { consumers, type ConsumerName } from "./topology.js";
+import { ACK_WAIT_MS, consumers, type ConsumerName } from "./topology.js";
 
 /** Per-message context handed to a handler. */
 export interface MessageContext {
@@ -21,10 +21,16 @@ export interface Rejection<T> {
   readonly message?: T;
 }
 
+/** A durable consumer by stream and name, for consumers outside the built-in topology. */
+export interface ConsumerRef {
+  readonly stream: string;
+  readonly durable: string;
+}
+
 /** Options of runConsumer. */
 export interface ConsumerOptions<S extends z.ZodType> {
   js: JetStreamClient;
-  consumer: ConsumerName;
+  consumer: ConsumerName | ConsumerRef;
   schema: S;
   /** Messages with the same key are handled one at a time, in order. */
   key: (message: z.infer<S>) => string;
@@ -36,30 +42,49 @@ export interface ConsumerOptions<S extends z.ZodType> {
   metrics: ServiceMetrics;
   signal: AbortSignal;
   concurrency?: number;
+  /**
+   * Ack an older message unhandled once a newer one with the same key was seen. Right
+   * for keys (tenant changes), wrong for facts (Decisions), so it is off unless asked for.
+   */
+  supersede?: boolean;
   /** Called with true once consuming, false while re-subscribing. */
   onReady?: (ready: boolean) => void;
 }
 
-// Extends a message's ack deadline while its handler is still busy.
-const WORKING_INTERVAL_MS = 10_000;
+/** How often a held message is reported as in progress: three times per ack_wait, so one lost heartbeat costs nothing. */
+export function heartbeatInterval(ackWaitMs: number): number {
+  return Math.max(100, Math.floor(ackWaitMs / 3));
+}
 
 /**
  * Pulls from a durable consumer until `signal` aborts, then lets in-flight
- * handlers finish. Every message is zod-parsed and settled by settlementFor;
- * losing the consumer (NATS restart, deleted consumer) re-subscribes with backoff.
+ * handlers finish. Every message is zod-parsed and settled by settlementFor.
+ * From delivery until settlement, whether queued behind its key or running, a
+ * message is kept alive with `working()` at heartbeatInterval(ack_wait as the server
+ * stored it), so a slow handler is never redelivered under itself; the server's
+ * max_ack_pending bounds how many are held. Losing the consumer (NATS restart,
+ * deleted consumer) re-subscribes with backoff; held messages keep their handlers.
  */
 export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>): Promise<void> {
-  const { stream, durable } = consumers[opts.consumer];
+  const { stream, durable } = typeof opts.consumer === "string" ? consumers[opts.consumer] : opts.consumer;
   const concurrency = opts.concurrency ?? 4;
   const queue = new KeyedQueue(concurrency);
   const freshness = new Freshness();
   const inFlight = new Set<Promise<void>>();
+  const held = new Set<JsMsg>();
   const log = opts.logger.child({ consumer: durable });
   let attempt = 0;
+  let heartbeat: NodeJS.Timeout | undefined;
 
   while (!opts.signal.aborted) {
     try {
       const consumer = await opts.js.consumers.get(stream, durable);
+      const ackWaitNanos = (await consumer.info(true)).config.ack_wait;
+      const ackWaitMs = ackWaitNanos ? ackWaitNanos / 1_000_000 : ACK_WAIT_MS;
+      clearInterval(heartbeat);
+      heartbeat = setInterval(() => {
+        for (const m of held) m.working();
+      }, heartbeatInterval(ackWaitMs));
       const messages = await consumer.consume({ max_messages: concurrency * 2 });
       const stop = () => messages.stop();
       opts.signal.addEventListener("abort", stop, { once: true });
@@ -67,10 +92,10 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
       attempt = 0;
       try {
         for await (const m of messages) {
-          const task = dispatch(m);
+          held.add(m);
+          const task = dispatch(m).finally(() => held.delete(m));
           inFlight.add(task);
           void task.finally(() => inFlight.delete(task));
-          while (inFlight.size >= concurrency * 4) await Promise.race(inFlight);
         }
       } finally {
         opts.signal.removeEventListener("abort", stop);
@@ -86,6 +111,7 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
   opts.onReady?.(false);
   await Promise.allSettled([...inFlight]);
   await queue.idle();
+  clearInterval(heartbeat);
 
   async function dispatch(m: JsMsg): Promise<void> {
     let parsed: z.infer<S>;
@@ -102,7 +128,7 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
     const key = opts.key(parsed);
     await queue.run(key, async () => {
       // Checked in the key's turn, so a newer message that arrived while this one waited counts.
-      if (!freshness.observe(key, m.seq)) {
+      if (opts.supersede && !freshness.observe(key, m.seq)) {
         m.ack();
         opts.metrics.messages.inc({ outcome: "superseded" });
         return;
@@ -118,14 +144,11 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
       logger: log.child({ subject: m.subject, key: opts.key(message) }),
     };
     const started = performance.now();
-    const working = setInterval(() => m.working(), WORKING_INTERVAL_MS);
     let error: unknown;
     try {
       await opts.handle(message, ctx);
     } catch (err) {
       error = err ?? new TerminalError("handler threw nothing");
-    } finally {
-      clearInterval(working);
     }
     const settlement = settlementFor(error, ctx.deliveryCount);
     opts.metrics.messages.inc({ outcome: settlement.outcome });

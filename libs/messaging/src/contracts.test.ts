@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DecisionSchema, TenantChangeSchema, compareVersions, stampDecision, subjects } from "./index.js";
+import { DecisionSchema, TenantChangeSchema, compareVersions, decisionId, stampDecision, subjects } from "./index.js";
 
 const planned = {
   tenant: "dev",
@@ -14,8 +14,21 @@ describe("Decision contract", () => {
   it("stamps id, time and service and stays schema-valid", () => {
     const d = stampDecision(planned, "sync-worker", new Date("2026-01-02T03:04:05Z"));
     expect(d).toMatchObject({ ...planned, service: "sync-worker", time: "2026-01-02T03:04:05.000Z" });
-    expect(d.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(stampDecision(planned, "x").id).not.toBe(d.id);
+    expect(d.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  });
+
+  it("derives the id from what was decided, so a republish after a redelivery keeps it", () => {
+    const first = stampDecision(planned, "sync-worker", new Date("2026-01-02T03:04:05Z"));
+    const again = stampDecision(planned, "sync-worker", new Date("2026-01-02T03:09:00Z"));
+    expect(again.id).toBe(first.id);
+    expect(stampDecision({ ...planned, reason: "other" }, "sync-worker").id).not.toBe(first.id);
+    expect(stampDecision(planned, "isolation").id).not.toBe(first.id);
+    expect(decisionId(planned, "s", "uid-1@7")).not.toBe(decisionId(planned, "s", "uid-1@8"));
+  });
+
+  it("keeps the id and time of a recorded Decision", () => {
+    const recorded = { ...planned, id: "abc", time: "2026-01-01T00:00:00.000Z" };
+    expect(stampDecision(recorded, "s")).toMatchObject({ id: "abc", time: "2026-01-01T00:00:00.000Z" });
   });
 
   it("rejects unknown actions and missing references, naming the field", () => {

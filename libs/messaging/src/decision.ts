@@ -29,5 +29,12 @@ export const DecisionSchema = z.object({
 });
 export type Decision = z.infer<typeof DecisionSchema>;
 
-/** What a planner proposes: a Decision before it is stamped with id, time and service. */
-export type PlannedDecision = Omit<Decision, "id" | "time" | "service">;
+/**
+ * What a planner proposes: a Decision before it is stamped with the deciding service.
+ * `id` and `time` are set when the Decision was recorded earlier (on the host object
+ * it is about) and must be republished unchanged; otherwise stamping derives them.
+ */
+export type PlannedDecision = Omit<Decision, "id" | "time" | "service"> & {
+  id?: string | undefined;
+  time?: string | undefined;
+};

@@ -9,12 +9,26 @@ export {
   type NatsOptions,
 } from "./connection.js";
 export {
+  ACK_WAIT_MS,
+  MAX_DELIVER,
+  StreamEnvSchema,
+  consumerConfig,
   consumers,
-  ensureTopology,
-  tenantsStreamConfig,
   decisionsStreamConfig,
+  ensureTopology,
+  streamSettingsFromEnv,
+  tenantsStreamConfig,
   type ConsumerName,
+  type StreamSettings,
 } from "./topology.js";
-export { settlementFor, type Settlement } from "./settlement.js";
-export { runConsumer, type ConsumerOptions, type MessageContext, type Rejection } from "./consumer.js";
-export { publishDecision, publishTenantChange, stampDecision } from "./publisher.js";
+export { streamUpdate, type StreamLimits } from "./stream-settings.js";
+export { settlementFor, UNCLASSIFIED_RETRY_LIMIT, type Settlement } from "./settlement.js";
+export {
+  heartbeatInterval,
+  runConsumer,
+  type ConsumerOptions,
+  type ConsumerRef,
+  type MessageContext,
+  type Rejection,
+} from "./consumer.js";
+export { decisionId, publishDecision, publishTenantChange, stampDecision } from "./publisher.js";

@@ -1,12 +1,45 @@
-import { randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import { DecisionSchema, type Decision, type PlannedDecision } from "./decision.js";
 import { subjects } from "./subjects.js";
 import { TenantChangeSchema, type TenantChange } from "./tenant-change.js";
 
-/** Stamps a planned decision with a fresh id, the current time and the deciding service. */
+/**
+ * An id derived from what was decided: the deciding service, tenant, action, kind,
+ * both references and the reason, plus `instance` (what tells two otherwise equal
+ * facts apart, e.g. the host object's uid and the version a write replaced). The same
+ * Decision published again after a redelivery gets the same id, so the stream's
+ * duplicate window and any subscriber can drop the repeat.
+ */
+export function decisionId(planned: PlannedDecision, service: string, instance = ""): string {
+  const identity = [
+    service,
+    planned.tenant,
+    planned.action,
+    planned.kind,
+    planned.tenantRef.namespace,
+    planned.tenantRef.name,
+    planned.hostRef.namespace,
+    planned.hostRef.name,
+    planned.reason,
+    instance,
+  ];
+  const hex = createHash("sha256").update(JSON.stringify(identity)).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * Stamps a planned decision with the deciding service, keeping an id and time it
+ * already carries (a recorded Decision being republished) and otherwise deriving
+ * the id with decisionId and taking the current time.
+ */
 export function stampDecision(planned: PlannedDecision, service: string, now = new Date()): Decision {
-  return DecisionSchema.parse({ ...planned, id: randomUUID(), time: now.toISOString(), service });
+  return DecisionSchema.parse({
+    ...planned,
+    id: planned.id ?? decisionId(planned, service),
+    time: planned.time ?? now.toISOString(),
+    service,
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { TerminalError, TransientError } from "@tenantplane/runtime";
 import { describe, expect, it } from "vitest";
-import { settlementFor } from "./settlement.js";
+import { settlementFor, UNCLASSIFIED_RETRY_LIMIT } from "./settlement.js";
 
 describe("settlementFor", () => {
   it("acks success", () => {
@@ -23,6 +23,16 @@ describe("settlementFor", () => {
     expect(settlementFor(waiting, 11)).toMatchObject({ delayMs: 6000 });
     expect(settlementFor(waiting, 31)).toMatchObject({ delayMs: 24_000 });
     expect(settlementFor(waiting, 500)).toMatchObject({ delayMs: 60_000 });
+  });
+
+  it("retries an unclassified error a bounded number of times, classified transient ones without end", () => {
+    const unknown = new Error("something nobody classified");
+    expect(settlementFor(unknown, UNCLASSIFIED_RETRY_LIMIT - 1).outcome).toBe("nak");
+    expect(settlementFor(unknown, UNCLASSIFIED_RETRY_LIMIT)).toMatchObject({
+      outcome: "term",
+      reason: expect.stringContaining(`after ${UNCLASSIFIED_RETRY_LIMIT} deliveries`),
+    });
+    expect(settlementFor(Object.assign(new Error("x"), { code: 503 }), 1000).outcome).toBe("nak");
   });
 
   it("terms terminal errors with the code in the reason", () => {

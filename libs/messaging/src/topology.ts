@@ -10,25 +10,99 @@ import {
   type StreamConfig,
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
+import { z } from "zod";
+import { streamUpdate, type StreamLimits } from "./stream-settings.js";
 import { subjects } from "./subjects.js";
 
-/** Durable consumer names, one per consuming service. */
+/** Durable consumer names, one per consuming service, with what each is for. */
 export const consumers = {
-  provisioner: { stream: subjects.tenantsStream, durable: "provisioner", filter: subjects.tenantsAll },
-  isolation: { stream: subjects.tenantsStream, durable: "isolation", filter: subjects.tenantsAll },
-  syncWorker: { stream: subjects.tenantsStream, durable: "sync-worker", filter: subjects.tenantsAll },
-  recorder: { stream: subjects.decisionsStream, durable: "recorder", filter: subjects.decisionsAll },
+  provisioner: {
+    stream: subjects.tenantsStream,
+    durable: "provisioner",
+    filter: subjects.tenantsAll,
+    description: "tenantplane provisioner: converges each tenant's k3s control plane and kubeconfig",
+  },
+  isolation: {
+    stream: subjects.tenantsStream,
+    durable: "isolation",
+    filter: subjects.tenantsAll,
+    description: "tenantplane isolation: applies each tenant's Pod Security, quota and NetworkPolicies",
+  },
+  syncWorker: {
+    stream: subjects.tenantsStream,
+    durable: "sync-worker",
+    filter: subjects.tenantsAll,
+    description: "tenantplane sync worker: syncs tenant objects to the host",
+  },
+  recorder: {
+    stream: subjects.decisionsStream,
+    durable: "recorder",
+    filter: subjects.decisionsAll,
+    description: "tenantplane recorder: turns every Decision into a Kubernetes Event on its TenantCluster",
+  },
 } as const;
 export type ConsumerName = keyof typeof consumers;
 
-// Redelivery schedule for messages that are neither acked nor nak'ed in time
-// (a crashed handler). Deliveries are unlimited: a tenant that waits for its pod
-// keeps its message until it converges, poison messages are termed by the
-// settlement policy instead, and max_msgs_per_subject bounds what one tenant
-// can keep pending.
-const BACKOFF_MS = [2_000, 5_000, 15_000, 30_000, 60_000];
-const MAX_DELIVER = -1;
-const ACK_WAIT_MS = BACKOFF_MS[0]! * 15;
+/**
+ * How long the server waits for an ack before redelivering. Consumers carry no
+ * `backoff`: the server would replace ack_wait with backoff[0]. Handlers that take
+ * longer send `working()` well inside this (see runConsumer), and retries are
+ * explicit nak(delay) from settlementFor.
+ */
+export const ACK_WAIT_MS = 30_000;
+
+/**
+ * Deliveries are unlimited at the server: a tenant waiting for its pod keeps its
+ * message until it converges. Work is still retried a bounded number of times where
+ * that matters: settlementFor terms an unclassified error after
+ * UNCLASSIFIED_RETRY_LIMIT deliveries, and terminal errors at once.
+ */
+export const MAX_DELIVER = -1;
+
+/** Stream replicas and limits as configured; anything unset keeps the built-in default on creation only. */
+export interface StreamSettings {
+  /** NATS_STREAM_REPLICAS: replicas of both streams. */
+  replicas?: number | undefined;
+  tenants?: StreamLimits | undefined;
+  decisions?: StreamLimits | undefined;
+}
+
+const positiveInt = (what: string) =>
+  z.coerce
+    .number({ error: `must be ${what}` })
+    .int(`must be ${what}`)
+    .positive(`must be ${what}`)
+    .optional();
+
+/**
+ * The environment variables that configure the streams. Only variables that are
+ * set count as explicit: a service raises an existing stream's setting only when
+ * told to, and never lowers one.
+ */
+export const StreamEnvSchema = z.object({
+  NATS_STREAM_REPLICAS: z.coerce
+    .number({ error: "must be 1, 3 or 5" })
+    .int("must be 1, 3 or 5")
+    .min(1, "must be between 1 and 5")
+    .max(5, "must be between 1 and 5")
+    .optional(),
+  NATS_TENANTS_MAX_AGE_SECONDS: positiveInt("a number of seconds"),
+  NATS_DECISIONS_MAX_AGE_SECONDS: positiveInt("a number of seconds"),
+  NATS_DECISIONS_MAX_BYTES: positiveInt("a number of bytes"),
+});
+
+/** Turns parsed StreamEnvSchema variables into StreamSettings. */
+export function streamSettingsFromEnv(env: z.infer<typeof StreamEnvSchema>): StreamSettings {
+  const seconds = (s: number | undefined) => (s === undefined ? undefined : nanos(s * 1000));
+  return {
+    replicas: env.NATS_STREAM_REPLICAS,
+    tenants: { max_age: seconds(env.NATS_TENANTS_MAX_AGE_SECONDS) },
+    decisions: {
+      max_age: seconds(env.NATS_DECISIONS_MAX_AGE_SECONDS),
+      max_bytes: env.NATS_DECISIONS_MAX_BYTES,
+    },
+  };
+}
 
 /**
  * TENANTS holds keys, not snapshots, so only the newest few per tenant matter:
@@ -36,6 +110,7 @@ const ACK_WAIT_MS = BACKOFF_MS[0]! * 15;
  */
 export const tenantsStreamConfig: Partial<StreamConfig> & { name: string } = {
   name: subjects.tenantsStream,
+  description: "tenantplane: tenant-change keys from the watcher (tenantplane.tenants.<tenant>.changed)",
   subjects: [subjects.tenantsAll],
   retention: RetentionPolicy.Limits,
   storage: StorageType.File,
@@ -46,9 +121,15 @@ export const tenantsStreamConfig: Partial<StreamConfig> & { name: string } = {
   num_replicas: 1,
 };
 
-/** DECISIONS is the public audit trail: bounded by age and bytes, readable by anyone. */
+/**
+ * DECISIONS is the public audit trail: bounded by age and bytes, readable by anyone.
+ * Its duplicate window drops a republished Decision (same id) within two minutes;
+ * the recorder deduplicates later repeats by id.
+ */
 export const decisionsStreamConfig: Partial<StreamConfig> & { name: string } = {
   name: subjects.decisionsStream,
+  description:
+    "tenantplane: Decisions, the public record of every host object tenantplane created, updated, deleted or skipped and why",
   subjects: [subjects.decisionsAll],
   retention: RetentionPolicy.Limits,
   storage: StorageType.File,
@@ -59,50 +140,80 @@ export const decisionsStreamConfig: Partial<StreamConfig> & { name: string } = {
   num_replicas: 1,
 };
 
-function consumerConfig(name: ConsumerName): Partial<ConsumerConfig> {
+/** The consumer settings tenantplane owns; anything else an operator set on the consumer is kept. */
+export function consumerConfig(name: ConsumerName): Partial<ConsumerConfig> {
   const c = consumers[name];
   return {
     durable_name: c.durable,
+    description: c.description,
     filter_subject: c.filter,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(ACK_WAIT_MS),
     max_deliver: MAX_DELIVER,
-    backoff: BACKOFF_MS.map(nanos),
     max_ack_pending: 256,
   };
 }
 
 /**
- * Declares both streams and the named consumers, creating or updating them to
- * match this file. Every service runs it at start; running it twice is a no-op.
+ * Declares both streams and the named consumers. A missing stream is created from
+ * the built-in config with the configured replicas and limits; an existing one only
+ * gets what is missing (its subject, a description) and the settings it was
+ * explicitly configured to raise: an operator's replicas and limits are never lowered.
+ * Consumers get exactly tenantplane's redelivery settings (no `backoff`).
+ * Every service runs it at start; running it twice is a no-op.
  */
-export async function ensureTopology(jsm: JetStreamManager, consumerNames: readonly ConsumerName[]): Promise<void> {
-  for (const config of [tenantsStreamConfig, decisionsStreamConfig]) {
-    await ensureStream(jsm, config);
-  }
+export async function ensureTopology(
+  jsm: JetStreamManager,
+  consumerNames: readonly ConsumerName[],
+  settings: StreamSettings = {},
+): Promise<void> {
+  await ensureStream(jsm, tenantsStreamConfig, { replicas: settings.replicas, ...settings.tenants });
+  await ensureStream(jsm, decisionsStreamConfig, { replicas: settings.replicas, ...settings.decisions });
   for (const name of consumerNames) {
     const c = consumers[name];
-    const config = consumerConfig(name);
+    const ours = consumerConfig(name);
+    let existing: ConsumerConfig | undefined;
     try {
-      await jsm.consumers.info(c.stream, c.durable);
-      await jsm.consumers.update(c.stream, c.durable, config);
+      existing = (await jsm.consumers.info(c.stream, c.durable)).config;
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      await jsm.consumers.add(c.stream, config);
+    }
+    if (!existing) {
+      await jsm.consumers.add(c.stream, ours);
+    } else if (consumerNeedsUpdate(existing, ours)) {
+      // The client merges this into the stored config; an undefined `backoff` is left
+      // out of the request, which removes a schedule set by an earlier version.
+      const { durable_name: _name, deliver_policy: _fixed, ...changeable } = ours;
+      await jsm.consumers.update(c.stream, c.durable, { ...changeable, backoff: undefined } as never);
     }
   }
 }
 
-async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
-  const name = config.name;
+function consumerNeedsUpdate(existing: ConsumerConfig, ours: Partial<ConsumerConfig>): boolean {
+  if (existing.backoff && existing.backoff.length > 0) return true;
+  return Object.entries(ours).some(([k, v]) => (existing as unknown as Record<string, unknown>)[k] !== v);
+}
+
+async function ensureStream(
+  jsm: JetStreamManager,
+  builtIn: Partial<StreamConfig> & { name: string },
+  explicit: StreamLimits & { replicas?: number | undefined },
+): Promise<void> {
+  const { replicas, ...limits } = explicit;
+  let existing: StreamConfig | undefined;
   try {
-    await jsm.streams.info(name);
-    await jsm.streams.update(name, config);
+    existing = (await jsm.streams.info(builtIn.name)).config;
   } catch (err) {
     if (!isNotFound(err)) throw err;
-    await jsm.streams.add(config);
   }
+  if (!existing) {
+    const defined = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
+    await jsm.streams.add({ ...builtIn, ...defined, num_replicas: replicas ?? builtIn.num_replicas ?? 1 });
+    return;
+  }
+  const update = streamUpdate(existing, builtIn, { ...limits, num_replicas: replicas });
+  if (update) await jsm.streams.update(builtIn.name, update);
 }
 
 function isNotFound(err: unknown): boolean {

@@ -47,8 +47,11 @@ const TRANSIENT_NETWORK_CODES = new Set([
  * Turns anything thrown into a TenantplaneError. HTTP-shaped errors (a numeric
  * `code` 100-599, as the Kubernetes client throws) are classified by status:
  * 408/409/425/429/5xx are transient, other 4xx terminal. Network errors are
- * transient; unknown errors are treated as transient, because dropping work on
- * a bug we have not classified is worse than retrying it a bounded number of times.
+ * transient; unknown errors are transient with code `Unknown`, because dropping work
+ * on a bug we have not classified is worse than retrying it a bounded number of
+ * times: the messaging settlement policy terms an `Unknown` error after a fixed
+ * number of deliveries (UNCLASSIFIED_RETRY_LIMIT), while consumers themselves allow
+ * unlimited deliveries so that waiting for a known condition never runs out.
  */
 export function normalizeError(err: unknown): TenantplaneError {
   if (err instanceof TenantplaneError) return err;

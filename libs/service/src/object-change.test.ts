@@ -1,13 +1,90 @@
 import { describe, expect, it } from "vitest";
-import { changeOf, tenantDecider } from "./object-change.js";
+import { PENDING_DECISION_ANNOTATION, changeOf, pendingDecisionOf, tenantDecider } from "./object-change.js";
 
-const at = (resourceVersion: string) => ({ metadata: { name: "x", resourceVersion } });
+const ours = (fieldsV1: unknown) => ({ manager: "tenantplane-isolation", operation: "Apply", fieldsV1 });
+const theirs = (fieldsV1: unknown) => ({ manager: "kubectl-label", operation: "Update", fieldsV1 });
+
+function quota(resourceVersion: string, hard: Record<string, string>, extra: Record<string, string> = {}) {
+  return {
+    apiVersion: "v1",
+    kind: "ResourceQuota",
+    metadata: {
+      name: "q",
+      resourceVersion,
+      labels: { "app.kubernetes.io/managed-by": "tenantplane", ...extra },
+      managedFields: [
+        ours({
+          "f:metadata": { "f:labels": { "f:app.kubernetes.io/managed-by": {} } },
+          "f:spec": { "f:hard": Object.fromEntries(Object.keys(hard).map((k) => [`f:${k}`, {}])) },
+        }),
+        ...(Object.keys(extra).length
+          ? [
+              theirs({
+                "f:metadata": { "f:labels": Object.fromEntries(Object.keys(extra).map((k) => [`f:${k}`, {}])) },
+              }),
+            ]
+          : []),
+      ],
+    },
+    spec: { hard },
+  };
+}
 
 describe("changeOf", () => {
-  it("tells create, update and no-op apart", () => {
-    expect(changeOf(undefined, at("1"))).toBe("Create");
-    expect(changeOf(at("1"), at("2"))).toBe("Update");
-    expect(changeOf(at("2"), at("2"))).toBeUndefined();
+  it("is Create when nothing was there", () => {
+    expect(changeOf(undefined, quota("1", { pods: "10" }), "tenantplane-isolation")).toBe("Create");
+  });
+
+  it("ignores a concurrent writer's fields and resourceVersion bumps", () => {
+    const before = quota("5", { pods: "10" });
+    const after = quota("9", { pods: "10" }, { touched: "by-someone-else" });
+    expect(changeOf(before, after, "tenantplane-isolation")).toBeUndefined();
+    expect(changeOf(before, after)).toBeUndefined();
+  });
+
+  it("is Update when a field this manager owns changed, was added or was dropped", () => {
+    expect(changeOf(quota("5", { pods: "10" }), quota("6", { pods: "20" }), "tenantplane-isolation")).toBe("Update");
+    expect(changeOf(quota("5", { pods: "10" }), quota("6", { pods: "10", cpu: "2" }), "tenantplane-isolation")).toBe(
+      "Update",
+    );
+    expect(changeOf(quota("5", { pods: "10", cpu: "2" }), quota("6", { pods: "10" }), "tenantplane-isolation")).toBe(
+      "Update",
+    );
+  });
+
+  it("does not count the pending-decision annotation as a change", () => {
+    const before = quota("5", { pods: "10" });
+    const after = quota("6", { pods: "10" });
+    const annotated = {
+      ...after,
+      metadata: {
+        ...after.metadata,
+        annotations: { [PENDING_DECISION_ANNOTATION]: "{}" },
+        managedFields: [
+          ours({
+            "f:metadata": {
+              "f:labels": { "f:app.kubernetes.io/managed-by": {} },
+              "f:annotations": { [`f:${PENDING_DECISION_ANNOTATION}`]: {} },
+            },
+            "f:spec": { "f:hard": { "f:pods": {} } },
+          }),
+        ],
+      },
+    };
+    expect(changeOf(before, annotated, "tenantplane-isolation")).toBeUndefined();
+  });
+});
+
+describe("pendingDecisionOf", () => {
+  const annotated = (value: string) => ({ metadata: { annotations: { [PENDING_DECISION_ANNOTATION]: value } } });
+  it("reads a recorded decision", () => {
+    const recorded = { id: "i", time: "2026-01-01T00:00:00.000Z", action: "Create", reason: "r" };
+    expect(pendingDecisionOf(annotated(JSON.stringify(recorded)))).toEqual(recorded);
+  });
+  it("ignores anything else", () => {
+    expect(pendingDecisionOf({ metadata: {} })).toBeUndefined();
+    expect(pendingDecisionOf(annotated("not json"))).toBeUndefined();
+    expect(pendingDecisionOf(annotated(JSON.stringify({ id: "i", action: "Explode" })))).toBeUndefined();
   });
 });
 
@@ -19,6 +96,7 @@ describe("tenantDecider", () => {
     });
     await decide(undefined, "Service", "k3s", "tp-dev", "unchanged");
     await decide("Create", "Service", "k3s", "tp-dev", "tenant API");
+    await decide("Update", "Service", "k3s", "tp-dev", "again", { id: "x", time: "2026-01-01T00:00:00.000Z" });
     expect(published).toEqual([
       {
         tenant: "dev",
@@ -27,6 +105,16 @@ describe("tenantDecider", () => {
         tenantRef: { namespace: "", name: "dev" },
         hostRef: { namespace: "tp-dev", name: "k3s" },
         reason: "tenant API",
+      },
+      {
+        tenant: "dev",
+        action: "Update",
+        kind: "Service",
+        tenantRef: { namespace: "", name: "dev" },
+        hostRef: { namespace: "tp-dev", name: "k3s" },
+        reason: "again",
+        id: "x",
+        time: "2026-01-01T00:00:00.000Z",
       },
     ]);
   });

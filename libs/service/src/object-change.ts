@@ -1,30 +1,48 @@
-import type { KubernetesObject } from "@kubernetes/client-node";
+import { createHash } from "node:crypto";
+import { PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
 import type { Objects } from "@tenantplane/kube";
 import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
+import { httpStatusOf } from "@tenantplane/runtime";
+import { faults } from "./faults.js";
+import { ownedFieldsChanged } from "./owned-fields.js";
 
 /**
- * What an apply did, judged by resourceVersion: Create when nothing was there,
- * Update when the server stored a new version, nothing when the apply was a no-op
- * (server-side apply of unchanged content writes nothing and bumps nothing).
+ * The annotation a host write carries while its Decision is not published yet:
+ * written in the same apply as the change, removed after the publish succeeded.
+ * Whoever finds it (a redelivered or later reconcile, possibly in another replica)
+ * publishes it first, with the id it carries, so neither an outage nor a crash
+ * between write and publish loses the Decision and no duplicate survives dedupe.
  */
-export function changeOf(before: KubernetesObject | undefined, after: KubernetesObject): DecisionAction | undefined {
+export const PENDING_DECISION_ANNOTATION = "tenantplane.io/pending-decision";
+const PENDING_PATH = `metadata.annotations.${PENDING_DECISION_ANNOTATION}`;
+
+/** A Decision recorded on its host object, as the pending-decision annotation holds it. */
+export interface RecordedDecision {
+  id: string;
+  time: string;
+  action: DecisionAction;
+  reason: string;
+}
+
+/**
+ * What a write by `fieldManager` did: Create when nothing was there, Update when a
+ * field that manager owns (or owned) now holds another value, nothing otherwise.
+ * Judged by the fields it sent, never by resourceVersion, so a concurrent writer
+ * bumping the version (or changing fields of its own) is not reported as ours.
+ * Without `fieldManager`, every `tenantplane-*` manager counts.
+ */
+export function changeOf(
+  before: KubernetesObject | undefined,
+  after: KubernetesObject,
+  fieldManager?: string,
+): DecisionAction | undefined {
   if (!before) return "Create";
-  return before.metadata?.resourceVersion === after.metadata?.resourceVersion ? undefined : "Update";
+  const managers = fieldManager ? [fieldManager] : tenantplaneManagers(before, after);
+  return managers.some((m) => ownedFieldsChanged(before, after, m, [PENDING_PATH])) ? "Update" : undefined;
 }
 
 /** The decision a tracked apply reports, before the tenant and refs are filled in. */
 export type ApplyOutcome<T> = { action: DecisionAction | undefined; object: T };
-
-/**
- * Applies `desired` and says what changed, reading the object first so the
- * answer is exact. Used wherever a service owes a Decision for each write.
- */
-export async function applyTracked<T extends KubernetesObject>(objects: Objects, desired: T): Promise<ApplyOutcome<T>> {
-  const meta = desired.metadata ?? {};
-  const before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
-  const after = await objects.apply(desired);
-  return { action: changeOf(before, after), object: after };
-}
 
 /** Reports one change to a host object made on behalf of a tenant; no action, no Decision. */
 export type Decide = (
@@ -33,14 +51,96 @@ export type Decide = (
   name: string,
   namespace: string,
   reason: string,
+  /** Set when the Decision was recorded on the host object: publish it with this id and time. */
+  recorded?: Pick<RecordedDecision, "id" | "time">,
 ) => Promise<void>;
+
+/** Who to tell about a tracked write, and why it was made. */
+export interface TrackedDecision {
+  decide: Decide;
+  reason: string;
+  /** Update only the version that was read: never create an object that was deleted meanwhile. */
+  ifResourceVersion?: string | undefined;
+}
+
+/**
+ * Applies `desired` (server-side apply under `objects`' field manager) and says what
+ * changed, judged by the fields it owns (see changeOf).
+ *
+ * With `decision`, the write is tracked end to end, and the caller must not call
+ * `decide` itself: a dry run tells whether the apply would change anything; only
+ * then is the object written, carrying its Decision in PENDING_DECISION_ANNOTATION
+ * in the same apply; the Decision is published through `decision.decide` (which
+ * retries until it succeeds or the service stops), and the annotation is removed.
+ * A pending Decision found on the object (left by a crash or an outage) is published
+ * first. A steady state costs one read and one dry run, no write.
+ */
+export async function applyTracked<T extends KubernetesObject>(
+  objects: Objects,
+  desired: T,
+  decision?: TrackedDecision,
+): Promise<ApplyOutcome<T>> {
+  const meta = desired.metadata ?? {};
+  const before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
+  if (!decision) {
+    const after = await objects.apply(desired);
+    return { action: changeOf(before, after, objects.fieldManager), object: after };
+  }
+  const report = (recorded: RecordedDecision) =>
+    decision.decide(recorded.action, desired.kind!, meta.name!, meta.namespace ?? "", recorded.reason, recorded);
+  const leftover = before ? pendingDecisionOf(before) : undefined;
+  if (leftover) await report(leftover);
+
+  const pin = decision.ifResourceVersion;
+  const predicted = await dryRunApply(objects, desired, pin);
+  const action = changeOf(before, predicted, objects.fieldManager);
+  if (!action) {
+    // Nothing to change; a leftover annotation goes now that its Decision is out.
+    const object = leftover && before ? await clearPending(objects, desired, before) : (before ?? predicted);
+    return { action: undefined, object };
+  }
+
+  const recorded: RecordedDecision = {
+    id: recordedId(desired, action, decision.reason, before),
+    time: new Date().toISOString(),
+    action,
+    reason: decision.reason,
+  };
+  const written = await objects.apply(withPending(desired, recorded), { ifResourceVersion: pin });
+  if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
+  // Someone else may have made the same change in the meantime: then this write only added the annotation.
+  const changed = changeOf(before, written, objects.fieldManager);
+  if (changed) await report({ ...recorded, action: changed });
+  return { action: changed, object: await clearPending(objects, desired, written) };
+}
+
+/** The Decision recorded on `obj` and not published yet, if any (unreadable annotations are ignored). */
+export function pendingDecisionOf(obj: KubernetesObject): RecordedDecision | undefined {
+  const raw = obj.metadata?.annotations?.[PENDING_DECISION_ANNOTATION];
+  if (!raw) return undefined;
+  try {
+    const parsed = JSON.parse(raw) as Partial<RecordedDecision>;
+    const actions: readonly string[] = ["Create", "Update", "Delete", "Skip"];
+    if (
+      typeof parsed.id === "string" &&
+      typeof parsed.time === "string" &&
+      typeof parsed.reason === "string" &&
+      actions.includes(parsed.action ?? "")
+    ) {
+      return parsed as RecordedDecision;
+    }
+  } catch {
+    // Not ours to understand; it is overwritten by the next tracked write.
+  }
+  return undefined;
+}
 
 /**
  * The Decide of a service acting for the TenantCluster itself (provisioner,
  * isolation): the tenant reference is the cluster-scoped TenantCluster.
  */
 export function tenantDecider(tenant: string, publish: (decision: PlannedDecision) => Promise<void>): Decide {
-  return async (action, kind, name, namespace, reason) => {
+  return async (action, kind, name, namespace, reason, recorded) => {
     if (!action) return;
     await publish({
       tenant,
@@ -49,6 +149,56 @@ export function tenantDecider(tenant: string, publish: (decision: PlannedDecisio
       tenantRef: { namespace: "", name: tenant },
       hostRef: { namespace, name },
       reason,
+      ...(recorded ? { id: recorded.id, time: recorded.time } : {}),
     });
   };
+}
+
+function withPending<T extends KubernetesObject>(desired: T, recorded: RecordedDecision): T {
+  return {
+    ...desired,
+    metadata: {
+      ...desired.metadata,
+      annotations: { ...desired.metadata?.annotations, [PENDING_DECISION_ANNOTATION]: JSON.stringify(recorded) },
+    },
+  };
+}
+
+// Applying `desired` without the annotation removes it (this manager owned it). Pinned
+// to the version just seen, so it can never recreate an object deleted meanwhile; if
+// the object moved on, the annotation stays and the next reconcile republishes it
+// under the same id, which downstream dedupe drops.
+async function clearPending<T extends KubernetesObject>(objects: Objects, desired: T, seen: T): Promise<T> {
+  try {
+    return await objects.apply(desired, { ifResourceVersion: seen.metadata?.resourceVersion });
+  } catch (err) {
+    const status = httpStatusOf(err);
+    if (status === 409 || status === 404) return seen;
+    throw err;
+  }
+}
+
+// The id names the transition: which object, from which stored version (or from
+// nothing, at this moment), to what, and why.
+function recordedId(desired: KubernetesObject, action: DecisionAction, reason: string, before?: KubernetesObject) {
+  const from = before ? `${before.metadata?.uid}@${before.metadata?.resourceVersion}` : `absent@${Date.now()}`;
+  const identity = [desired.apiVersion, desired.kind, desired.metadata?.namespace, desired.metadata?.name];
+  const hex = createHash("sha256")
+    .update(JSON.stringify([...identity, action, reason, from]))
+    .digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+function tenantplaneManagers(...objs: KubernetesObject[]): string[] {
+  const names = objs.flatMap((o) => (o.metadata?.managedFields ?? []).map((e) => e.manager ?? ""));
+  return [...new Set(names.filter((n) => n.startsWith("tenantplane-")))];
+}
+
+// What the server would store, without storing it. A resourceVersion pins it like the real write.
+async function dryRunApply<T extends KubernetesObject>(objects: Objects, desired: T, pin?: string): Promise<T> {
+  const body = { ...desired, metadata: { ...desired.metadata } } as T;
+  delete body.metadata?.resourceVersion;
+  delete body.metadata?.managedFields;
+  if (pin) body.metadata!.resourceVersion = pin;
+  return objects.api.patch(body, undefined, "All", objects.fieldManager, true, PatchStrategy.ServerSideApply);
 }

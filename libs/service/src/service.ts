@@ -8,11 +8,16 @@ import {
   ensureTopology,
   publishDecision,
   stampDecision,
+  streamSettingsFromEnv,
+  StreamEnvSchema,
   type ConsumerName,
+  type Decision,
   type PlannedDecision,
 } from "@tenantplane/messaging";
 import {
+  TransientError,
   backoffDelay,
+  describe as describeError,
   createLogger,
   createMetrics,
   handleShutdown,
@@ -24,10 +29,11 @@ import {
   type ServiceMetrics,
   type ShutdownStep,
 } from "@tenantplane/runtime";
-import type { z } from "zod";
+import { z } from "zod";
+import { configureFaults } from "./faults.js";
 
-// Decision publishes retried over roughly 20 s before the handler's own retry takes over.
-const PUBLISH_ATTEMPTS = 8;
+// Only "1" switches a fault on, so no ordinary value ever does.
+const FaultEnvSchema = z.object({ TENANTPLANE_FAULT_KILL_AFTER_HOST_WRITE: z.string().optional() });
 
 /** Everything a service's main.ts wires together, opened in one call. */
 export interface ServiceContext<E> {
@@ -44,7 +50,12 @@ export interface ServiceContext<E> {
   readonly js: JetStreamClient;
   /** Writes aggregated, rate-limited Events as `tenantplane/<name>`. */
   readonly events: EventRecorder;
-  /** Stamps a planned Decision with this service's name and publishes it on JetStream. */
+  /**
+   * Stamps a planned Decision with this service's name (keeping a recorded id and
+   * time) and publishes it on JetStream, retrying with the same id until it is stored
+   * or the service stops: the handler, and so its message, waits for NATS however long
+   * it is down. Throws a TransientError only on shutdown.
+   */
   publish(planned: PlannedDecision): Promise<void>;
   /** Aborts on SIGTERM/SIGINT. */
   readonly signal: AbortSignal;
@@ -66,8 +77,12 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
   consumers: readonly ConsumerName[];
 }): Promise<ServiceContext<z.infer<S>>> {
   let env: z.infer<S>;
+  let streams: z.infer<typeof StreamEnvSchema>;
   try {
     env = parseEnv(opts.envSchema, process.env);
+    streams = parseEnv(StreamEnvSchema, process.env);
+    const faultEnv = parseEnv(FaultEnvSchema, process.env);
+    configureFaults({ killAfterHostWrite: faultEnv.TENANTPLANE_FAULT_KILL_AFTER_HOST_WRITE === "1" });
   } catch (err) {
     process.stderr.write(`${opts.name}: configuration error: ${(err as Error).message}\n`);
     process.exit(2);
@@ -100,7 +115,7 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       if (s.type === "disconnect" || s.type === "reconnect") logger.warn({ status: s.type }, "NATS connection");
     }
   })();
-  await ensureTopology(await jetstreamManager(nc), opts.consumers);
+  await ensureTopology(await jetstreamManager(nc), opts.consumers, streamSettingsFromEnv(streams));
 
   const steps: ShutdownStep[] = [];
   const signal = handleShutdown(logger, [
@@ -126,18 +141,7 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     js,
     publish: async (planned) => {
       const decision = stampDecision(planned, opts.name);
-      // The host write already happened, so the Decision must not be lost to a NATS
-      // blip: retry with the same id, which the stream's duplicate window stores once.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await publishDecision(js, decision);
-          break;
-        } catch (err) {
-          if (attempt >= PUBLISH_ATTEMPTS - 1 || signal.aborted) throw err;
-          logger.warn({ err, attempt, decision: decision.id }, "publishing a decision failed; retrying");
-          await sleep(backoffDelay(attempt, 250, 5_000), signal);
-        }
-      }
+      await publishUntilStored(js, decision, logger, signal);
       metrics.decisions.inc({ action: decision.action });
     },
     events: new EventRecorder(kc, {
@@ -152,4 +156,31 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     },
     onShutdown: (step) => steps.push(step),
   };
+}
+
+// The host write already happened, so the Decision must not be lost to an outage of
+// any length: retry with the same id (the stream's duplicate window stores it once).
+async function publishUntilStored(
+  js: JetStreamClient,
+  decision: Decision,
+  logger: Logger,
+  signal: AbortSignal,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await publishDecision(js, decision);
+      return;
+    } catch (err) {
+      if (signal.aborted) {
+        throw new TransientError(`publishing Decision ${decision.id} failed at shutdown: ${describeError(err)}`, {
+          code: "PublishFailed",
+          cause: err,
+        });
+      }
+      // One line per minute or so is enough to say NATS is still away.
+      if (attempt % 12 === 0)
+        logger.warn({ err, attempt, decision: decision.id }, "publishing a decision failed; retrying");
+      await sleep(backoffDelay(attempt, 250, 5_000), signal);
+    }
+  }
 }

@@ -31,6 +31,7 @@ export function consumeTenantChanges<E>(
     metrics: svc.metrics,
     signal: svc.signal,
     onReady: svc.setReady,
+    supersede: true,
     onRejected: warnOnRejection(svc.events, svc.objects, svc.name, svc.logger),
     handle: async (change, ctx) => {
       try {

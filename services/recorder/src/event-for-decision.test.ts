@@ -42,4 +42,11 @@ describe("eventForDecision", () => {
     );
     expect(event.message).toBe("Namespace dev -> host tp-dev: host Pod absent [sync-worker]");
   });
+
+  it("names the tenant when its TenantCluster is gone", () => {
+    const regarding = { apiVersion: tc.apiVersion, kind: tc.kind, name: "dev" };
+    expect(eventForDecision({ ...decision, action: "Delete" }, regarding, true).message).toMatch(
+      /\(tenant dev: its TenantCluster no longer exists\)$/,
+    );
+  });
 });

@@ -1,33 +1,55 @@
-import { CustomObjectsApi, type KubernetesObject } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
 import { API_VERSION, GROUP, KIND_TENANT_CLUSTER, PLURAL_TENANT_CLUSTERS, VERSION } from "@tenantplane/api";
-import { EventRecorder, startWatch } from "@tenantplane/kube";
-import { DecisionSchema, runConsumer } from "@tenantplane/messaging";
-import { CommonEnvSchema } from "@tenantplane/runtime";
+import { startWatch } from "@tenantplane/kube";
+import { DecisionSchema, runConsumer, type Decision } from "@tenantplane/messaging";
+import { CommonEnvSchema, TransientError, describe as describeError, httpStatusOf } from "@tenantplane/runtime";
 import { startService } from "@tenantplane/service";
 import { Counter } from "prom-client";
 import { z } from "zod";
+import { DecisionEvents } from "./decision-events.js";
 import { eventForDecision } from "./event-for-decision.js";
+import { RecentIds } from "./rate.js";
 
 const EnvSchema = CommonEnvSchema.extend({
   EVENT_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(50),
   EVENTS_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(5),
+  /** Decision ids remembered to drop redelivered and republished Decisions. */
+  DEDUPE_IDS: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(50_000),
 });
 
 const svc = await startService({ name: "recorder", envSchema: EnvSchema, consumers: ["recorder"] });
-const events = new Counter({
+const outcomes = new Counter({
   name: "tenantplane_recorder_events_total",
-  help: "Decisions turned into Events, by outcome (created, aggregated, dropped, orphaned).",
-  labelNames: ["outcome"],
+  help: "Decisions turned into Events, by outcome (created, aggregated, duplicate) and whether the TenantCluster still existed.",
+  labelNames: ["outcome", "tenant"],
   registers: [svc.metrics.registry],
 });
-const recorder = new EventRecorder(svc.kc, {
-  component: "tenantplane",
-  instance: svc.identity,
-  clusterEventsNamespace: svc.env.EVENTS_NAMESPACE,
-  burst: svc.env.EVENT_BURST,
-  perSecond: svc.env.EVENTS_PER_SECOND,
-  logger: svc.logger,
-});
+const core = svc.kc.makeApiClient(CoreV1Api);
+const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+const decisionEvents = new DecisionEvents(
+  {
+    create: async (namespace, body) => {
+      await core.createNamespacedEvent({ namespace, body });
+    },
+    patch: async (namespace, name, body) => {
+      await core.patchNamespacedEvent({ namespace, name, body }, mergePatch);
+    },
+  },
+  {
+    component: "tenantplane",
+    instance: svc.identity,
+    clusterEventsNamespace: svc.env.EVENTS_NAMESPACE,
+    burst: svc.env.EVENT_BURST,
+    perSecond: svc.env.EVENTS_PER_SECOND,
+  },
+);
+const recorded = new RecentIds(svc.env.DEDUPE_IDS);
 
 // The TenantCluster cache gives each Event the uid that `kubectl describe` matches on.
 const custom = svc.kc.makeApiClient(CustomObjectsApi);
@@ -40,32 +62,62 @@ const tenants = startWatch<KubernetesObject>({
 });
 await tenants.synced;
 
+// The cache can lag behind (a tenant created a moment ago); only the API says a tenant is gone.
+async function tenantUid(tenant: string): Promise<string | undefined> {
+  const cached = tenants.get(tenant);
+  if (cached) return cached.metadata?.uid;
+  try {
+    const tc = (await custom.getClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL_TENANT_CLUSTERS,
+      name: tenant,
+    })) as KubernetesObject;
+    return tc.metadata?.uid;
+  } catch (err) {
+    if (httpStatusOf(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+async function record(decision: Decision): Promise<void> {
+  if (recorded.has(decision.id)) {
+    outcomes.inc({ outcome: "duplicate", tenant: "present" });
+    return;
+  }
+  const uid = await tenantUid(decision.tenant);
+  // Without its TenantCluster (deleted while the recorder was behind) the Event still
+  // names the tenant, in the events namespace: a Decision is never dropped silently.
+  const regarding = { apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, name: decision.tenant, uid };
+  let outcome;
+  try {
+    outcome = await decisionEvents.record(eventForDecision(decision, regarding, uid === undefined));
+  } catch (err) {
+    // Even a refusal (an admission webhook or policy on Events) is retried: a Decision
+    // is a fact that must end up in an Event, and whatever refuses it today may not tomorrow.
+    throw new TransientError(`writing the Event for Decision ${decision.id} failed: ${describeError(err)}`, {
+      code: "EventWriteFailed",
+      cause: err,
+    });
+  }
+  recorded.add(decision.id);
+  outcomes.inc({ outcome, tenant: uid === undefined ? "gone" : "present" });
+}
+
+// Keyed by id: Decisions are facts, not keys, so none supersedes another, a tenant's
+// Decisions are written concurrently (and share rate-limited writes), and two copies
+// of one Decision are handled one after the other, the second dropped as a duplicate.
 const consuming = runConsumer({
   js: svc.js,
   consumer: "recorder",
   schema: DecisionSchema,
-  key: (d) => d.tenant,
+  key: (d) => d.id,
+  concurrency: 32,
   logger: svc.logger,
   metrics: svc.metrics,
   signal: svc.signal,
   onReady: svc.setReady,
-  handle: async (decision, ctx) => {
-    const tc = tenants.get(decision.tenant);
-    if (!tc) {
-      // The TenantCluster is gone (teardown decisions outlive it): nothing to attach an Event to.
-      events.inc({ outcome: "orphaned" });
-      ctx.logger.debug({ decision: decision.id }, "no TenantCluster for decision");
-      return;
-    }
-    const regarding = {
-      apiVersion: API_VERSION,
-      kind: KIND_TENANT_CLUSTER,
-      name: decision.tenant,
-      uid: tc.metadata?.uid,
-    };
-    const outcome = await recorder.record(eventForDecision(decision, regarding));
-    events.inc({ outcome });
-  },
+  handle: (decision) => record(decision),
 });
 svc.onShutdown({ name: "consumer", run: () => consuming });
 svc.onShutdown({ name: "watch", run: () => tenants.stop() });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isMeaningfulUpdate, referencingChanges, tenantKeyOf } from "./fan-out.js";
+import { InitialListGate, isMeaningfulUpdate, referencingChanges, tenantKeyOf } from "./fan-out.js";
 
 const tc = (name: string, extra: Record<string, unknown> = {}) => ({
   metadata: { name, generation: 1 },
@@ -52,5 +52,14 @@ describe("referencingChanges", () => {
     ]);
     expect(referencingChanges("SyncPolicy", "default", tenants).map((c) => c.tenant)).toEqual(["a", "b"]);
     expect(referencingChanges("SyncPolicy", "missing", tenants)).toEqual([]);
+  });
+});
+
+describe("InitialListGate", () => {
+  it("drops the initial list's adds and lets everything after it through", () => {
+    const gate = new InitialListGate();
+    expect([gate.accepts("add"), gate.accepts("update"), gate.accepts("delete")]).toEqual([false, true, true]);
+    gate.open();
+    expect(gate.accepts("add")).toBe(true);
   });
 });

@@ -69,3 +69,21 @@ export function referencingChanges(
   }
   return out.sort((a, b) => a.tenant.localeCompare(b.tenant));
 }
+
+/**
+ * Tells a profile or policy watch's initial list apart from real changes: the
+ * objects listed at start say nothing new (every tenant is published on its own
+ * initial add), while a profile created later may be one a tenant was waiting for.
+ * Open it once the watch's first list has been delivered.
+ */
+export class InitialListGate {
+  private opened = false;
+
+  open(): void {
+    this.opened = true;
+  }
+
+  accepts(type: "add" | "update" | "delete"): boolean {
+    return this.opened || type !== "add";
+  }
+}

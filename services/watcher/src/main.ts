@@ -1,4 +1,4 @@
-import { runWithLeaderElection } from "@tenantplane/kube";
+import { LeadershipLostError, runWithLeaderElection } from "@tenantplane/kube";
 import { CommonEnvSchema } from "@tenantplane/runtime";
 import { startService } from "@tenantplane/service";
 import { z } from "zod";
@@ -47,4 +47,11 @@ const done = runWithLeaderElection(
 );
 // A standby is ready too: it is healthy and waiting for the lease.
 svc.setReady(true);
-svc.onShutdown({ name: "leader election", run: () => done });
+svc.onShutdown({ name: "leader election", run: () => done.catch(() => undefined) });
+// Losing the lease is not recoverable in-process (the leader's work may have been cut
+// off mid-way): the lease is already released, so exit non-zero and let the pod restart.
+done.catch(async (err: unknown) => {
+  svc.logger.fatal({ err }, err instanceof LeadershipLostError ? "leadership lost; exiting" : "leader election failed");
+  await svc.nc.close().catch(() => undefined);
+  process.exit(1);
+});

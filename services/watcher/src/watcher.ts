@@ -11,7 +11,7 @@ import { startWatch, type RunningWatch, type WatchEvent } from "@tenantplane/kub
 import { publishTenantChange, type TenantChange } from "@tenantplane/messaging";
 import { backoffDelay, sleep, type Logger } from "@tenantplane/runtime";
 import { Counter, type Registry } from "prom-client";
-import { isMeaningfulUpdate, referencingChanges, tenantKeyOf, type TenantKey } from "./fan-out.js";
+import { InitialListGate, isMeaningfulUpdate, referencingChanges, tenantKeyOf, type TenantKey } from "./fan-out.js";
 
 const PUBLISHED_METRIC = "tenantplane_watcher_published_total";
 
@@ -62,7 +62,6 @@ export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Pro
     }
   };
 
-  let tenantsSynced = false;
   const onTenant = async ({ type, object }: WatchEvent<KubernetesObject>) => {
     const key = tenantKeyOf(object);
     if (!key) return;
@@ -76,14 +75,13 @@ export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Pro
     if (type === "update" && !isMeaningfulUpdate(before, key)) return;
     await publish({ tenant: key.name, generation: key.generation, reason: "TenantChanged" });
   };
-  const onReferenced =
-    (kind: "IsolationProfile" | "SyncPolicy") =>
-    async ({ type, object }: WatchEvent<KubernetesObject>) => {
+  const onReferenced = (kind: "IsolationProfile" | "SyncPolicy", gate: InitialListGate) => {
+    return async ({ type, object }: WatchEvent<KubernetesObject>) => {
       const name = object.metadata?.name;
-      // The initial list of profiles says nothing new: every tenant is published on its own initial add.
-      if (!name || (type === "add" && !tenantsSynced)) return;
+      if (!name || !gate.accepts(type)) return;
       for (const change of referencingChanges(kind, name, tenants.values())) await publish(change);
     };
+  };
 
   const watches: RunningWatch<KubernetesObject>[] = [];
   const tenantWatch = startWatch({
@@ -95,23 +93,18 @@ export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Pro
   });
   watches.push(tenantWatch);
   await Promise.race([tenantWatch.synced, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
-  tenantsSynced = true;
-  watches.push(
-    startWatch({
+  for (const kind of ["IsolationProfile", "SyncPolicy"] as const) {
+    const gate = new InitialListGate();
+    const watch = startWatch({
       kc: opts.kc,
-      path: path(PLURAL_ISOLATION_PROFILES),
-      list: lister(PLURAL_ISOLATION_PROFILES),
-      onEvent: onReferenced("IsolationProfile"),
+      path: path(kind === "IsolationProfile" ? PLURAL_ISOLATION_PROFILES : PLURAL_SYNC_POLICIES),
+      list: lister(kind === "IsolationProfile" ? PLURAL_ISOLATION_PROFILES : PLURAL_SYNC_POLICIES),
+      onEvent: onReferenced(kind, gate),
       logger: opts.logger,
-    }),
-    startWatch({
-      kc: opts.kc,
-      path: path(PLURAL_SYNC_POLICIES),
-      list: lister(PLURAL_SYNC_POLICIES),
-      onEvent: onReferenced("SyncPolicy"),
-      logger: opts.logger,
-    }),
-  );
+    });
+    void watch.synced.then(() => gate.open());
+    watches.push(watch);
+  }
   opts.logger.info({ tenants: tenants.size }, "watching");
 
   while (!signal.aborted) {

@@ -1,0 +1,86 @@
+import type { CoreV1Event } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { DecisionEvents, type EventWriter } from "./decision-events.js";
+
+class MemoryWriter implements EventWriter {
+  readonly events = new Map<string, CoreV1Event>();
+  writes = 0;
+  failNext = 0;
+  async create(namespace: string, event: CoreV1Event) {
+    this.check();
+    this.events.set(`${namespace}/${event.metadata!.name}`, { ...event });
+  }
+  async patch(namespace: string, name: string, patch: { count: number; lastTimestamp: string; message: string }) {
+    this.check();
+    const e = this.events.get(`${namespace}/${name}`);
+    if (!e) throw Object.assign(new Error("gone"), { code: 404 });
+    Object.assign(e, patch);
+  }
+  total(): number {
+    return [...this.events.values()].reduce((n, e) => n + (e.count ?? 0), 0);
+  }
+  private check() {
+    this.writes++;
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw Object.assign(new Error("admission webhook refused"), { code: 500 });
+    }
+  }
+}
+
+const tc = { apiVersion: "tenantplane.io/v1alpha1", kind: "TenantCluster", name: "dev", uid: "u" };
+const input = (message: string) => ({ regarding: tc, type: "Normal" as const, reason: "CreateConfigMap", message });
+const options = {
+  component: "tenantplane",
+  instance: "r-1",
+  clusterEventsNamespace: "events",
+  burst: 100,
+  perSecond: 100,
+};
+
+describe("DecisionEvents", () => {
+  it("folds repeats of one message into one Event's count", async () => {
+    const writer = new MemoryWriter();
+    const events = new DecisionEvents(writer, options);
+    for (let i = 0; i < 5; i++) await events.record(input("same"));
+    expect(writer.events.size).toBe(1);
+    expect([...writer.events.values()][0]).toMatchObject({ count: 5, message: "same" });
+  });
+
+  it("combines many distinct messages instead of dropping any, even when rate-limited", async () => {
+    const writer = new MemoryWriter();
+    const events = new DecisionEvents(writer, { ...options, burst: 3, perSecond: 20, similarLimit: 4 });
+    await Promise.all(Array.from({ length: 60 }, (_, i) => events.record(input(`cm-${i}`))));
+    expect(writer.total()).toBe(60);
+    expect(writer.events.size).toBe(5);
+    const combined = [...writer.events.values()].find((e) => e.message?.startsWith("(combined"));
+    expect(combined?.count).toBe(56);
+    // Every Decision that queued behind the rate limit rode on a shared write.
+    expect(writer.writes).toBeLessThan(20);
+  });
+
+  it("rejects the Decisions of a failed write and counts them once when they come back", async () => {
+    const writer = new MemoryWriter();
+    const events = new DecisionEvents(writer, options);
+    writer.failNext = 1;
+    await expect(events.record(input("a"))).rejects.toThrow(/webhook/);
+    await events.record(input("a"));
+    expect(writer.total()).toBe(1);
+  });
+
+  it("starts a new Event when the old one expired", async () => {
+    const writer = new MemoryWriter();
+    const events = new DecisionEvents(writer, options);
+    await events.record(input("a"));
+    writer.events.clear();
+    expect(await events.record(input("a"))).toBe("created");
+    expect(writer.total()).toBe(1);
+  });
+
+  it("keeps its memory bounded", async () => {
+    const writer = new MemoryWriter();
+    const events = new DecisionEvents(writer, { ...options, maxSeries: 3 });
+    for (let i = 0; i < 20; i++) await events.record({ ...input("m"), regarding: { ...tc, name: `t-${i}` } });
+    expect(events.size).toBeLessThanOrEqual(3);
+  });
+});
