@@ -4,3 +4,4 @@ export * from "./malformed-object-error.js";
 export * from "./plan.js";
 export * from "./system-objects.js";
 export * from "./transform.js";
+export * from "./host-rules.js";

@@ -30,6 +30,12 @@ export function virtualIdentity(obj: KubeObject, tenant: string): VirtualIdentit
   return { tenant, namespace: obj.metadata.namespace ?? DEFAULT_NAMESPACE, name: obj.metadata.name };
 }
 
+/** Settings that shape a host copy beyond the tenant object itself. */
+export interface TransformOptions {
+  /** Per-installation secret keying the content hash; see {@link contentHash}. */
+  hashKey?: string | undefined;
+}
+
 /**
  * The host copy of tenant object `obj`: a deep copy renamed into `tp-<tenant>`, keeping
  * only name, namespace, labels and annotations of its metadata, with reverse-mapping
@@ -37,7 +43,7 @@ export function virtualIdentity(obj: KubeObject, tenant: string): VirtualIdentit
  * rewritten to other host copies, no status, and a content-hash annotation over the
  * rest. Throws {@link MalformedObjectError} naming the field it cannot translate.
  */
-export function transform(obj: KubeObject, tenant: string): HostObject {
+export function transform(obj: KubeObject, tenant: string, options: TransformOptions = {}): HostObject {
   const id = virtualIdentity(obj, tenant);
   const body = structuredClone(obj) as JsonObject;
   const ctx: TranslateContext = {
@@ -65,7 +71,7 @@ export function transform(obj: KubeObject, tenant: string): HostObject {
   for (const [key, value] of Object.entries(body)) {
     if (!SERVER_FIELDS.includes(key)) desired[key] = value;
   }
-  desired.metadata.annotations[ANNOTATION_CONTENT_HASH] = contentHash(desired);
+  desired.metadata.annotations[ANNOTATION_CONTENT_HASH] = contentHash(desired, options.hashKey);
   return desired;
 }
 
