@@ -5,3 +5,4 @@ export * from "./plan.js";
 export * from "./system-objects.js";
 export * from "./transform.js";
 export * from "./host-rules.js";
+export * from "./check-host-rules.js";

@@ -11,7 +11,8 @@ import {
   type VirtualIdentity,
 } from "@tenantplane/mapping";
 import type { ObjectRef, PlannedDecision } from "@tenantplane/messaging";
-import type { HostRules } from "./host-rules.js";
+import { hostRulesReason } from "./check-host-rules.js";
+import { defaultHostRules, type HostRules } from "./host-rules.js";
 import { isJsonObject } from "./internal/json.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
 import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
@@ -161,6 +162,7 @@ class Pass {
   private readonly kinds: Set<string>;
   private readonly completeKinds: Set<string>;
   private readonly hashKey: string | undefined;
+  private readonly rules: HostRules;
   private readonly hosts = new Map<string, HostEntry>();
   /** Host keys owned by a source in this pass (synced, or kept while its source is malformed). */
   private readonly claimed = new Map<string, VirtualIdentity>();
@@ -172,6 +174,7 @@ class Pass {
     this.kinds = new Set(input.policy.toHost.map((rule) => rule.kind));
     this.completeKinds = new Set(input.completeKinds ?? this.kinds);
     this.hashKey = input.hashKey;
+    this.rules = input.rules ?? defaultHostRules;
     for (const value of hostObjects) {
       const entry = this.hostEntry(value);
       if (entry !== undefined) this.hosts.set(hostKey(entry.kind, entry.name), entry);
@@ -232,9 +235,17 @@ class Pass {
       this.ignore(target, nativeReason);
       return;
     }
+    // A refused object is a Skip the tenant must hear about, and its old host copy goes:
+    // the rules may have tightened since it was made.
+    const refusal = hostRulesReason(obj, this.rules, this.tenant);
+    if (refusal !== undefined) {
+      source.ignoredReason = refusal;
+      this.decide(target, "Skip", refusal);
+      return;
+    }
     let desired: HostObject;
     try {
-      desired = transform(obj, this.tenant, { hashKey: this.hashKey });
+      desired = transform(obj, this.tenant, { hashKey: this.hashKey, rules: this.rules });
     } catch (error) {
       this.claim(target, id);
       this.decide(

@@ -7,6 +7,7 @@ import {
   type VirtualIdentity,
 } from "@tenantplane/mapping";
 import { contentHash } from "./content-hash.js";
+import { defaultHostRules, type HostRules } from "./host-rules.js";
 import type { JsonObject } from "./internal/json.js";
 import type { TranslateContext } from "./internal/translate-context.js";
 import { translatePod } from "./internal/translate-pod.js";
@@ -34,6 +35,8 @@ export function virtualIdentity(obj: KubeObject, tenant: string): VirtualIdentit
 export interface TransformOptions {
   /** Per-installation secret keying the content hash; see {@link contentHash}. */
   hashKey?: string | undefined;
+  /** Host rules whose node selector and tolerations are enforced on Pods; absent: the default profile's. */
+  rules?: HostRules | undefined;
 }
 
 /**
@@ -50,6 +53,7 @@ export function transform(obj: KubeObject, tenant: string, options: TransformOpt
     tenant,
     namespace: id.namespace,
     hostNameOf: (name) => hostName({ ...id, name }).name,
+    rules: options.rules ?? defaultHostRules,
   };
   TRANSLATORS[obj.kind]?.(body, ctx);
 

@@ -1,3 +1,5 @@
+import type { HostRules } from "../host-rules.js";
+
 /** What a per-kind translator needs to know about the object it rewrites. */
 export interface TranslateContext {
   tenant: string;
@@ -5,4 +7,6 @@ export interface TranslateContext {
   namespace: string;
   /** Host name of an object of the same virtual namespace, e.g. a Secret a Pod mounts. */
   hostNameOf: (name: string) => string;
+  /** The rules whose node selector and tolerations every Pod gets. */
+  rules: HostRules;
 }

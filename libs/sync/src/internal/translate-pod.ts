@@ -1,4 +1,5 @@
 import { DEFAULT_SERVICE_ACCOUNT, ROOT_CA_CONFIGMAP } from "../system-objects.js";
+import { enforcedTolerations } from "./check-pod.js";
 import { type JsonObject, join, objectAt, objectsAt, renameAt } from "./json.js";
 import type { TranslateContext } from "./translate-context.js";
 
@@ -39,8 +40,24 @@ export function translatePod(pod: JsonObject, ctx: TranslateContext): void {
   // Tenant Pods must never carry credentials for the host API.
   spec["automountServiceAccountToken"] = false;
   delete spec["nodeName"];
-  // The host's Priority admission recomputes this from priorityClassName and rejects a mismatch.
+  // The host's Priority and RuntimeClass admission recompute these from the class names and reject a mismatch.
   delete spec["priority"];
+  delete spec["preemptionPolicy"];
+  delete spec["overhead"];
+  enforcePlacement(spec, ctx);
+}
+
+/** Adds the profile's node selector and tolerations; the planner has already refused any that conflict. */
+function enforcePlacement(spec: JsonObject, ctx: TranslateContext): void {
+  const { nodeSelector, tolerations } = ctx.rules;
+  if (Object.keys(nodeSelector).length > 0) {
+    const own = objectAt(spec, "nodeSelector", "spec") ?? {};
+    spec["nodeSelector"] = { ...own, ...nodeSelector };
+  }
+  if (tolerations.length > 0 || spec["tolerations"] !== undefined) {
+    objectsAt(spec, "tolerations", "spec");
+    spec["tolerations"] = enforcedTolerations(spec["tolerations"], ctx.rules);
+  }
 }
 
 function translateProjected(
