@@ -363,6 +363,25 @@ describe("plan", () => {
     expect(explanation(result).map((d) => d.tenantRef.namespace)).toEqual(["default", "kube-system"]);
   });
 
+  it("says when a Pod refers to objects of kinds the policy does not sync", () => {
+    const policy: SyncPolicySpec = { toHost: [{ kind: "Pod" }, { kind: "ConfigMap" }] };
+    const pod = obj("Pod", "default", "web", {
+      spec: {
+        serviceAccountName: "builder",
+        containers: [{ name: "c", envFrom: [{ secretRef: { name: "db" } }, { configMapRef: { name: "cfg" } }] }],
+        volumes: [{ name: "v", persistentVolumeClaim: { claimName: "data" } }],
+      },
+    });
+    const [decision] = run({ policy, tenantObjects: [pod] }).decisions;
+    expect(decision?.action).toBe("Create");
+    expect(decision?.reason).toBe(
+      "host Pod tp-dev/web-x-default-x-dev absent; refers to PersistentVolumeClaim data, Secret db, ServiceAccount builder, " +
+        "but SyncPolicy toHost does not list PersistentVolumeClaim, Secret, ServiceAccount: no host copy will ever exist under those names",
+    );
+    const synced = run({ tenantObjects: [pod] }).decisions.find((d) => d.kind === "Pod");
+    expect(synced?.reason).toBe("host Pod tp-dev/web-x-default-x-dev absent");
+  });
+
   it("rejects an invalid tenant name outright", () => {
     expect(() => plan({ tenant: "Dev", policy: defaultSyncPolicySpec, tenantObjects: [], hostObjects: [] })).toThrow(
       /^tenant name "Dev" must be a DNS-1123 label of at most 60 characters/,

@@ -16,7 +16,7 @@ import { defaultHostRules, type HostRules } from "./host-rules.js";
 import { isJsonObject } from "./internal/json.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
 import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
-import { recordedContentHash, transform } from "./transform.js";
+import { recordedContentHash, type Reference, translate } from "./transform.js";
 
 /** What the planner compares: one tenant's objects, the host namespace's objects, and the policy. */
 export interface PlanInput {
@@ -244,8 +244,11 @@ class Pass {
       return;
     }
     let desired: HostObject;
+    let note = "";
     try {
-      desired = transform(obj, this.tenant, { hashKey: this.hashKey, rules: this.rules });
+      const translation = translate(obj, this.tenant, { hashKey: this.hashKey, rules: this.rules });
+      desired = translation.object;
+      note = this.unsyncedReferences(translation.references);
     } catch (error) {
       this.claim(target, id);
       this.decide(
@@ -255,10 +258,22 @@ class Pass {
       );
       return;
     }
-    this.reconcile(target, id, desired);
+    this.reconcile(target, id, desired, note);
   }
 
-  private reconcile(target: PlannedTarget, id: VirtualIdentity, desired: HostObject): void {
+  /**
+   * A note for references to kinds the policy does not sync: their host names will never
+   * exist, so the host copy would wait for them forever (or, for a ServiceAccount, be refused).
+   */
+  private unsyncedReferences(references: readonly Reference[]): string {
+    const missing = references.filter((ref) => !this.kinds.has(ref.kind));
+    if (missing.length === 0) return "";
+    const kinds = [...new Set(missing.map((ref) => ref.kind))].join(", ");
+    const names = missing.map((ref) => `${ref.kind} ${ref.name}`).join(", ");
+    return `; refers to ${names}, but SyncPolicy toHost does not list ${kinds}: no host copy will ever exist under ${missing.length === 1 ? "that name" : "those names"}`;
+  }
+
+  private reconcile(target: PlannedTarget, id: VirtualIdentity, desired: HostObject, note: string): void {
     const hostRefText = `${target.hostRef.namespace}/${target.hostRef.name}`;
     const key = hostKey(target.kind, target.hostRef.name);
     const rival = this.claimed.get(key);
@@ -269,7 +284,7 @@ class Pass {
     this.claim(target, id);
     const host = this.hosts.get(key);
     if (host === undefined) {
-      this.decide(target, "Create", `host ${target.kind} ${hostRefText} absent`, desired);
+      this.decide(target, "Create", `host ${target.kind} ${hostRefText} absent${note}`, desired);
       return;
     }
     if (!isManaged(host)) {
@@ -284,7 +299,7 @@ class Pass {
     if (holder === undefined) {
       const holderTenant = host.labels[LABEL_TENANT];
       if (holderTenant === labelValue(this.tenant)) {
-        this.decide(target, "Update", "host copy has incomplete reverse-mapping metadata", desired);
+        this.decide(target, "Update", `host copy has incomplete reverse-mapping metadata${note}`, desired);
       } else {
         this.decide(
           target,
@@ -303,10 +318,10 @@ class Pass {
     if (recorded === wanted) {
       this.inSync.push(target);
     } else if (recorded === undefined) {
-      this.decide(target, "Update", "host copy has no content hash", desired);
+      this.decide(target, "Update", `host copy has no content hash${note}`, desired);
     } else {
       // Hashes stay out of reasons: Decisions are published and become Events.
-      this.decide(target, "Update", "host copy differs from the desired object", desired);
+      this.decide(target, "Update", `host copy differs from the desired object${note}`, desired);
     }
   }
 
