@@ -16,7 +16,7 @@ const names = fc.constantFrom("web", "default", "x".repeat(70));
 const KINDS = ["Pod", "Secret", "ServiceAccount", "Deployment"];
 const kinds = fc.constantFrom(...KINDS);
 const ref = fc.record({ kind: kinds, namespace: namespaces, name: names });
-const data = fc.constantFrom("1", "2");
+const data = fc.constantFrom("MQ==", "Mg==");
 
 function source({ kind, namespace, name }: SourceKey, value: string) {
   const spec =
@@ -54,7 +54,7 @@ const hostObject = fc.oneof(
     return { ...copy, metadata: { ...copy.metadata, name: hostName({ tenant, ...at }).name } };
   }),
   ref.map((key) => {
-    const copy = copyOf(key, "1");
+    const copy = copyOf(key, "MQ==");
     return { ...copy, metadata: { ...copy.metadata, annotations: {} } };
   }),
   ref.map((key) => ({
@@ -70,7 +70,7 @@ const hostObject = fc.oneof(
     metadata: { name: hostName({ tenant, ...key }).name, namespace: "tp-dev", labels: { app: "foreign" } },
   })),
   fc.tuple(ref, kinds).map(([key, label]) => {
-    const copy = copyOf(key, "1");
+    const copy = copyOf(key, "MQ==");
     return {
       ...copy,
       metadata: { ...copy.metadata, labels: { ...copy.metadata.labels, "tenantplane.io/kind": label } },
@@ -141,13 +141,13 @@ describe("planKey (property)", () => {
 describe("planKey", () => {
   it("needs only the key's own object and relevant host objects", () => {
     const key = { kind: "Secret", namespace: "default", name: "db" };
-    const stale = copyOf(key, "1");
-    const unrelated = copyOf({ kind: "Secret", namespace: "default", name: "web" }, "1");
+    const stale = copyOf(key, "MQ==");
+    const unrelated = copyOf({ kind: "Secret", namespace: "default", name: "web" }, "MQ==");
     const alone = planKey(
       {
         tenant,
         policy: { toHost: [{ kind: "Secret" }] },
-        tenantObjects: [source(key, "2")],
+        tenantObjects: [source(key, "Mg==")],
         hostObjects: [stale, unrelated],
       },
       key,

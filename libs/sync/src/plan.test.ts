@@ -302,8 +302,9 @@ describe("plan", () => {
         obj("ConfigMap", "default", "fine"),
       ],
     });
+    expect(result.decisions.every((d) => d.action === "Create" || d.malformed === true)).toBe(true);
     expect(result.decisions.map((d) => [d.action, d.reason])).toEqual([
-      ["Skip", "malformed object (item 1): kind: expected a kind"],
+      ["Skip", "malformed object (item 1): expected a Kubernetes object, found a string"],
       [
         "Skip",
         "malformed Service (item 5): metadata.name: a Service name starts with a letter, has no dots and at most 63 characters",

@@ -63,6 +63,8 @@ export interface PlannedTarget {
 /** A planned decision, with the desired host object for Create and Update. */
 export interface PlannedDecisionWithObject extends PlannedDecision, PlannedTarget {
   object?: HostObject;
+  /** Set on the Skip of a tenant object that cannot be read or translated: bad input, not a rule. */
+  malformed?: true;
 }
 
 /** The planner's answer; every list is sorted by virtual namespace, name, kind, host name and action. */
@@ -193,8 +195,15 @@ class Pass {
     const raw = rawEnvelope(value);
     const kind = raw.kind ?? UNKNOWN_KIND;
     const target = this.target(kind, raw.namespace ?? DEFAULT_NAMESPACE, raw.name);
+    if (!isJsonObject(value)) {
+      this.reject(
+        target,
+        `malformed object (item ${item}): expected a Kubernetes object, found ${describeValue(value)}`,
+      );
+      return;
+    }
     if (raw.kind === undefined) {
-      this.decide(target, "Skip", `malformed object (item ${item}): kind: expected a kind`);
+      this.reject(target, `malformed object (item ${item}): kind: expected a kind`);
       return;
     }
     if (!this.kinds.has(kind)) {
@@ -225,7 +234,7 @@ class Pass {
       // Keep the existing host copy while its source cannot be read: deleting it would
       // punish a typo with an outage.
       if (raw.name !== undefined) this.claim(target, id);
-      this.decide(target, "Skip", `malformed ${kind} (item ${item}): ${parsed.problem}`);
+      this.reject(target, `malformed ${kind} (item ${item}): ${parsed.problem}`);
       return;
     }
     const obj = parsed.object;
@@ -251,11 +260,7 @@ class Pass {
       note = this.unsyncedReferences(translation.references);
     } catch (error) {
       this.claim(target, id);
-      this.decide(
-        target,
-        "Skip",
-        `cannot translate ${label}: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      this.reject(target, `cannot translate ${label}: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
     this.reconcile(target, id, desired, note);
@@ -402,6 +407,10 @@ class Pass {
     this.decisions.push(object === undefined ? { ...target, action, reason } : { ...target, action, reason, object });
   }
 
+  private reject(target: PlannedTarget, reason: string): void {
+    this.decisions.push({ ...target, action: "Skip", reason, malformed: true });
+  }
+
   private ignore(target: PlannedTarget, reason: string): void {
     this.ignored.push({ ...target, action: "Skip", reason });
   }
@@ -430,6 +439,12 @@ function hostKey(kind: string, name: string): string {
 
 function sourceKey(kind: string, namespace: string, name: string): string {
   return `${kind}\n${namespace}\n${name}`;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 const UNKNOWN_KIND = "Unknown";
