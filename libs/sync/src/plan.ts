@@ -260,7 +260,8 @@ class Pass {
       note = this.unsyncedReferences(translation.references);
     } catch (error) {
       this.claim(target, id);
-      this.reject(target, `cannot translate ${label}: ${error instanceof Error ? error.message : String(error)}`);
+      const message = error instanceof Error ? error.message : String(error);
+      this.reject(target, `cannot translate ${label} (item ${item}): ${message}`);
       return;
     }
     this.reconcile(target, id, desired, note);
