@@ -31,9 +31,13 @@ export class Objects {
   /**
    * Server-side apply with force: this manager owns the fields it sends and
    * nothing else, so services sharing an object never overwrite each other.
-   * With `ifResourceVersion` it only updates the version that was read.
+   * With `ifResourceVersion` it only updates the version that was read; with `dryRun`
+   * the server answers with what it would store and stores nothing.
    */
-  async apply<T extends KubernetesObject>(obj: T, opts: { ifResourceVersion?: string | undefined } = {}): Promise<T> {
+  async apply<T extends KubernetesObject>(
+    obj: T,
+    opts: { ifResourceVersion?: string | undefined; dryRun?: boolean } = {},
+  ): Promise<T> {
     const body = { ...obj, metadata: { ...obj.metadata } } as T;
     delete body.metadata?.resourceVersion;
     delete body.metadata?.managedFields;
@@ -43,7 +47,7 @@ export class Objects {
     return this.rest.request<T>({
       method: "PATCH",
       path: await this.pathOf(obj),
-      query: { fieldManager: this.fieldManager, force: true },
+      query: { fieldManager: this.fieldManager, force: true, dryRun: opts.dryRun ? "All" : undefined },
       body,
       contentType: APPLY_PATCH,
       target: targetOf(obj),

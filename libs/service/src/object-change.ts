@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
+import type { KubernetesObject } from "@kubernetes/client-node";
 import type { Objects } from "@tenantplane/kube";
 import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
 import { httpStatusOf } from "@tenantplane/runtime";
@@ -196,9 +196,5 @@ function tenantplaneManagers(...objs: KubernetesObject[]): string[] {
 
 // What the server would store, without storing it. A resourceVersion pins it like the real write.
 async function dryRunApply<T extends KubernetesObject>(objects: Objects, desired: T, pin?: string): Promise<T> {
-  const body = { ...desired, metadata: { ...desired.metadata } } as T;
-  delete body.metadata?.resourceVersion;
-  delete body.metadata?.managedFields;
-  if (pin) body.metadata!.resourceVersion = pin;
-  return objects.api.patch(body, undefined, "All", objects.fieldManager, true, PatchStrategy.ServerSideApply);
+  return objects.apply(desired, { ifResourceVersion: pin, dryRun: true });
 }
