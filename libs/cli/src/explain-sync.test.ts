@@ -230,6 +230,19 @@ describe("explain-sync input handling", () => {
     expect(loose.stdout).toMatch(/^Pod +default\/netns .* Skip +refused by host rules: spec\.hostNetwork/m);
   });
 
+  it("predicts Services past the profile's load-balancer quota as Skips", async () => {
+    const profile = `${fileURLToPath(new URL("../../../examples/", import.meta.url))}isolationprofile.yaml`;
+    const lbs = ["a", "b", "c"]
+      .map((name) => `apiVersion: v1\nkind: Service\nmetadata:\n  name: ${name}\nspec: {type: LoadBalancer}\n`)
+      .join("---\n");
+    const { code, stdout } = await run(lbs, "--profile", profile);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Service +default\/b .* Create /m);
+    expect(stdout).toMatch(
+      /^Service +default\/c .* Skip +refused by host rules: spec\.type: LoadBalancer would exceed resourceQuota services\.loadbalancers \(2, 2 in use\)$/m,
+    );
+  });
+
   it("refuses an invalid --profile, naming the field", async () => {
     const bad =
       "apiVersion: tenantplane.io/v1alpha1\nkind: IsolationProfile\nmetadata:\n  name: p\nspec:\n  workloads: {tolerations: [{effect: Never}]}\n";

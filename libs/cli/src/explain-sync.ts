@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { defaultSyncPolicySpec, TENANT_NAME_MESSAGE, TenantNameSchema } from "@tenantplane/api";
 import { type Decision, DecisionSchema } from "@tenantplane/messaging";
 import {
+  applyServiceQuota,
   compileHostRules,
   contentHash,
   defaultHostRules,
@@ -70,7 +71,8 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
       : compileHostRules(parseProfileManifest(await read(io, options.profile), options.profile));
   const source = options.file === "-" ? "<stdin>" : options.file;
   const { objects: tenantObjects, problems } = readManifests(await read(io, options.file), source);
-  const entries = explanation(plan({ tenant: options.tenant, policy, rules, tenantObjects, hostObjects: [] }));
+  const planned = plan({ tenant: options.tenant, policy, rules, tenantObjects, hostObjects: [] });
+  const entries = explanation(applyServiceQuota(planned, rules, options.tenant, []));
 
   if (options.output === "table") {
     io.stdout(entries.length === 0 ? `no objects found in ${source}\n` : formatTable(entries));
