@@ -427,8 +427,11 @@ describe("chart against a real API server", () => {
     ["provisioner", "patch", "services", { namespace: "tp-dev" }, true],
     ["provisioner", "create", "events", { namespace: "default" }, true],
     ["provisioner", "delete", "tenantclusters", { group: tp }, false],
-    ["provisioner", "delete", "secrets", { namespace: "tp-dev" }, false],
-    ["provisioner", "get", "isolationprofiles", { group: tp }, false],
+    ["provisioner", "delete", "secrets", { namespace: "tp-dev" }, true],
+    ["provisioner", "list", "pods", { namespace: "tp-dev" }, true],
+    ["provisioner", "update", "secrets", { namespace: "tp-dev" }, false],
+    ["provisioner", "get", "isolationprofiles", { group: tp }, true],
+    ["provisioner", "patch", "isolationprofiles", { group: tp }, false],
     ["provisioner", "create", "pods", { namespace: "tp-dev" }, false],
     ["isolation", "get", "tenantclusters", { group: tp }, true],
     ["isolation", "get", "isolationprofiles", { group: tp }, true],
@@ -577,6 +580,17 @@ describe("chart against a real API server", () => {
       },
       setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
     );
+
+    // The teardown of a kept namespace: look for foreign objects, remove only its own.
+    const provisionerCore = provisioner.makeApiClient(CoreV1Api);
+    expect(await statusOf(provisionerCore.listNamespacedPod({ namespace: hostNamespace }))).toBe(200);
+    expect(
+      await statusOf(
+        provisioner
+          .makeApiClient(CustomObjectsApi)
+          .getClusterCustomObject({ group: tp, version: "v1alpha1", plural: "isolationprofiles", name: "absent" }),
+      ),
+    ).toBe(404);
 
     const isolation = await serviceAccountConfig("isolation");
     await ssa(

@@ -24,6 +24,7 @@ let fleet: ServiceFleet;
 let objects: KubernetesObjectApi;
 let core: CoreV1Api;
 let provisioner: RunningService;
+let isolation: RunningService;
 
 type Tc = KubernetesObject & {
   status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason: string; message: string }> };
@@ -43,6 +44,8 @@ async function read<T extends KubernetesObject>(apiVersion: string, kind: string
   }
 }
 
+const apiVersionOf = (kind: string) =>
+  kind === "StatefulSet" ? "apps/v1" : kind === "NetworkPolicy" ? "networking.k8s.io/v1" : "v1";
 const readTc = (name: string) => read<Tc>("tenantplane.io/v1alpha1", "TenantCluster", name);
 
 async function createTenant(name: string, spec: Record<string, unknown> = {}): Promise<string> {
@@ -116,7 +119,11 @@ beforeAll(async () => {
     natsUrl: nats.url,
     env: { RESYNC_INTERVAL_SECONDS: "10", LEASE_DURATION_SECONDS: "6", POD_NAMESPACE: "tenantplane-system" },
   });
-  [, provisioner] = await Promise.all([fleet.start("watcher"), fleet.start("provisioner"), fleet.start("isolation")]);
+  [, provisioner, isolation] = await Promise.all([
+    fleet.start("watcher"),
+    fleet.start("provisioner"),
+    fleet.start("isolation"),
+  ]);
 });
 
 afterAll(async () => {
@@ -189,11 +196,12 @@ describe("a foreign object in the place of one tenantplane needs", () => {
   // provisioner had made it), but one name in it is held by an object someone else created.
   // The provisioner is stopped while the scene is set, so it cannot win any race.
   const cases = [
-    { tenant: "kappa", kind: "Secret", name: "kappa-pki" },
-    { tenant: "lam", kind: "Secret", name: "lam-kubeconfig" },
-    { tenant: "mu", kind: "StatefulSet", name: "k3s" },
-    { tenant: "nu", kind: "Service", name: "k3s" },
-    { tenant: "xi", kind: "Service", name: "k3s-headless" },
+    { tenant: "kappa", kind: "Secret", name: "kappa-pki", condition: "ControlPlaneReady" },
+    { tenant: "lam", kind: "Secret", name: "lam-kubeconfig", condition: "ControlPlaneReady" },
+    { tenant: "mu", kind: "StatefulSet", name: "k3s", condition: "ControlPlaneReady" },
+    { tenant: "nu", kind: "Service", name: "k3s", condition: "ControlPlaneReady" },
+    { tenant: "xi", kind: "Service", name: "k3s-headless", condition: "ControlPlaneReady" },
+    { tenant: "pi", kind: "NetworkPolicy", name: "tenantplane-default-deny", condition: "IsolationApplied" },
   ] as const;
   const before = new Map<string, KubernetesObject>();
 
@@ -214,6 +222,13 @@ describe("a foreign object in the place of one tenantplane needs", () => {
           metadata,
           spec: { selector: { app: "theirs" }, ports: [{ port: 80 }] },
         } as KubernetesObject;
+      case "NetworkPolicy":
+        return {
+          apiVersion: "networking.k8s.io/v1",
+          kind,
+          metadata,
+          spec: { podSelector: { matchLabels: { app: "theirs" } }, policyTypes: ["Ingress"] },
+        } as KubernetesObject;
       default:
         return {
           apiVersion: "apps/v1",
@@ -233,7 +248,7 @@ describe("a foreign object in the place of one tenantplane needs", () => {
   };
 
   it("stops the tenant with NameHeldByForeignObject and a Warning naming it, and is never written", async () => {
-    await provisioner.stop();
+    await Promise.all([provisioner.stop(), isolation.stop()]);
     for (const { tenant, kind, name } of cases) {
       const uid = await createTenant(tenant);
       await createNamespace(
@@ -242,15 +257,15 @@ describe("a foreign object in the place of one tenantplane needs", () => {
         { "tenantplane.io/tenant-uid": uid },
       );
       await objects.create(foreignObject(kind, name, `tp-${tenant}`));
-      before.set(tenant, (await read(kind === "StatefulSet" ? "apps/v1" : "v1", kind, name, `tp-${tenant}`))!);
+      before.set(tenant, (await read(apiVersionOf(kind), kind, name, `tp-${tenant}`))!);
     }
-    provisioner = await fleet.start("provisioner");
+    [provisioner, isolation] = await Promise.all([fleet.start("provisioner"), fleet.start("isolation")]);
 
-    for (const { tenant, kind, name } of cases) {
-      const c = await waitForCondition(tenant, "ControlPlaneReady", "False", "NameHeldByForeignObject");
+    for (const { tenant, kind, name, condition } of cases) {
+      const c = await waitForCondition(tenant, condition, "False", "NameHeldByForeignObject");
       expect(c.message).toContain(`${kind} ${name} in namespace tp-${tenant} already exists`);
       await waitForWarning(tenant, "NameHeldByForeignObject", `${kind} ${name}`);
-      const now = await read(kind === "StatefulSet" ? "apps/v1" : "v1", kind, name, `tp-${tenant}`);
+      const now = await read(apiVersionOf(kind), kind, name, `tp-${tenant}`);
       // The StatefulSet controller writes a foreign StatefulSet's status; everything else stays put.
       const exact = kind !== "StatefulSet";
       expect(fingerprint(now, exact), `${tenant}: ${kind} ${name}`).toEqual(fingerprint(before.get(tenant), exact));
@@ -276,7 +291,7 @@ describe("a foreign object in the place of one tenantplane needs", () => {
         intervalMs: 500,
         description: `TenantCluster ${tenant} gone`,
       });
-      const now = await read(kind === "StatefulSet" ? "apps/v1" : "v1", kind, name, `tp-${tenant}`);
+      const now = await read(apiVersionOf(kind), kind, name, `tp-${tenant}`);
       // The StatefulSet controller writes a foreign StatefulSet's status; everything else stays put.
       const exact = kind !== "StatefulSet";
       expect(fingerprint(now, exact), `${tenant}: ${kind} ${name}`).toEqual(fingerprint(before.get(tenant), exact));

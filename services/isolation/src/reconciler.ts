@@ -17,6 +17,7 @@ import {
   describeForeign,
   isolationObjectSelector,
   namespaceOwnership,
+  objectOwnership,
 } from "@tenantplane/isolation";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
@@ -135,8 +136,16 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   await decide(changeOf(ns, labelled), "Namespace", namespace, "", `Pod Security labels from ${source}`);
 
   const wanted = new Set<string>();
+  const collisions: string[] = [];
   for (const object of compiled.objects) {
     wanted.add(objectKey(object.kind, object.metadata.name));
+    // An object of that name that tenantplane did not make for this tenant is left alone.
+    const held = await deps.objects.get(object.apiVersion, object.kind, object.metadata.name, namespace);
+    const ownership = held ? objectOwnership(held, tenant) : undefined;
+    if (ownership?.owner === "foreign") {
+      collisions.push(describeForeign({ kind: object.kind, name: object.metadata.name, namespace }, ownership.why));
+      continue;
+    }
     const { action } = await applyTracked(deps.objects, object as KubernetesObject);
     await decide(
       action,
@@ -160,6 +169,7 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     }
   }
 
+  if (collisions.length > 0) return warn(REASON_NAME_HELD_BY_FOREIGN_OBJECT, collisions.join("; "));
   if (choice.problem) return warn(choice.problem.reason, choice.problem.message);
   const notes = compiled.notes.length > 0 ? ` Notes: ${compiled.notes.join(" ")}` : "";
   await report({

@@ -281,7 +281,8 @@ function copyPkiScript(): string {
     `mkdir -p ${dir}`,
     "replaced=no",
     `for f in ${cas.join(" ")}; do`,
-    `  if [ -e ${dir}/$f ] && ! cmp -s ${PKI_MOUNT}/$f ${dir}/$f; then replaced=yes; fi`,
+    // Compared through the shell rather than cmp: the k3s image ships only a minimal userland.
+    `  if [ -e ${dir}/$f ] && [ "$(cat ${PKI_MOUNT}/$f)" != "$(cat ${dir}/$f)" ]; then replaced=yes; fi`,
     "done",
     'if [ "$replaced" = yes ]; then',
     '  echo "the PKI Secret holds new CAs: replacing the CAs on the volume and every certificate they signed"',

@@ -142,7 +142,7 @@ async function removeNamespace(
 /** `Kind/name` of every object in the scanned kinds of `namespace` that is not ours. */
 async function foreignObjectsIn(namespace: string, tenant: string, objects: Objects): Promise<string[]> {
   const found: string[] = [];
-  for (const { apiVersion, kind } of SCANNED_KINDS) {
+  for (const { apiVersion, kind } of [...SCANNED_KINDS, ...ISOLATION_KINDS]) {
     for (const object of await objects.list(apiVersion, kind, { namespace })) {
       const id = `${kind}/${object.metadata?.name ?? "?"}`;
       if (SYSTEM_OBJECTS.has(id)) continue;
