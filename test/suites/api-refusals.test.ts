@@ -132,6 +132,11 @@ describe("a write the API server refuses shows on the TenantCluster", () => {
       `tp-${tenant}`,
     );
     expect(stored?.spec.limits[0]).toMatchObject({ defaultRequest: { "nvidia.com/gpu": "2" } });
+    // The phase leaves Failed once no condition reports a refusal (the control plane is still starting).
+    await waitFor(async () => (await readTc(tenant))?.status?.phase === "Provisioning", {
+      timeoutMs: 60_000,
+      description: `${tenant} phase back to Provisioning`,
+    });
   });
 
   it("provisioner: a Service the quota refuses sets ControlPlaneReady False, phase Failed and a Warning naming the quota", async () => {
