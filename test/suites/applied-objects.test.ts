@@ -215,7 +215,7 @@ describe("events, leases and TenantCluster writes are stored exactly as sent", (
   it("stores an Event, a Lease, a finalizer patch and a status apply", async () => {
     const kc = cluster!.kubeConfig;
     const logger = createLogger("applied-objects", "silent");
-    const tc = await provisionerWriter.apply<KubernetesObject>({
+    const tc = await provisionerWriter.apply<KubernetesObject & { spec: object }>({
       apiVersion: "tenantplane.io/v1alpha1",
       kind: "TenantCluster",
       metadata: { name: tenant, finalizers: ["tenantplane.io/teardown"] },
