@@ -155,6 +155,7 @@ describe("a write the API server refuses shows on the TenantCluster", () => {
     expect(condition.message).toContain(`Service tp-${tenant}/k3s`);
     expect(condition.message).toContain("exceeded quota");
     expect(condition.message).toContain("services.loadbalancers");
+    expect(condition.message).toContain("spec.resourceQuota.hard");
     const tc = await waitFor(
       async () => {
         const t = await readTc(tenant);
