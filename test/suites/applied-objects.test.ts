@@ -1,7 +1,8 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { crdManifests, parseIsolationProfileSpec, parseTenantCluster } from "@tenantplane/api";
 import { compileIsolation } from "@tenantplane/isolation";
-import { Objects } from "@tenantplane/kube";
+import { EventRecorder, Objects, runWithLeaderElection } from "@tenantplane/kube";
+import { createLogger } from "@tenantplane/runtime";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import {
   apiService,
@@ -209,5 +210,99 @@ describe("objects tenantplane writes are stored exactly as compiled", () => {
     ];
     for (const object of applied) await provisionerWriter.apply(object);
     await expectStoredAsWritten([pkiObject, ...applied]);
+  });
+});
+
+describe("events, leases and TenantCluster writes are stored exactly as sent", () => {
+  it("stores an Event, a Lease, a finalizer patch and a status apply", async () => {
+    const kc = cluster!.kubeConfig;
+    const logger = createLogger("applied-objects", "silent");
+    const tc = await provisionerWriter.apply<KubernetesObject & { spec: object }>({
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "TenantCluster",
+      metadata: { name: tenant, finalizers: ["tenantplane.io/teardown"] },
+      spec: {},
+    });
+
+    // Event: written by the recorder every service uses.
+    const recorder = new EventRecorder(kc, { component: "isolation", instance: "test-1", logger });
+    const regarding = {
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "TenantCluster",
+      name: tenant,
+      uid: tc.metadata?.uid,
+    };
+    expect(await recorder.record({ regarding, type: "Warning", reason: "RejectedByApiServer", message: "m" })).toBe(
+      "created",
+    );
+    expect(await recorder.record({ regarding, type: "Warning", reason: "RejectedByApiServer", message: "m" })).toBe(
+      "aggregated",
+    );
+    const events = (await isolationWriter.list("v1", "Event", { namespace: "default" })).filter(
+      (e) => (e as unknown as { involvedObject: { name: string } }).involvedObject.name === tenant,
+    );
+    expect(events).toHaveLength(1);
+    expect(
+      fieldsNotStored(
+        {
+          involvedObject: { ...regarding },
+          type: "Warning",
+          reason: "RejectedByApiServer",
+          message: "m",
+          count: 2,
+          source: { component: "isolation" },
+          reportingComponent: "tenantplane.io/isolation",
+          reportingInstance: "test-1",
+        },
+        events[0],
+      ),
+    ).toEqual([]);
+
+    // Lease: MicroTime strings and the holder as the elector wrote them.
+    const stop = new AbortController();
+    let leading!: () => void;
+    const led = new Promise<void>((resolve) => (leading = resolve));
+    const election = runWithLeaderElection(
+      { kc, namespace: "default", name: "applied-objects", identity: "candidate-1", retryPeriodMs: 200, logger },
+      stop.signal,
+      async (lost) => {
+        leading();
+        await new Promise((resolve) => lost.addEventListener("abort", resolve));
+      },
+    );
+    await led;
+    const lease = await isolationWriter.get<KubernetesObject & { spec: Record<string, unknown> }>(
+      "coordination.k8s.io/v1",
+      "Lease",
+      "applied-objects",
+      "default",
+    );
+    expect(lease?.spec).toMatchObject({ holderIdentity: "candidate-1", leaseDurationSeconds: 15, leaseTransitions: 0 });
+    expect(lease?.spec.renewTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+    stop.abort();
+    await election;
+
+    // Status through the status subresource, and the finalizer released by a merge patch.
+    const status = {
+      phase: "Failed",
+      hostNamespace: namespace,
+      conditions: [
+        {
+          type: "IsolationApplied",
+          status: "False",
+          reason: "RejectedByApiServer",
+          message: "m",
+          lastTransitionTime: "2026-01-01T00:00:00Z",
+        },
+      ],
+    };
+    await isolationWriter.applyClusterStatus(
+      { group: "tenantplane.io", version: "v1alpha1", plural: "tenantclusters", kind: "TenantCluster", name: tenant },
+      status,
+    );
+    await provisionerWriter.mergePatch(tc, { metadata: { finalizers: [] } });
+    const stored = await isolationWriter.get("tenantplane.io/v1alpha1", "TenantCluster", tenant);
+    expect(fieldsNotStored({ status }, stored)).toEqual([]);
+    expect(stored?.metadata?.finalizers ?? []).toEqual([]);
   });
 });

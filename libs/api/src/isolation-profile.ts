@@ -2,7 +2,7 @@ import { z } from "zod";
 import { API_VERSION, KIND_ISOLATION_PROFILE } from "./constants.js";
 import { isStrictSubnet, parseCidr } from "./internal/cidr.js";
 import { ObjectMetaSchema } from "./object-meta.js";
-import { isContainerResourceName, isQuotaResourceName, isWholeQuotaResource } from "./names.js";
+import { isContainerResourceName, isQuotaResourceName, isWholeQuotaResource } from "./internal/names.js";
 import { compareQuantities, isWholeQuantity, QuantitySchema } from "./quantity.js";
 import { describeSubject, parseOrThrow } from "./validation-error.js";
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { API_VERSION, KIND_TENANT_CLUSTER, MAX_TENANT_NAME_LENGTH, TENANT_PHASES } from "./constants.js";
 import { ConditionSchema } from "./condition.js";
 import { ObjectMetaSchema } from "./object-meta.js";
-import { DNS_SUBDOMAIN, IMAGE_REFERENCE, isQualifiedName } from "./names.js";
+import { DNS_SUBDOMAIN, IMAGE_REFERENCE, isQualifiedName } from "./internal/names.js";
 import { compareQuantities, QuantitySchema } from "./quantity.js";
 import { describeSubject, parseOrThrow } from "./validation-error.js";
 

@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Objects } from "./apply.js";
-import { encodeBody, KubeApiError } from "./rest.js";
+import { KubeApiError } from "./api-error.js";
+import { encodeBody } from "./internal/rest.js";
 
 const networkPolicy = {
   apiVersion: "networking.k8s.io/v1",

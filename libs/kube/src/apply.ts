@@ -1,7 +1,8 @@
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import { httpStatusOf } from "@tenantplane/runtime";
-import { ResourceDirectory, resourcePath } from "./resource-paths.js";
-import { RestClient, type RequestTarget } from "./rest.js";
+import { ResourceDirectory, resourcePath } from "./internal/resource-paths.js";
+import type { RequestTarget } from "./api-error.js";
+import { RestClient } from "./internal/rest.js";
 
 const APPLY_PATCH = "application/apply-patch+yaml";
 const MERGE_PATCH = "application/merge-patch+json";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { httpStatusOf, type Logger } from "@tenantplane/runtime";
-import { RestClient } from "./rest.js";
+import { RestClient } from "./internal/rest.js";
 import { TokenBucket } from "./token-bucket.js";
 
 const eventsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;

@@ -1,7 +1,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { httpStatusOf, sleep, type Logger } from "@tenantplane/runtime";
 import { LeaseObservation } from "./lease-observation.js";
-import { RestClient } from "./rest.js";
+import { RestClient } from "./internal/rest.js";
 
 /** The fields of a coordination.k8s.io/v1 Lease this elector reads and writes; times are MicroTime strings. */
 interface Lease {

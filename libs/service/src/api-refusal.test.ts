@@ -59,6 +59,22 @@ describe("apiRefusalOf", () => {
 });
 
 describe("describeRefusal", () => {
+  it("points a quota refusal at the IsolationProfile's quota", () => {
+    const quota = new KubeApiError(
+      "PATCH",
+      "/api/v1/namespaces/tp-a/services/k3s",
+      403,
+      {
+        message:
+          'services "k3s" is forbidden: exceeded quota: tenantplane-quota, requested: services.loadbalancers=1, used: services.loadbalancers=0, limited: services.loadbalancers=0',
+      },
+      { kind: "Service", name: "k3s", namespace: "tp-a" },
+    );
+    expect(describeRefusal(apiRefusalOf(quota)!, "Fix it.")).toMatch(
+      /^the API server refused Service tp-a\/k3s: services "k3s" is forbidden: exceeded quota: .*\. Fix it\. The quota comes from spec\.resourceQuota\.hard of the tenant's IsolationProfile/,
+    );
+  });
+
   it("says which object and field, what the server said, and where to fix it", () => {
     expect(describeRefusal(apiRefusalOf(invalid())!, "Fix the IsolationProfile.")).toBe(
       'the API server refused LimitRange tp-a/tenantplane-limits (field spec.limits[0].min[cpu]): LimitRange "tenantplane-limits" is invalid: spec.limits[0].min[cpu]: Invalid value: "2": min must be <= max. Fix the IsolationProfile.',

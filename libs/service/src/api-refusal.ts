@@ -46,5 +46,9 @@ export function apiRefusalOf(err: unknown): ApiRefusal | undefined {
  */
 export function describeRefusal(refusal: ApiRefusal, fix: string): string {
   const fields = refusal.fields.length > 0 ? ` (field ${refusal.fields.join(", ")})` : "";
-  return `the API server refused ${refusal.object}${fields}: ${refusal.message}. ${fix}`;
+  // A quota refusal is about the host namespace's quota, which the IsolationProfile sets.
+  const quota = /exceeded quota/i.test(refusal.message)
+    ? " The quota comes from spec.resourceQuota.hard of the tenant's IsolationProfile: raise it there, or ask for less."
+    : "";
+  return `the API server refused ${refusal.object}${fields}: ${refusal.message}. ${fix}${quota}`;
 }

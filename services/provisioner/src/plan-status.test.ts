@@ -64,6 +64,10 @@ describe("phaseFor", () => {
   it("is Failed when any condition is False for a terminal reason", () => {
     expect(phaseFor([condition("ControlPlaneReady", "False", "ImmutableFieldChanged")])).toBe("Failed");
     expect(phaseFor([condition("ControlPlaneReady", "False", "InvalidPkiSecret")])).toBe("Failed");
+    // A write refused by the API server, whichever service made it.
+    expect(
+      phaseFor([condition("ControlPlaneReady", "True"), condition("IsolationApplied", "False", "RejectedByApiServer")]),
+    ).toBe("Failed");
     const custom = new Set(["ProfileNotFound"]);
     expect(
       phaseFor([condition("ControlPlaneReady", "True"), condition("IsolationApplied", "False", "ProfileNotFound")], {

@@ -7,7 +7,7 @@ import {
   type TenantPhase,
 } from "@tenantplane/api";
 import { hostNamespaceFor } from "@tenantplane/mapping";
-import type { ConditionInput } from "@tenantplane/service";
+import { REASON_REJECTED_BY_API_SERVER, type ConditionInput } from "@tenantplane/service";
 import { API_SERVICE_NAME, STATEFULSET_NAME, endpointFor } from "./control-plane.js";
 import { kubeconfigSecretRef } from "./kubeconfig.js";
 
@@ -42,6 +42,8 @@ export const TERMINAL_REASONS: ReadonlySet<string> = new Set([
   CONTROL_PLANE_REASONS.invalidPkiSecret,
   CONTROL_PLANE_REASONS.nameHeldByForeignObject,
   CONTROL_PLANE_REASONS.blockedByIsolationProfile,
+  // Any service's write refused by the API server: only a change of the spec or profile helps.
+  REASON_REJECTED_BY_API_SERVER,
 ]);
 
 /**

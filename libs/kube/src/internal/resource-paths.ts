@@ -1,4 +1,5 @@
-import { KubeApiError, type RestClient } from "./rest.js";
+import { KubeApiError } from "../api-error.js";
+import type { RestClient } from "./rest.js";
 
 /** How a kind is addressed: its plural resource name and whether it lives in a namespace. */
 export interface ResourceInfo {
