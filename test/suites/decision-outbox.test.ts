@@ -7,7 +7,14 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
 import { Objects } from "@tenantplane/kube";
 import { publishTenantChange, type Decision, type PlannedDecision } from "@tenantplane/messaging";
-import { PENDING_DECISION_ANNOTATION, applyTracked, pendingDecisionOf, tenantDecider } from "@tenantplane/service";
+import {
+  PENDING_DECISION_ANNOTATION,
+  applyTracked,
+  createTracked,
+  pendingDecisionOf,
+  publishPendingDecision,
+  tenantDecider,
+} from "@tenantplane/service";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ServiceFleet,
@@ -152,6 +159,49 @@ describe("Decisions are published only for tenantplane's own changes", () => {
 });
 
 describe("no Decision is lost", () => {
+  it("creates once, and publishes a Decision a crashed create left on its object with the recorded id", async () => {
+    const objects = new Objects(host.kubeConfig, "tenantplane-outbox-test");
+    const published: PlannedDecision[] = [];
+    const decide = tenantDecider("once", async (d) => {
+      published.push(d);
+    });
+    const secret = (name: string) => ({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name, namespace: "default" },
+      stringData: { key: "value" },
+    });
+    expect(await createTracked(objects, secret("once-pki"), { decide, reason: "tenant PKI" })).toBeDefined();
+    expect(await createTracked(objects, secret("once-pki"), { decide, reason: "tenant PKI" })).toBeUndefined();
+    expect(published.map((d) => `${d.action} ${d.hostRef.name}`)).toEqual(["Create once-pki"]);
+    expect(published[0]?.id).toBeTruthy();
+
+    // What a create leaves behind when its service dies before publishing.
+    const recorded = {
+      id: "11111111-2222-3333-4444-555555555555",
+      time: "2026-01-01T00:00:00.000Z",
+      action: "Create",
+      reason: "tenant PKI",
+    };
+    const left = await core.createNamespacedSecret({
+      namespace: "default",
+      body: {
+        metadata: { name: "crashed-pki", annotations: { [PENDING_DECISION_ANNOTATION]: JSON.stringify(recorded) } },
+        stringData: { key: "value" },
+      },
+    });
+    const cleared = await publishPendingDecision(objects, { ...left, apiVersion: "v1", kind: "Secret" }, decide);
+    expect(published.at(-1)).toMatchObject({
+      action: "Create",
+      hostRef: { name: "crashed-pki" },
+      id: recorded.id,
+      time: recorded.time,
+    });
+    expect(cleared.metadata?.annotations?.[PENDING_DECISION_ANNOTATION]).toBeUndefined();
+    const stored = await core.readNamespacedSecret({ name: "crashed-pki", namespace: "default" });
+    expect(stored.metadata?.annotations?.[PENDING_DECISION_ANNOTATION]).toBeUndefined();
+  });
+
   it("publishes the Decision of a write whose service was SIGKILLed before publishing, once", async () => {
     const crashing = await startFixture({ TENANTPLANE_FAULT_KILL_AFTER_HOST_WRITE: "1" });
     await waitFor(() => /consumer|connected to NATS/.test(logOf(crashing)), { description: "fixture started" });
@@ -186,53 +236,57 @@ describe("no Decision is lost", () => {
     expect(await storedDecisions("crash")).toHaveLength(2);
   });
 
-  it(`publishes every Decision of writes made during a ${OUTAGE_SECONDS} s NATS outage, each once`, async () => {
-    const tenant = "outage";
-    await Promise.all([fleet.start("provisioner"), fleet.start("isolation")]);
-    const api = KubernetesObjectApi.makeApiClient(host.kubeConfig);
-    await api.create({
-      apiVersion: "tenantplane.io/v1alpha1",
-      kind: "TenantCluster",
-      metadata: { name: tenant },
-      spec: {},
-    } as KubernetesObject);
-    await publishTenantChange(js, { tenant, reason: "TenantChanged" });
-    await waitFor(() => core.readNamespace({ name: `tp-${tenant}` }), {
-      description: `namespace tp-${tenant}`,
-      intervalMs: 20,
-    });
-    await nats.stopServer();
-    // The provisioner writes the tenant's PKI while NATS is away; its handler then holds
-    // the message and retries the Decision until NATS is back.
-    await waitFor(() => core.readNamespacedSecret({ name: `${tenant}-pki`, namespace: `tp-${tenant}` }), {
-      description: "the PKI Secret, written during the outage",
-      timeoutMs: 60_000,
-    });
-    await new Promise((r) => setTimeout(r, OUTAGE_SECONDS * 1000));
-    await nats.startAgain();
+  it(
+    `publishes every Decision of writes made during a ${OUTAGE_SECONDS} s NATS outage, each once`,
+    async () => {
+      const tenant = "outage";
+      await Promise.all([fleet.start("provisioner"), fleet.start("isolation")]);
+      const api = KubernetesObjectApi.makeApiClient(host.kubeConfig);
+      await api.create({
+        apiVersion: "tenantplane.io/v1alpha1",
+        kind: "TenantCluster",
+        metadata: { name: tenant },
+        spec: {},
+      } as KubernetesObject);
+      await publishTenantChange(js, { tenant, reason: "TenantChanged" });
+      await waitFor(() => core.readNamespace({ name: `tp-${tenant}` }), {
+        description: `namespace tp-${tenant}`,
+        intervalMs: 20,
+      });
+      await nats.stopServer();
+      // The provisioner writes the tenant's PKI while NATS is away; its handler then holds
+      // the message and retries the Decision until NATS is back.
+      await waitFor(() => core.readNamespacedSecret({ name: `${tenant}-pki`, namespace: `tp-${tenant}` }), {
+        description: "the PKI Secret, written during the outage",
+        timeoutMs: 60_000,
+      });
+      await new Promise((r) => setTimeout(r, OUTAGE_SECONDS * 1000));
+      await nats.startAgain();
 
-    const expected = [
-      `Create Namespace /tp-${tenant}`,
-      `Create Secret tp-${tenant}/${tenant}-pki`,
-      `Create Secret tp-${tenant}/${tenant}-kubeconfig`,
-      `Create StatefulSet tp-${tenant}/k3s`,
-      `Create NetworkPolicy tp-${tenant}/tenantplane-default-deny`,
-    ];
-    const decisions = await waitFor(
-      async () => {
-        const stored = await storedDecisions(tenant);
-        const have = new Set(facts(stored));
-        return expected.every((e) => have.has(e)) ? stored : undefined;
-      },
-      { description: "the Decisions of writes made during the outage", timeoutMs: 120_000, intervalMs: 2_000 },
-    );
-    // Let any redelivery run its course, then check that nothing was published twice.
-    await new Promise((r) => setTimeout(r, 5_000));
-    const settled = await storedDecisions(tenant);
-    expect(new Set(settled.map((d) => d.id)).size).toBe(settled.length);
-    expect(new Set(facts(settled)).size).toBe(settled.length);
-    expect(settled.length).toBeGreaterThanOrEqual(decisions.length);
-  });
+      const expected = [
+        `Create Namespace /tp-${tenant}`,
+        `Create Secret tp-${tenant}/${tenant}-pki`,
+        `Create Secret tp-${tenant}/${tenant}-kubeconfig`,
+        `Create StatefulSet tp-${tenant}/k3s`,
+        `Create NetworkPolicy tp-${tenant}/tenantplane-default-deny`,
+      ];
+      const decisions = await waitFor(
+        async () => {
+          const stored = await storedDecisions(tenant);
+          const have = new Set(facts(stored));
+          return expected.every((e) => have.has(e)) ? stored : undefined;
+        },
+        { description: "the Decisions of writes made during the outage", timeoutMs: 120_000, intervalMs: 2_000 },
+      );
+      // Let any redelivery run its course, then check that nothing was published twice.
+      await new Promise((r) => setTimeout(r, 5_000));
+      const settled = await storedDecisions(tenant);
+      expect(new Set(settled.map((d) => d.id)).size).toBe(settled.length);
+      expect(new Set(facts(settled)).size).toBe(settled.length);
+      expect(settled.length).toBeGreaterThanOrEqual(decisions.length);
+    },
+    (OUTAGE_SECONDS + 240) * 1000,
+  );
 });
 
 function logOf(proc: ManagedProcess): string {
