@@ -114,6 +114,76 @@ export async function applyTracked<T extends KubernetesObject>(
   return { action: changed, object: await clearPending(objects, desired, written) };
 }
 
+/**
+ * Creates `desired` (never overwriting: an existing object is a 409 and yields
+ * undefined) carrying its Create Decision in PENDING_DECISION_ANNOTATION, publishes
+ * the Decision through `decision.decide` and removes the annotation. For objects
+ * that must be written exactly once (a PKI); the caller reads an existing one with
+ * publishPendingDecision, so a crash between create and publish loses nothing.
+ */
+export async function createTracked<T extends KubernetesObject>(
+  objects: Objects,
+  desired: T,
+  decision: TrackedDecision,
+): Promise<T | undefined> {
+  const recorded: RecordedDecision = {
+    id: recordedId(desired, "Create", decision.reason),
+    time: new Date().toISOString(),
+    action: "Create",
+    reason: decision.reason,
+  };
+  let created: T;
+  try {
+    created = (await objects.api.create(withPending(desired, recorded))) as T;
+  } catch (err) {
+    if (httpStatusOf(err) === 409) return undefined;
+    throw err;
+  }
+  if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
+  return publishPendingDecision(objects, created, decision.decide);
+}
+
+/**
+ * Publishes the Decision recorded on `obj` (left there by a crash or an outage
+ * between a tracked write and its publish) with its recorded id and time, then
+ * removes the annotation. A no-op for an object without one; returns the object
+ * as it now is.
+ */
+export async function publishPendingDecision<T extends KubernetesObject>(
+  objects: Objects,
+  obj: T,
+  decide: Decide,
+): Promise<T> {
+  const pending = pendingDecisionOf(obj);
+  if (!pending) return obj;
+  const meta = obj.metadata ?? {};
+  await decide(pending.action, obj.kind!, meta.name!, meta.namespace ?? "", pending.reason, pending);
+  try {
+    // A merge patch removes the annotation whoever wrote it; pinned, so it never resurrects a deleted object.
+    return (await objects.api.patch(
+      {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        metadata: {
+          name: meta.name,
+          namespace: meta.namespace,
+          resourceVersion: meta.resourceVersion,
+          annotations: { [PENDING_DECISION_ANNOTATION]: null },
+        },
+      } as unknown as T,
+      undefined,
+      undefined,
+      objects.fieldManager,
+      undefined,
+      PatchStrategy.MergePatch,
+    )) as T;
+  } catch (err) {
+    const status = httpStatusOf(err);
+    if (status === 409 || status === 404) return obj;
+    throw err;
+  }
+}
+
 /** The Decision recorded on `obj` and not published yet, if any (unreadable annotations are ignored). */
 export function pendingDecisionOf(obj: KubernetesObject): RecordedDecision | undefined {
   const raw = obj.metadata?.annotations?.[PENDING_DECISION_ANNOTATION];
@@ -165,22 +235,37 @@ function withPending<T extends KubernetesObject>(desired: T, recorded: RecordedD
 }
 
 // Applying `desired` without the annotation removes it (this manager owned it). Pinned
-// to the version just seen, so it can never recreate an object deleted meanwhile; if
-// the object moved on, the annotation stays and the next reconcile republishes it
-// under the same id, which downstream dedupe drops.
+// to the version just seen, so it can never recreate an object deleted meanwhile; when a
+// concurrent writer moved the object on, it re-reads and tries again while the annotation
+// still holds this Decision. Should it still fail, the annotation stays and the next
+// reconcile republishes it under the same id, which downstream dedupe drops.
 async function clearPending<T extends KubernetesObject>(objects: Objects, desired: T, seen: T): Promise<T> {
-  try {
-    return await objects.apply(desired, { ifResourceVersion: seen.metadata?.resourceVersion });
-  } catch (err) {
-    const status = httpStatusOf(err);
-    if (status === 409 || status === 404) return seen;
-    throw err;
+  const id = pendingDecisionOf(seen)?.id;
+  let current = seen;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      return await objects.apply(desired, { ifResourceVersion: current.metadata?.resourceVersion });
+    } catch (err) {
+      const status = httpStatusOf(err);
+      if (status === 404) return current;
+      if (status !== 409) throw err;
+    }
+    const meta = desired.metadata ?? {};
+    const reread = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
+    if (!reread || pendingDecisionOf(reread)?.id !== id) return reread ?? current;
+    current = reread;
   }
+  return current;
 }
 
 // The id names the transition: which object, from which stored version (or from
 // nothing, at this moment), to what, and why.
-function recordedId(desired: KubernetesObject, action: DecisionAction, reason: string, before?: KubernetesObject) {
+function recordedId(
+  desired: KubernetesObject,
+  action: DecisionAction,
+  reason: string,
+  before?: KubernetesObject,
+): string {
   const from = before ? `${before.metadata?.uid}@${before.metadata?.resourceVersion}` : `absent@${Date.now()}`;
   const identity = [desired.apiVersion, desired.kind, desired.metadata?.namespace, desired.metadata?.name];
   const hex = createHash("sha256")
