@@ -134,7 +134,7 @@ export async function createTracked<T extends KubernetesObject>(
   };
   let created: T;
   try {
-    created = (await objects.api.create(withPending(desired, recorded))) as T;
+    created = await objects.create(withPending(desired, recorded));
   } catch (err) {
     if (httpStatusOf(err) === 409) return undefined;
     throw err;
@@ -160,23 +160,9 @@ export async function publishPendingDecision<T extends KubernetesObject>(
   await decide(pending.action, obj.kind!, meta.name!, meta.namespace ?? "", pending.reason, pending);
   try {
     // A merge patch removes the annotation whoever wrote it; pinned, so it never resurrects a deleted object.
-    return (await objects.api.patch(
-      {
-        apiVersion: obj.apiVersion,
-        kind: obj.kind,
-        metadata: {
-          name: meta.name,
-          namespace: meta.namespace,
-          resourceVersion: meta.resourceVersion,
-          annotations: { [PENDING_DECISION_ANNOTATION]: null },
-        },
-      } as unknown as T,
-      undefined,
-      undefined,
-      objects.fieldManager,
-      undefined,
-      PatchStrategy.MergePatch,
-    )) as T;
+    return await objects.mergePatch<T>(obj, {
+      metadata: { resourceVersion: meta.resourceVersion, annotations: { [PENDING_DECISION_ANNOTATION]: null } },
+    });
   } catch (err) {
     const status = httpStatusOf(err);
     if (status === 409 || status === 404) return obj;
