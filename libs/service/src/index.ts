@@ -15,4 +15,11 @@ export {
   type TrackedDecision,
 } from "./object-change.js";
 export { ownedFieldsChanged } from "./owned-fields.js";
+export {
+  PENDING_DELETE_PREFIX,
+  deleteTracked,
+  publishPendingDeletes,
+  type DeleteTarget,
+  type RecordedDelete,
+} from "./delete-tracked.js";
 export { consumeTenantChanges } from "./tenant-consumer.js";

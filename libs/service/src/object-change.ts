@@ -160,28 +160,36 @@ export async function publishPendingDecision<T extends KubernetesObject>(
   await decide(pending.action, obj.kind!, meta.name!, meta.namespace ?? "", pending.reason, pending);
   try {
     // A merge patch removes the annotation whoever wrote it; pinned, so it never resurrects a deleted object.
-    return (await objects.api.patch(
-      {
-        apiVersion: obj.apiVersion,
-        kind: obj.kind,
-        metadata: {
-          name: meta.name,
-          namespace: meta.namespace,
-          resourceVersion: meta.resourceVersion,
-          annotations: { [PENDING_DECISION_ANNOTATION]: null },
-        },
-      } as unknown as T,
-      undefined,
-      undefined,
-      objects.fieldManager,
-      undefined,
-      PatchStrategy.MergePatch,
-    )) as T;
+    return await mergePatchObject(objects, obj, {
+      metadata: { resourceVersion: meta.resourceVersion, annotations: { [PENDING_DECISION_ANNOTATION]: null } },
+    });
   } catch (err) {
     const status = httpStatusOf(err);
     if (status === 409 || status === 404) return obj;
     throw err;
   }
+}
+
+/** JSON merge patch of `patch` onto the object `obj` names, under `objects`' field manager. */
+export async function mergePatchObject<T extends KubernetesObject>(
+  objects: Objects,
+  obj: T,
+  patch: { metadata: Record<string, unknown> },
+): Promise<T> {
+  const meta = obj.metadata ?? {};
+  return (await objects.api.patch(
+    {
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+      ...patch,
+      metadata: { name: meta.name, namespace: meta.namespace, ...patch.metadata },
+    } as unknown as T,
+    undefined,
+    undefined,
+    objects.fieldManager,
+    undefined,
+    PatchStrategy.MergePatch,
+  )) as T;
 }
 
 /** The Decision recorded on `obj` and not published yet, if any (unreadable annotations are ignored). */
@@ -258,9 +266,8 @@ async function clearPending<T extends KubernetesObject>(objects: Objects, desire
   return current;
 }
 
-// The id names the transition: which object, from which stored version (or from
-// nothing, at this moment), to what, and why.
-function recordedId(
+/** An id naming one transition of one object: which object, from which stored version (or from nothing, now), to what and why. */
+export function recordedId(
   desired: KubernetesObject,
   action: DecisionAction,
   reason: string,
