@@ -1,14 +1,8 @@
-import type { KubernetesObject } from "@kubernetes/client-node";
+import { PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
 import type { Objects } from "@tenantplane/kube";
 import { httpStatusOf } from "@tenantplane/runtime";
 import { faults } from "./faults.js";
-import {
-  mergePatchObject,
-  recordedId,
-  type Decide,
-  type RecordedDecision,
-  type TrackedDecision,
-} from "./object-change.js";
+import { recordedId, type Decide, type RecordedDecision, type TrackedDecision } from "./object-change.js";
 
 /**
  * Prefix of the annotations a Delete Decision waits in: a deleted object cannot carry
@@ -134,4 +128,26 @@ async function forget(objects: Objects, anchor: KubernetesObject, key: string): 
     // A vanished anchor holds nothing any more.
     if (httpStatusOf(err) !== 404) throw err;
   }
+}
+
+// JSON merge patch of the anchor's annotations under this manager; unpinned, since it only
+// adds or removes one annotation of its own.
+async function mergePatchObject(
+  objects: Objects,
+  obj: KubernetesObject,
+  patch: { metadata: Record<string, unknown> },
+): Promise<void> {
+  const meta = obj.metadata ?? {};
+  await objects.api.patch(
+    {
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+      metadata: { name: meta.name, namespace: meta.namespace, ...patch.metadata },
+    },
+    undefined,
+    undefined,
+    objects.fieldManager,
+    undefined,
+    PatchStrategy.MergePatch,
+  );
 }

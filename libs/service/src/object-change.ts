@@ -160,36 +160,28 @@ export async function publishPendingDecision<T extends KubernetesObject>(
   await decide(pending.action, obj.kind!, meta.name!, meta.namespace ?? "", pending.reason, pending);
   try {
     // A merge patch removes the annotation whoever wrote it; pinned, so it never resurrects a deleted object.
-    return await mergePatchObject(objects, obj, {
-      metadata: { resourceVersion: meta.resourceVersion, annotations: { [PENDING_DECISION_ANNOTATION]: null } },
-    });
+    return (await objects.api.patch(
+      {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        metadata: {
+          name: meta.name,
+          namespace: meta.namespace,
+          resourceVersion: meta.resourceVersion,
+          annotations: { [PENDING_DECISION_ANNOTATION]: null },
+        },
+      } as unknown as T,
+      undefined,
+      undefined,
+      objects.fieldManager,
+      undefined,
+      PatchStrategy.MergePatch,
+    )) as T;
   } catch (err) {
     const status = httpStatusOf(err);
     if (status === 409 || status === 404) return obj;
     throw err;
   }
-}
-
-/** JSON merge patch of `patch` onto the object `obj` names, under `objects`' field manager. */
-export async function mergePatchObject<T extends KubernetesObject>(
-  objects: Objects,
-  obj: T,
-  patch: { metadata: Record<string, unknown> },
-): Promise<T> {
-  const meta = obj.metadata ?? {};
-  return (await objects.api.patch(
-    {
-      apiVersion: obj.apiVersion,
-      kind: obj.kind,
-      ...patch,
-      metadata: { name: meta.name, namespace: meta.namespace, ...patch.metadata },
-    } as unknown as T,
-    undefined,
-    undefined,
-    objects.fieldManager,
-    undefined,
-    PatchStrategy.MergePatch,
-  )) as T;
 }
 
 /** The Decision recorded on `obj` and not published yet, if any (unreadable annotations are ignored). */
