@@ -15,6 +15,13 @@ export {
   type TrackedDecision,
 } from "./object-change.js";
 export { ownedFieldsChanged } from "./owned-fields.js";
+export {
+  PENDING_DELETE_PREFIX,
+  deleteTracked,
+  publishPendingDeletes,
+  type DeleteTarget,
+  type RecordedDelete,
+} from "./delete-tracked.js";
 export { consumeTenantChanges } from "./tenant-consumer.js";
 export { apiRefusalOf, describeRefusal, REASON_REJECTED_BY_API_SERVER, type ApiRefusal } from "./api-refusal.js";
 export { ownedStatusFields, reportApiRefusal, type RefusalReporting } from "./refusal-status.js";

@@ -244,9 +244,8 @@ async function clearPending<T extends KubernetesObject>(objects: Objects, desire
   return current;
 }
 
-// The id names the transition: which object, from which stored version (or from
-// nothing, at this moment), to what, and why.
-function recordedId(
+/** An id naming one transition of one object: which object, from which stored version (or from nothing, now), to what and why. */
+export function recordedId(
   desired: KubernetesObject,
   action: DecisionAction,
   reason: string,
