@@ -104,8 +104,11 @@ describe("recorder", () => {
     const byReason = Object.fromEntries(events.map((e) => [e.reason, e]));
     expect(byReason.CreateConfigMap?.type).toBe("Normal");
     expect(byReason.CreateConfigMap?.message).toBe(
-      "ConfigMap default/settings -> host tp-quiet/settings-x-default-x-quiet: host ConfigMap absent [sync-worker]",
+      "created ConfigMap tp-quiet/settings-x-default-x-quiet from tenant ConfigMap default/settings: host ConfigMap absent",
     );
+    // The deciding service reports the Event, not the recorder that wrote it.
+    expect(byReason.CreateConfigMap?.reportingComponent).toBe("tenantplane.io/sync-worker");
+    expect(byReason.CreateConfigMap?.source?.component).toBe("sync-worker");
     expect(byReason.DeleteConfigMap?.type).toBe("Warning");
     expect(byReason.DeleteConfigMap?.involvedObject.uid).toBeTruthy();
   });

@@ -22,6 +22,11 @@ export interface EventInput {
   reason: string;
   message: string;
   action?: string;
+  /**
+   * The component that decided what the Event reports (e.g. `sync-worker`), when another
+   * component writes it; defaults to this recorder's component.
+   */
+  reportingComponent?: string | undefined;
 }
 
 /** What happened to an event: written new, folded into an earlier one, or dropped by the rate limit. */
@@ -64,7 +69,8 @@ export class EventRecorder {
     const ref = input.regarding;
     const objectKey = `${ref.kind}/${ref.namespace ?? ""}/${ref.name}/${ref.uid ?? ""}`;
     if (!this.bucketFor(objectKey).take()) return "dropped";
-    const key = `${objectKey}\u0000${input.type}\u0000${input.reason}\u0000${input.message}`;
+    const component = input.reportingComponent ?? this.opts.component;
+    const key = `${objectKey}\u0000${component}\u0000${input.type}\u0000${input.reason}\u0000${input.message}`;
     const now = new Date();
     const existing = this.series.get(key);
     if (existing) {
@@ -105,8 +111,8 @@ export class EventRecorder {
       count: 1,
       firstTimestamp: stamp,
       lastTimestamp: stamp,
-      source: { component: this.opts.component },
-      reportingComponent: `tenantplane.io/${this.opts.component}`,
+      source: { component },
+      reportingComponent: `tenantplane.io/${component}`,
       reportingInstance: this.opts.instance,
     };
     await this.rest.request({ method: "POST", path: eventsPath(namespace), body: event });

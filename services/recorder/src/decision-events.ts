@@ -80,7 +80,8 @@ export class DecisionEvents {
     const ref = input.regarding;
     const objectKey = `${ref.kind}/${ref.namespace ?? ""}/${ref.name}/${ref.uid ?? ""}`;
     const message = this.combinedMessage(`${objectKey}\u0000${input.type}\u0000${input.reason}`, input.message);
-    const key = `${objectKey}\u0000${input.type}\u0000${input.reason}\u0000${message.key}`;
+    const component = input.reportingComponent ?? this.opts.component;
+    const key = `${objectKey}\u0000${component}\u0000${input.type}\u0000${input.reason}\u0000${message.key}`;
     let series = this.series.get(key);
     if (series) this.series.delete(key);
     series ??= {
@@ -145,8 +146,9 @@ export class DecisionEvents {
       count: n,
       firstTimestamp: at,
       lastTimestamp: at,
-      source: { component: this.opts.component },
-      reportingComponent: `tenantplane.io/${this.opts.component}`,
+      // The service that decided reports the Event; this recorder only writes it.
+      source: { component: input.reportingComponent ?? this.opts.component },
+      reportingComponent: `tenantplane.io/${input.reportingComponent ?? this.opts.component}`,
       reportingInstance: this.opts.instance,
     });
     series.name = name;

@@ -20,7 +20,8 @@ describe("eventForDecision", () => {
       type: "Normal",
       reason: "CreatePod",
       action: "Create",
-      message: "Pod default/web -> host tp-dev/web-x-default-x-dev: host Pod absent [sync-worker]",
+      reportingComponent: "sync-worker",
+      message: "created Pod tp-dev/web-x-default-x-dev from tenant Pod default/web: host Pod absent",
     });
   });
 
@@ -29,18 +30,44 @@ describe("eventForDecision", () => {
     expect(eventForDecision({ ...decision, action: "Skip" }, tc).type).toBe("Normal");
   });
 
-  it("omits the namespace of cluster-scoped references", () => {
+  it("says what happened to which host object first, and leaves out a source that is the TenantCluster itself", () => {
     const event = eventForDecision(
       {
         ...decision,
+        service: "provisioner",
         action: "Update",
-        kind: "Namespace",
+        kind: "Secret",
         tenantRef: { namespace: "", name: "dev" },
-        hostRef: { namespace: "", name: "tp-dev" },
+        hostRef: { namespace: "tp-dev", name: "dev-kubeconfig" },
+        reason: "admin kubeconfig for https://127.0.0.2:6443",
       },
       tc,
     );
-    expect(event.message).toBe("Namespace dev -> host tp-dev: host Pod absent [sync-worker]");
+    expect(event.message).toBe("updated Secret tp-dev/dev-kubeconfig: admin kubeconfig for https://127.0.0.2:6443");
+    expect(event.reportingComponent).toBe("provisioner");
+  });
+
+  it("omits the namespace of cluster-scoped host objects", () => {
+    const event = eventForDecision(
+      {
+        ...decision,
+        service: "provisioner",
+        action: "Create",
+        kind: "Namespace",
+        tenantRef: { namespace: "", name: "dev" },
+        hostRef: { namespace: "", name: "tp-dev" },
+        reason: "host namespace for TenantCluster dev",
+      },
+      tc,
+    );
+    expect(event.message).toBe("created Namespace tp-dev: host namespace for TenantCluster dev");
+  });
+
+  it("says skipped, with the reason that names the holder", () => {
+    const event = eventForDecision({ ...decision, action: "Skip", reason: "name held by a foreign object" }, tc);
+    expect(event.message).toBe(
+      "skipped Pod tp-dev/web-x-default-x-dev from tenant Pod default/web: name held by a foreign object",
+    );
   });
 
   it("names the tenant when its TenantCluster is gone", () => {
