@@ -281,7 +281,12 @@ describe("explain-sync input handling", () => {
   });
 
   it.each([
-    [["explain-sync", "--tenant", "dev", "-f", "x"], "explain-sync needs --offline"],
+    [["explain-sync", "--tenant", "dev", "-f", "x", "--policy", "p.yaml"], "--policy and --profile need --offline"],
+    [["explain-sync", "--offline", "--tenant", "dev", "-f", "x", "--context", "c"], "do not apply to --offline"],
+    [
+      ["explain-sync", "--offline", "--tenant", "dev", "-f", "x", "-o", "name"],
+      "-o name: use one of table, json, yaml",
+    ],
     [["explain-sync", "--offline", "-f", "x"], "missing --tenant <name>"],
     [["explain-sync", "--offline", "--tenant", "dev"], "missing -f <file|->"],
     [
@@ -301,6 +306,9 @@ describe("explain-sync input handling", () => {
   it("prints its help", async () => {
     const { code, stdout } = await cli(["explain-sync", "--help"]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^Usage: tenantplane explain-sync --offline --tenant <name> -f <file\|->/);
+    expect(stdout).toMatch(/^Usage: tenantplane explain-sync --tenant <name> -f <file\|->/);
+    expect(stdout).toContain("tenantplane explain-sync --offline --tenant <name>");
+    expect(stdout).toMatch(/Examples:\n {2}tenantplane explain-sync/);
+    expect(stdout).toMatch(/3 the host\ncluster cannot be reached/);
   });
 });

@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import { defaultSyncPolicySpec, TENANT_NAME_MESSAGE, TenantNameSchema } from "@tenantplane/api";
 import { type Decision, DecisionSchema } from "@tenantplane/messaging";
 import {
@@ -7,46 +6,72 @@ import {
   defaultHostRules,
   explanation,
   plan,
+  type PlanInput,
   type PlannedDecisionWithObject,
+  type PlanResult,
 } from "@tenantplane/sync";
-import { CliError, type CliIo, EXIT_INVALID_INPUT, EXIT_USAGE } from "./cli-io.js";
-import { formatDecisions, formatTable, OUTPUT_FORMATS, type OutputFormat } from "./format.js";
+import { outputFlag, parseCommandLine, stringFlag, usageError } from "./args.js";
+import { CliError, type CliIo, EXIT_INVALID_INPUT } from "./cli-io.js";
+import { formatDecisions, formatTable, OUTPUT_FORMATS, type OutputFormat, type PlanRow } from "./format.js";
+import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, onCluster, openHost } from "./host.js";
 import { readManifests } from "./read-manifests.js";
 import { parsePolicyManifest, parseProfileManifest } from "./read-policy.js";
+import { listHostObjects, readPlanContext } from "./tenant-context.js";
 
 /** The `service` field of Decisions printed by explain-sync. */
 export const EXPLAIN_SYNC_SERVICE = "explain-sync";
 
 /** Usage text of `tenantplane explain-sync`. */
-export const EXPLAIN_SYNC_HELP = `Usage: tenantplane explain-sync --offline --tenant <name> -f <file|-> [--policy <file>] [--profile <file>] [-o table|json|yaml]
+export const EXPLAIN_SYNC_HELP = `Usage: tenantplane explain-sync --tenant <name> -f <file|-> [--kubeconfig <file>] [--context <name>] [-o table|json|yaml]
+       tenantplane explain-sync --offline --tenant <name> -f <file|-> [--policy <file>] [--profile <file>] [-o ...]
 
-Predicts where each tenant object would land on the host and what the sync engine would
-do with it, using the same planner as the sync service against an empty host namespace.
+Predicts what the sync worker will do with each tenant object, using its own planner.
+
+Live (the default) plans against the tenant's real host namespace tp-<tenant>, read through
+the host kubeconfig, with the tenant's SyncPolicy and IsolationProfile host rules as the
+host cluster holds them: Create where the copy is absent, Update where its content hash is
+outdated, Skip where a foreign object or another source holds the name, Delete for copies
+whose source is not in the manifest (the manifest is taken as everything the tenant has),
+InSync where the copy already matches. --offline plans against an empty host namespace.
 
 Options:
-  --offline           plan without contacting a cluster (required; the only mode so far)
   --tenant <name>     tenant name: a DNS label of at most 60 characters
   -f, --file <file>   multi-document YAML or JSON with tenant objects; '-' reads stdin.
                       List kinds contribute their items; objects without a namespace
                       (or namespace "") are placed in 'default'. Reasons cite objects as
                       'item N', counting objects (List items one by one) from 1.
-  --policy <file>     a SyncPolicy manifest (apiVersion tenantplane.io/v1alpha1);
-                      default: every supported kind is synced
-  --profile <file>    an IsolationProfile manifest whose host rules (spec.workloads, the
-                      Pod Security enforce level, the Service quota) the plan applies;
+${HOST_FLAGS_HELP}
+  --hash-key-secret <namespace>/<name>[/<key>]
+                      read the content-hash key (the sync worker's CONTENT_HASH_KEY) from
+                      this host Secret (key default: hash-key); default: $CONTENT_HASH_KEY.
+                      Without the worker's key every keyed copy looks outdated.
+  --offline           plan without contacting a cluster, against an empty host namespace
+  --policy <file>     (--offline) a SyncPolicy manifest; default: every supported kind
+  --profile <file>    (--offline) an IsolationProfile manifest whose host rules apply
+                      (spec.workloads, the Pod Security enforce level, the Service quota);
                       default: the built-in profile
   -o, --output <fmt>  table (default), json or yaml; json and yaml print Decisions
   -h, --help          show this help
 
-Exit status: 0 planned, 1 invalid input (an unreadable file, tenant, policy or profile;
-or any malformed document or object, after planning all the others), 2 invalid command line.
+Examples:
+  tenantplane explain-sync --tenant payments-dev -f app.yaml
+  kubectl kustomize overlays/dev | tenantplane explain-sync --tenant payments-dev -f - -o json
+  tenantplane explain-sync --offline --tenant dev -f examples/tenant/workloads.yaml
+
+Exit status: 0 planned; 1 invalid input (an unreadable file, tenant, policy or profile, a
+TenantCluster, SyncPolicy or IsolationProfile that is missing or invalid, or any malformed
+document or object, after planning all the others); 2 invalid command line; 3 the host
+cluster cannot be reached.
 `;
 
 interface ExplainOptions {
   tenant: string;
   file: string;
+  offline: boolean;
   policy: string | undefined;
   profile: string | undefined;
+  host: HostOptions;
+  hashKeySecret: string | undefined;
   output: OutputFormat;
 }
 
@@ -60,20 +85,40 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
     io.stdout(EXPLAIN_SYNC_HELP);
     return 0;
   }
-  const policy =
-    options.policy === undefined
-      ? defaultSyncPolicySpec
-      : parsePolicyManifest(await read(io, options.policy), options.policy);
-  const rules =
-    options.profile === undefined
-      ? defaultHostRules
-      : compileHostRules(parseProfileManifest(await read(io, options.profile), options.profile));
   const source = options.file === "-" ? "<stdin>" : options.file;
-  const { objects: tenantObjects, problems } = readManifests(await read(io, options.file), source);
-  const entries = explanation(plan({ tenant: options.tenant, policy, rules, tenantObjects, hostObjects: [] }));
+  const manifest = await read(io, options.file);
+  let input: Omit<PlanInput, "tenantObjects">;
+  if (options.offline) {
+    const policy =
+      options.policy === undefined
+        ? defaultSyncPolicySpec
+        : parsePolicyManifest(await read(io, options.policy), options.policy);
+    const rules =
+      options.profile === undefined
+        ? defaultHostRules
+        : compileHostRules(parseProfileManifest(await read(io, options.profile), options.profile));
+    input = { tenant: options.tenant, policy, rules, hostObjects: [] };
+  } else {
+    const host = openHost(options.host);
+    const context = await readPlanContext(host, options.tenant);
+    const hashKey = await readHashKey(host, options.hashKeySecret, io.env ?? {});
+    const { objects, completeKinds } = await listHostObjects(host, options.tenant);
+    input = {
+      tenant: options.tenant,
+      policy: context.policy,
+      rules: context.rules,
+      hostObjects: objects,
+      completeKinds,
+      ...(hashKey === undefined ? {} : { hashKey }),
+    };
+  }
+  const { objects: tenantObjects, problems } = readManifests(manifest, source);
+  const result = plan({ ...input, tenantObjects });
+  const entries = explanation(result);
 
   if (options.output === "table") {
-    io.stdout(entries.length === 0 ? `no objects found in ${source}\n` : formatTable(entries));
+    const rows = options.offline ? entries : planRows(result);
+    io.stdout(rows.length === 0 ? `no objects found in ${source}\n` : formatTable(rows, { color: io.color === true }));
   } else {
     const time = io.now().toISOString();
     io.stdout(
@@ -94,6 +139,58 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
   return problems.length > 0 || malformed > 0 ? EXIT_INVALID_INPUT : 0;
 }
 
+/** Every row of a live plan: decisions, ignored objects and copies already in sync (action `InSync`), in plan order. */
+export function planRows(result: PlanResult): PlanRow[] {
+  const inSync = result.inSync.map((target) => ({
+    ...target,
+    action: IN_SYNC,
+    reason: `host ${target.kind} ${target.hostRef.namespace}/${target.hostRef.name} carries the desired content hash: no write`,
+  }));
+  return [...explanation(result), ...inSync].sort(
+    (a, b) =>
+      compare(a.tenantRef.namespace, b.tenantRef.namespace) ||
+      compare(a.tenantRef.name, b.tenantRef.name) ||
+      compare(a.kind, b.kind) ||
+      compare(a.hostRef.name, b.hostRef.name),
+  );
+}
+
+/** The ACTION of a copy that already matches its source. */
+export const IN_SYNC = "InSync";
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The content-hash key the sync worker uses: from `--hash-key-secret namespace/name[/key]`
+ * on the host, else `CONTENT_HASH_KEY`, else none (unkeyed hashes).
+ */
+async function readHashKey(
+  host: Cluster,
+  secretRef: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<string | undefined> {
+  if (secretRef === undefined) return env["CONTENT_HASH_KEY"] || undefined;
+  const [namespace, name, key = "hash-key", ...rest] = secretRef.split("/");
+  if (!namespace || !name || rest.length > 0) {
+    throw usage(`--hash-key-secret ${secretRef}: use <namespace>/<name>[/<key>]`);
+  }
+  const secret = await onCluster(
+    host,
+    `read Secret ${namespace}/${name}`,
+    (o) => o.get<{ apiVersion: string; kind: string; data?: Record<string, string> }>("v1", "Secret", name, namespace),
+    `get on secrets in namespace ${namespace}`,
+  );
+  const value = secret?.data?.[key];
+  if (value === undefined) {
+    throw new CliError(
+      `--hash-key-secret: Secret ${namespace}/${name} ${secret === undefined ? "does not exist" : `has no key ${key}`}`,
+    );
+  }
+  return Buffer.from(value, "base64").toString("utf8");
+}
+
 /** A planned entry stamped as a Decision; the id is a hash of its content, so reruns agree. */
 export function toDecision(entry: PlannedDecisionWithObject, time: string): Decision {
   const { tenant, action, kind, tenantRef, hostRef, reason } = entry;
@@ -102,37 +199,47 @@ export function toDecision(entry: PlannedDecisionWithObject, time: string): Deci
 }
 
 function parseOptions(args: readonly string[]): ExplainOptions | "help" {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        offline: { type: "boolean" },
-        tenant: { type: "string" },
-        file: { type: "string", short: "f" },
-        policy: { type: "string" },
-        profile: { type: "string" },
-        output: { type: "string", short: "o", default: "table" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    throw usage(error instanceof Error ? error.message : String(error));
+  const line = parseCommandLine("explain-sync", args, {
+    offline: { type: "boolean" },
+    tenant: { type: "string" },
+    file: { type: "string", short: "f" },
+    policy: { type: "string" },
+    profile: { type: "string" },
+    "hash-key-secret": { type: "string" },
+    output: { type: "string", short: "o" },
+    ...HOST_FLAGS,
+  });
+  if (line.help) return "help";
+  if (line.positionals.length > 0) throw usage(`Unexpected argument '${line.positionals[0]}'`);
+  const tenant = stringFlag(line, "tenant");
+  const file = stringFlag(line, "file");
+  const offline = line.values["offline"] === true;
+  if (tenant === undefined) throw usage("missing --tenant <name>");
+  if (file === undefined) throw usage("missing -f <file|->");
+  const output = outputFlag("explain-sync", line, OUTPUT_FORMATS);
+  const policy = stringFlag(line, "policy");
+  const profile = stringFlag(line, "profile");
+  if (!offline && (policy !== undefined || profile !== undefined)) {
+    throw usage(
+      "--policy and --profile need --offline: live planning reads the tenant's own SyncPolicy and IsolationProfile",
+    );
   }
-  if (values.help === true) return "help";
-  if (values.offline !== true) {
-    throw usage("explain-sync needs --offline: planning against a live host cluster is not available yet");
+  if (offline && (line.values["kubeconfig"] !== undefined || line.values["context"] !== undefined)) {
+    throw usage("--kubeconfig and --context do not apply to --offline, which contacts no cluster");
   }
-  if (values.tenant === undefined) throw usage("missing --tenant <name>");
-  if (values.file === undefined) throw usage("missing -f <file|->");
-  const output = OUTPUT_FORMATS.find((format) => format === values.output);
-  if (output === undefined) throw usage(`-o ${values.output}: use one of ${OUTPUT_FORMATS.join(", ")}`);
-  if (!TenantNameSchema.safeParse(values.tenant).success) {
-    throw new CliError(`--tenant ${JSON.stringify(values.tenant)}: a tenant name ${TENANT_NAME_MESSAGE}`);
+  if (!TenantNameSchema.safeParse(tenant).success) {
+    throw new CliError(`--tenant ${JSON.stringify(tenant)}: a tenant name ${TENANT_NAME_MESSAGE}`);
   }
-  return { tenant: values.tenant, file: values.file, policy: values.policy, profile: values.profile, output };
+  return {
+    tenant,
+    file,
+    offline,
+    policy,
+    profile,
+    host: { kubeconfig: stringFlag(line, "kubeconfig"), context: stringFlag(line, "context") },
+    hashKeySecret: stringFlag(line, "hash-key-secret"),
+    output,
+  };
 }
 
 async function read(io: CliIo, path: string): Promise<string> {
@@ -146,5 +253,5 @@ async function read(io: CliIo, path: string): Promise<string> {
 }
 
 function usage(message: string): CliError {
-  return new CliError(`${message}\nRun 'tenantplane explain-sync --help' for usage.`, EXIT_USAGE);
+  return usageError("explain-sync", message);
 }
