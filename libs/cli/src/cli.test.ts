@@ -28,8 +28,8 @@ describe("runCli", () => {
 
   it("rejects an unknown command with exit 2", async () => {
     const { io, out } = fakeIo();
-    expect(await runCli(["explain"], io)).toBe(2);
-    expect(out.stderr).toMatch(/^tenantplane: unknown command "explain"/);
+    expect(await runCli(["explian"], io)).toBe(2);
+    expect(out.stderr).toMatch(/^tenantplane: unknown command "explian"/);
   });
 
   it("reports errors that are not the user's as one line with exit 1", async () => {
