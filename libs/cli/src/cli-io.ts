@@ -37,3 +37,9 @@ export class CliError extends Error {
 /** The exit-status paragraph every command's help ends with. */
 export const EXIT_STATUS_HELP = `Exit status: 0 ok; 1 invalid input (the message names the field or object);
 2 invalid command line; 3 the host cluster, a tenant API or NATS cannot be reached.`;
+
+/** Whether tables may be coloured: only on a terminal, and never with `NO_COLOR` set to anything non-empty (no-color.org). */
+export function colorEnabled(isTty: boolean, env: Readonly<Record<string, string | undefined>>): boolean {
+  const noColor = env["NO_COLOR"];
+  return isTty && (noColor === undefined || noColor === "");
+}

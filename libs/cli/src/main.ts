@@ -2,6 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { text } from "node:stream/consumers";
 import { runCli } from "./cli.js";
+import { colorEnabled } from "./cli-io.js";
 
 // Ctrl-C ends following commands cleanly (exit 0); a second one kills at once.
 const interrupt = new AbortController();
@@ -10,7 +11,6 @@ process.once("SIGINT", () => {
   process.once("SIGINT", () => process.exit(130));
 });
 
-const noColor = process.env["NO_COLOR"] !== undefined && process.env["NO_COLOR"] !== "";
 process.exitCode = await runCli(process.argv.slice(2), {
   stdout: (chunk) => process.stdout.write(chunk),
   stderr: (chunk) => process.stderr.write(chunk),
@@ -18,6 +18,6 @@ process.exitCode = await runCli(process.argv.slice(2), {
   now: () => new Date(),
   debug: process.env["TENANTPLANE_DEBUG"] === "1",
   env: process.env,
-  color: process.stdout.isTTY === true && !noColor,
+  color: colorEnabled(process.stdout.isTTY === true, process.env),
   signal: interrupt.signal,
 });
