@@ -36,6 +36,7 @@ describe("decisions command line", () => {
     expect(parse("--kind", "PersistentVolumeClaims")).toMatchObject({
       subject: "tenantplane.decisions.*.PersistentVolumeClaim.*",
     });
+    expect(parse("--kind", "StatefulSet")).toMatchObject({ subject: "tenantplane.decisions.*.StatefulSet.*" });
   });
 
   it("turns --since into a start time, takes --follow/-f, -o json and --nats-url over NATS_URL", () => {
@@ -50,7 +51,8 @@ describe("decisions command line", () => {
 
   it.each([
     [["--tenant", "Bad_Name"], 1, '--tenant "Bad_Name": a tenant name must be'],
-    [["--kind", "Deployment"], 1, '--kind "Deployment": not a kind tenantplane syncs'],
+    [["--kind", "deploy.ments"], 1, '--kind "deploy.ments": use a Kind such as Pod (pods, po)'],
+    [["--kind", "*"], 1, '--kind "*": use a Kind'],
     [["--action", "Patch"], 1, '--action "Patch": use one of Create, Update, Delete, Skip'],
     [["--since", "ten minutes"], 1, '--since "ten minutes": use a duration'],
     [["-o", "yaml"], 2, "-o yaml: use one of table, json"],

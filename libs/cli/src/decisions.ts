@@ -84,10 +84,10 @@ export function parseDecisionsArgs(
     throw new CliError(`--tenant ${JSON.stringify(tenant)}: a tenant name ${TENANT_NAME_MESSAGE}`);
   }
   const kindText = stringFlag(line, "kind");
-  const kind = kindText === undefined ? undefined : syncKindOf(kindText);
+  const kind = kindText === undefined ? undefined : decisionKindOf(kindText);
   if (kindText !== undefined && kind === undefined) {
     throw new CliError(
-      `--kind ${JSON.stringify(kindText)}: not a kind tenantplane syncs; use one of ${SYNC_KIND_NAMES}`,
+      `--kind ${JSON.stringify(kindText)}: use a Kind such as ${SYNC_KIND_NAMES}, or another Kind tenantplane decides about (Namespace, StatefulSet, NetworkPolicy, ...)`,
     );
   }
   const actionText = stringFlag(line, "action");
@@ -110,6 +110,14 @@ export function parseDecisionsArgs(
     output,
     natsUrl: natsUrlOf(stringFlag(line, "nats-url"), env),
   };
+}
+
+/**
+ * The Kind token of `--kind`: kubectl's names of the synced kinds map to their Kind; any
+ * other Kind-shaped word (services also decide about Namespaces, StatefulSets, ...) is kept.
+ */
+export function decisionKindOf(text: string): string | undefined {
+  return syncKindOf(text) ?? (/^[A-Z][A-Za-z0-9]*$/.test(text) ? text : undefined);
 }
 
 /** A message from the stream read as a Decision, or why it is not one. */

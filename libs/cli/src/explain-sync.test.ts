@@ -4,6 +4,7 @@ import { DecisionSchema } from "@tenantplane/messaging";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { runCli } from "./cli.js";
+import { notReadyNote } from "./explain-sync.js";
 import type { CliIo } from "./cli-io.js";
 
 const examples = fileURLToPath(new URL("../../../examples/tenant/", import.meta.url));
@@ -310,5 +311,16 @@ describe("explain-sync input handling", () => {
     expect(stdout).toContain("tenantplane explain-sync --offline --tenant <name>");
     expect(stdout).toMatch(/Examples:\n {2}tenantplane explain-sync/);
     expect(stdout).toMatch(/3 the host\ncluster cannot be reached/);
+  });
+});
+
+describe("notReadyNote", () => {
+  it("says when the sync worker would not act on the plan yet", () => {
+    const ready = { status: { conditions: [{ type: "ControlPlaneReady", status: "True" }] } };
+    expect(notReadyNote(ready)).toBeUndefined();
+    expect(notReadyNote({ status: {} })).toMatch(/no Ready control plane yet/);
+    expect(notReadyNote({ ...ready, metadata: { deletionTimestamp: "2026-01-01T00:00:00Z" } } as never)).toMatch(
+      /is being deleted/,
+    );
   });
 });

@@ -1,4 +1,9 @@
-import { defaultSyncPolicySpec, TENANT_NAME_MESSAGE, TenantNameSchema } from "@tenantplane/api";
+import {
+  CONDITION_CONTROL_PLANE_READY,
+  defaultSyncPolicySpec,
+  TENANT_NAME_MESSAGE,
+  TenantNameSchema,
+} from "@tenantplane/api";
 import { type Decision, DecisionSchema } from "@tenantplane/messaging";
 import {
   compileHostRules,
@@ -16,7 +21,8 @@ import { formatDecisions, formatTable, OUTPUT_FORMATS, type OutputFormat, type P
 import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, onCluster, openHost } from "./host.js";
 import { readManifests } from "./read-manifests.js";
 import { parsePolicyManifest, parseProfileManifest } from "./read-policy.js";
-import { listHostObjects, readPlanContext } from "./tenant-context.js";
+import { listHostObjects, type RawObject, readPlanContext } from "./tenant-context.js";
+import { conditionsOf } from "./tenants-format.js";
 
 /** The `service` field of Decisions printed by explain-sync. */
 export const EXPLAIN_SYNC_SERVICE = "explain-sync";
@@ -101,6 +107,8 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
   } else {
     const host = openHost(options.host);
     const context = await readPlanContext(host, options.tenant);
+    const notReady = notReadyNote(context.tenantCluster);
+    if (notReady !== undefined) io.stderr(`tenantplane explain-sync: note: tenant ${options.tenant} ${notReady}\n`);
     const hashKey = await readHashKey(host, options.hashKeySecret, io.env ?? {});
     const { objects, completeKinds } = await listHostObjects(host, options.tenant);
     input = {
@@ -153,6 +161,21 @@ export function planRows(result: PlanResult): PlanRow[] {
       compare(a.kind, b.kind) ||
       compare(a.hostRef.name, b.hostRef.name),
   );
+}
+
+/**
+ * Why the sync worker is not syncing the tenant yet (it starts once the control plane is
+ * Ready), or undefined when it is.
+ */
+export function notReadyNote(tc: RawObject): string | undefined {
+  if ((tc.metadata as { deletionTimestamp?: unknown } | undefined)?.deletionTimestamp !== undefined) {
+    return "is being deleted: the sync worker no longer syncs it";
+  }
+  const ready = conditionsOf(tc).find((c) => c.type === CONDITION_CONTROL_PLANE_READY);
+  if (ready?.status !== "True") {
+    return "has no Ready control plane yet: the sync worker acts on this plan once ControlPlaneReady is True";
+  }
+  return undefined;
 }
 
 /** The ACTION of a copy that already matches its source. */

@@ -4,10 +4,12 @@ import { text } from "node:stream/consumers";
 import { runCli } from "./cli.js";
 import { colorEnabled } from "./cli-io.js";
 
-// Ctrl-C ends following commands cleanly (exit 0); a second one kills at once.
+// Ctrl-C ends following commands cleanly (exit 0); a second one ends the process at once.
 const interrupt = new AbortController();
+// A command that follows nothing (a request in flight) is ended after a moment.
 process.once("SIGINT", () => {
   interrupt.abort();
+  setTimeout(() => process.exit(130), 1000).unref();
   process.once("SIGINT", () => process.exit(130));
 });
 
