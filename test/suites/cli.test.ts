@@ -388,6 +388,31 @@ describe("tenantplane against a live installation", () => {
       expect({ args, code: r.code }).toEqual({ args, code: 3 });
       expect(r.stderr).toMatch(new RegExp(`cannot reach .*${UNREACHABLE.replaceAll(".", "\\.")}`));
     }
+    // explain still says what it found when only NATS is down, and exits 3.
+    const noNats = await tp([
+      "explain",
+      `configmap/same-x-shop-x-${TENANT}`,
+      "-n",
+      HOST_NS,
+      "--nats-url",
+      `nats://${UNREACHABLE}:4222`,
+    ]);
+    expect(noNats.code).toBe(3);
+    expect(noNats.stdout).toContain(`source:       tenant ${TENANT}, ConfigMap shop/same`);
+    expect(noNats.stdout).toMatch(/decisions:\n {4}cannot reach NATS at nats:\/\/127\.0\.0\.219:4222/);
+    // With the tenant API down the content hash cannot be checked, and explain says so.
+    await tenantApi.stop();
+    const noTenant = await tp(["explain", `configmap/same-x-shop-x-${TENANT}`, "-n", HOST_NS, "-o", "json"]);
+    expect(noTenant.code).toBe(0);
+    expect(
+      (JSON.parse(noTenant.stdout) as { contentHash: { state: string; detail: string } }).contentHash,
+    ).toMatchObject({
+      state: "unchecked",
+      detail: expect.stringMatching(
+        /^cannot be checked: the tenant object is not reachable \(cannot reach tenant cli-a's API/,
+      ),
+    });
+
     const usage = await tp(["decisions", "--bogus"]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("Run 'tenantplane decisions --help' for usage.");

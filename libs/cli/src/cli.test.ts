@@ -56,6 +56,26 @@ describe("runCli", () => {
   });
 });
 
+describe("unreachable servers", () => {
+  it("an unreachable error no command mapped is still exit 3", async () => {
+    const { io, out } = fakeIo(async () => {
+      throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" });
+    });
+    expect(
+      await runCli(["explain-sync", "--offline", "--tenant", "dev", "-f", "x"], {
+        ...io,
+        readFile: async () => "kind: ConfigMap\n",
+        stdout: () => {
+          throw Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" });
+        },
+      }),
+    ).toBe(3);
+    expect(out.stderr).toBe(
+      "tenantplane explain-sync: cannot reach a server: connect ECONNREFUSED 127.0.0.1:1; check --kubeconfig, --context and --nats-url\n",
+    );
+  });
+});
+
 describe("every command", () => {
   it.each(["explain-sync", "explain", "decisions", "kubeconfig", "get", "create"])(
     "%s --help shows usage, examples and exit codes",

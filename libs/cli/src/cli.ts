@@ -1,7 +1,8 @@
-import { CliError, type CliIo, EXIT_INVALID_INPUT, EXIT_STATUS_HELP, EXIT_USAGE } from "./cli-io.js";
+import { CliError, type CliIo, EXIT_INVALID_INPUT, EXIT_STATUS_HELP, EXIT_UNREACHABLE, EXIT_USAGE } from "./cli-io.js";
 import { decisions } from "./decisions.js";
 import { explain } from "./explain.js";
 import { explainSync } from "./explain-sync.js";
+import { isUnreachable } from "./host.js";
 import { kubeconfig } from "./kubeconfig.js";
 import { create, get } from "./tenants.js";
 
@@ -62,6 +63,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (error instanceof CliError) {
       io.stderr(`tenantplane ${command}: ${error.message}\n`);
       return error.exitCode;
+    }
+    if (isUnreachable(error)) {
+      io.stderr(
+        `tenantplane ${command}: cannot reach a server: ${firstLine(error)}; check --kubeconfig, --context and --nats-url\n`,
+      );
+      return EXIT_UNREACHABLE;
     }
     const detail = io.debug === true && error instanceof Error ? (error.stack ?? error.message) : firstLine(error);
     io.stderr(`tenantplane ${command}: unexpected error: ${detail}\n`);

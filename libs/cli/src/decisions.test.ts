@@ -47,6 +47,7 @@ describe("decisions command line", () => {
       natsUrl: "nats://flag:4222",
     });
     expect(parseDecisionsArgs([], {}, NOW)).toMatchObject({ natsUrl: undefined });
+    expect(parse("--since", "99999999999h")).toMatchObject({ since: "1970-01-01T00:00:00.000Z" });
   });
 
   it.each([

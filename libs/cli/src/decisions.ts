@@ -105,7 +105,8 @@ export function parseDecisionsArgs(
   }
   return {
     subject: decisionSubject({ tenant, kind, action }),
-    since: sinceMs === undefined ? undefined : new Date(now.getTime() - sinceMs).toISOString(),
+    // A duration longer than the epoch means "everything"; Date cannot represent much earlier.
+    since: sinceMs === undefined ? undefined : new Date(Math.max(0, now.getTime() - sinceMs)).toISOString(),
     follow: line.values["follow"] === true,
     output,
     natsUrl: natsUrlOf(stringFlag(line, "nats-url"), env),
