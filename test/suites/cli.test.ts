@@ -285,9 +285,7 @@ describe("tenantplane against a live installation", () => {
     expect(quota.stdout).toMatch(/^ {2}ControlPlaneReady +True/m);
     expect(quota.stdout).toMatch(/NetworkPolicy +tenantplane-default-deny +standard +spec\.network\.defaultDeny/);
     expect(quota.stdout).toMatch(/ResourceQuota +tenantplane-quota +standard +spec\.resourceQuota/);
-    expect(quota.stdout).toMatch(
-      /Namespace +tp-cli-a +IsolationProfile standard +spec\.podSecurity \(labels .*enforce=baseline/,
-    );
+    expect(quota.stdout).toMatch(/Namespace +tp-cli-a +standard +spec\.podSecurity \(labels .*enforce=baseline/);
 
     const absent = await tp(["explain", "configmap/nothing-here", "-n", HOST_NS]);
     expect(absent.code).toBe(1);

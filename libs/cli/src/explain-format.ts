@@ -115,7 +115,7 @@ export function formatTenantExplanation(e: TenantExplanation, options: { color?:
           [
             "Namespace",
             e.hostNamespace,
-            e.profile,
+            e.profile.replace(/^IsolationProfile /, ""),
             `spec.podSecurity (labels ${labels.map(([k, v]) => `${k.replace("pod-security.kubernetes.io/", "")}=${v}`).join(",")})`,
           ],
         ]

@@ -146,9 +146,7 @@ describe("explain output", () => {
     const text = formatTenantExplanation(tenant);
     expect(text).toContain("  sync:           3 in sync, 1 skipped, 0 failed\n");
     expect(text).toMatch(/^ {2}TYPE +STATUS +REASON +MESSAGE\n {2}ControlPlaneReady +True +Ready +answers$/m);
-    expect(text).toMatch(
-      /^ {2}Namespace +tp-dev +IsolationProfile standard +spec\.podSecurity \(labels enforce=baseline\)$/m,
-    );
+    expect(text).toMatch(/^ {2}Namespace +tp-dev +standard +spec\.podSecurity \(labels enforce=baseline\)$/m);
     expect(text).toMatch(/^ {2}NetworkPolicy +tenantplane-default-deny +standard +spec\.network\.defaultDeny$/m);
     const { sync: _sync, ...noCounts } = tenant;
     expect(formatTenantExplanation({ ...noCounts, conditions: [] })).toMatch(

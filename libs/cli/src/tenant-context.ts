@@ -50,7 +50,7 @@ export async function readTenantCluster(host: Cluster, tenant: string): Promise<
   );
   if (tc === undefined) {
     throw new CliError(
-      `--tenant ${tenant}: TenantCluster ${tenant} does not exist on ${host.server} (list them with 'tenantplane get tenants')`,
+      `TenantCluster ${tenant} does not exist on ${host.server} (list them with 'tenantplane get tenants')`,
     );
   }
   return tc;

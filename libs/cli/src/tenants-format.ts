@@ -75,7 +75,13 @@ export function formatTenants(
 ): string {
   if (format === "name") return tenants.map((tc) => `${tenantResourceName(tc)}\n`).join("");
   if (format !== "table") {
-    const list = { apiVersion: "v1", kind: "List", items: tenants };
+    // As kubectl does by default: managedFields are bookkeeping, not what anyone asked for.
+    const items = tenants.map(({ metadata, ...rest }) => {
+      if (metadata === undefined) return rest;
+      const { managedFields: _managed, ...meta } = metadata as Record<string, unknown>;
+      return { ...rest, metadata: meta };
+    });
+    const list = { apiVersion: "v1", kind: "List", items };
     return format === "json" ? `${JSON.stringify(list, null, 2)}\n` : YAML.stringify(list, { lineWidth: 0 });
   }
   const rows = tenants.map((tc) => {

@@ -43,6 +43,8 @@ describe("get tenants output", () => {
 
   it("prints a List as JSON or YAML, and kubectl-style names", () => {
     expect(JSON.parse(formatTenants([ready], "json", NOW))).toEqual({ apiVersion: "v1", kind: "List", items: [ready] });
+    const managed = { ...ready, metadata: { ...ready.metadata, managedFields: [{ manager: "x" }] } };
+    expect(JSON.parse(formatTenants([managed], "json", NOW)).items[0].metadata).toEqual(ready.metadata);
     expect(YAML.parse(formatTenants([ready], "yaml", NOW)).items[0].metadata.name).toBe("payments-dev");
     expect(formatTenants([ready, fresh], "name", NOW)).toBe(
       "tenantcluster.tenantplane.io/payments-dev\ntenantcluster.tenantplane.io/new\n",
