@@ -189,6 +189,12 @@ describe("tenantplane against a live installation", () => {
     // Host state as a sync worker and a stranger left it: an outdated copy, a current copy,
     // an orphaned copy, and a foreign object holding a name a tenant object maps to.
     for (const source of Object.values(v1)) await objects.create(desiredCopy(source));
+    // A tenant object the manifest does not mention, already synced: applying the manifest leaves it alone.
+    const tenant = new Objects(kubeConfigFromString((await tp(["kubeconfig", TENANT, "--external"])).stdout), "e2e");
+    await tenant.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
+    const kept = configMap("shop", "kept", { k: "v" });
+    await tenant.create(kept);
+    await objects.create(desiredCopy(kept));
     await objects.create(configMap(HOST_NS, `foreign-x-shop-x-${TENANT}`, { owner: "someone else" }));
 
     const manifest = [
@@ -211,6 +217,7 @@ describe("tenantplane against a live installation", () => {
     expect(action(`old-x-shop-x-${TENANT}`)).toEqual(["Delete"]);
     expect(action(`fresh-x-shop-x-${TENANT}`)).toEqual(["Create"]);
     expect(action(`same-x-shop-x-${TENANT}`)).toEqual([]);
+    expect(action(`kept-x-shop-x-${TENANT}`)).toEqual([]);
     expect(decisions.find((d) => d.action === "Skip")?.reason).toMatch(/foreign|not managed|managed-by/i);
     // tenantplane's own objects in the namespace (kubeconfig Secret, isolation objects) are never planned for.
     expect(decisions.filter((d) => d.action === "Delete").map((d) => d.hostRef.name)).toEqual([
@@ -223,6 +230,7 @@ describe("tenantplane against a live installation", () => {
       new RegExp(`^ConfigMap +shop/same +${HOST_NS}/same-x-shop-x-${TENANT} +no +InSync +`, "m"),
     );
     expect(table.stdout).not.toContain("\u001b[");
+    expect(table.stdout).not.toContain("kept");
 
     // The same input offline cannot see the host: everything is a Create.
     const offline = await tp(["explain-sync", "--offline", "--tenant", TENANT, "-f", file, "-o", "json"]);
@@ -237,7 +245,6 @@ describe("tenantplane against a live installation", () => {
   it("explains a sync copy (source, rule, content hash, last Decisions) and says a foreign object is not tenantplane's", async () => {
     // The tenant objects behind the copies, in the tenant API, reached through the tenant's kubeconfig.
     const tenant = new Objects(kubeConfigFromString((await tp(["kubeconfig", TENANT, "--external"])).stdout), "e2e");
-    await tenant.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
     await tenant.create(configMap("shop", "same", { a: "1" }));
     await tenant.create(configMap("shop", "settings", { mode: "v2" }));
     const js = jetstream(nc);
@@ -410,6 +417,12 @@ describe("tenantplane against a live installation", () => {
         /^cannot be checked: the tenant object is not reachable \(cannot reach tenant cli-a's API/,
       ),
     });
+
+    // Without the tenant's listing, explain-sync predicts no Delete for the policy's kinds, and says why.
+    const blind = await tp(["explain-sync", "--tenant", TENANT, "-f", join(workDir, "manifest.yaml"), "-o", "json"]);
+    expect(blind.code).toBe(0);
+    expect(blind.stderr).toMatch(/note: cannot list tenant cli-a's objects \(cannot reach tenant cli-a's API/);
+    expect((JSON.parse(blind.stdout) as Decision[]).filter((d) => d.action === "Delete")).toEqual([]);
 
     const usage = await tp(["decisions", "--bogus"]);
     expect(usage.code).toBe(2);

@@ -11,7 +11,6 @@ import {
   defaultHostRules,
   explanation,
   plan,
-  type PlanInput,
   type PlannedDecisionWithObject,
   type PlanResult,
 } from "@tenantplane/sync";
@@ -22,6 +21,7 @@ import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, onCluster,
 import { readManifests } from "./read-manifests.js";
 import { parsePolicyManifest, parseProfileManifest } from "./read-policy.js";
 import { listHostObjects, type RawObject, readPlanContext } from "./tenant-context.js";
+import { applyManifest, deletableKinds, listTenantObjects, manifestView } from "./tenant-objects.js";
 import { conditionsOf } from "./tenants-format.js";
 
 /** The `service` field of Decisions printed by explain-sync. */
@@ -33,12 +33,16 @@ export const EXPLAIN_SYNC_HELP = `Usage: tenantplane explain-sync --tenant <name
 
 Predicts what the sync worker will do with each tenant object, using its own planner.
 
-Live (the default) plans against the tenant's real host namespace tp-<tenant>, read through
-the host kubeconfig, with the tenant's SyncPolicy and IsolationProfile host rules as the
-host cluster holds them: Create where the copy is absent, Update where its content hash is
-outdated, Skip where a foreign object or another source holds the name, Delete for copies
-whose source is not in the manifest (the manifest is taken as everything the tenant has),
-InSync where the copy already matches. --offline plans against an empty host namespace.
+Live (the default) predicts what the worker does once the manifest is applied to the
+tenant: the tenant's current objects (read through its admin kubeconfig) with the manifest's
+objects in place of theirs, planned against every object in tp-<tenant> (read through the
+host kubeconfig) with the SyncPolicy and IsolationProfile host rules the host cluster holds.
+ACTION is Create where the copy is absent, Update where its content hash is outdated, Skip
+where a foreign object or another source holds the name, Delete for copies whose source is
+gone from the tenant, InSync where the copy already matches. Rows cover the manifest's
+objects and every other action the worker will take. If the tenant API cannot be read, the
+plan uses the manifest alone and predicts no Delete for the policy's kinds (the worker
+deletes nothing then either). --offline plans the manifest against an empty namespace.
 
 Options:
   --tenant <name>     tenant name: a DNS label of at most 60 characters
@@ -93,7 +97,8 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
   }
   const source = options.file === "-" ? "<stdin>" : options.file;
   const manifest = await read(io, options.file);
-  let input: Omit<PlanInput, "tenantObjects">;
+  const { objects: manifestObjects, problems } = readManifests(manifest, source);
+  let result: PlanResult;
   if (options.offline) {
     const policy =
       options.policy === undefined
@@ -103,25 +108,10 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
       options.profile === undefined
         ? defaultHostRules
         : compileHostRules(parseProfileManifest(await read(io, options.profile), options.profile));
-    input = { tenant: options.tenant, policy, rules, hostObjects: [] };
+    result = plan({ tenant: options.tenant, policy, rules, hostObjects: [], tenantObjects: manifestObjects });
   } else {
-    const host = openHost(options.host);
-    const context = await readPlanContext(host, options.tenant);
-    const notReady = notReadyNote(context.tenantCluster);
-    if (notReady !== undefined) io.stderr(`tenantplane explain-sync: note: tenant ${options.tenant} ${notReady}\n`);
-    const hashKey = await readHashKey(host, options.hashKeySecret, io.env ?? {});
-    const { objects, completeKinds } = await listHostObjects(host, options.tenant);
-    input = {
-      tenant: options.tenant,
-      policy: context.policy,
-      rules: context.rules,
-      hostObjects: objects,
-      completeKinds,
-      ...(hashKey === undefined ? {} : { hashKey }),
-    };
+    result = await planLive(options, manifestObjects, io);
   }
-  const { objects: tenantObjects, problems } = readManifests(manifest, source);
-  const result = plan({ ...input, tenantObjects });
   const entries = explanation(result);
 
   if (options.output === "table") {
@@ -145,6 +135,40 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
     );
   }
   return problems.length > 0 || malformed > 0 ? EXIT_INVALID_INPUT : 0;
+}
+
+/**
+ * Plans as the sync worker will once the manifest is applied to the tenant: the tenant's
+ * current objects (through its kubeconfig) with the manifest's objects replacing theirs,
+ * against every object in tp-<tenant>, with the tenant's policy, host rules and hash key.
+ * If the tenant API cannot be listed, no Delete is predicted for policy kinds, as the
+ * worker deletes nothing then either.
+ */
+async function planLive(options: ExplainOptions, manifestObjects: unknown[], io: CliIo): Promise<PlanResult> {
+  const note = (text: string) => io.stderr(`tenantplane explain-sync: note: ${text}\n`);
+  const host = openHost(options.host);
+  const context = await readPlanContext(host, options.tenant);
+  const notReady = notReadyNote(context.tenantCluster);
+  if (notReady !== undefined) note(`tenant ${options.tenant} ${notReady}`);
+  const hashKey = await readHashKey(host, options.hashKeySecret, io.env ?? {});
+  const { objects: hostObjects } = await listHostObjects(host, options.tenant);
+  const tenant = await listTenantObjects(host, context);
+  if (!tenant.listed) {
+    note(
+      `cannot list tenant ${options.tenant}'s objects (${tenant.problem ?? "unknown"}): planned from the manifest alone, and no Delete is predicted for the policy's kinds`,
+    );
+  }
+  const policyKinds = context.policy.toHost.map((rule) => rule.kind);
+  const result = plan({
+    tenant: options.tenant,
+    policy: context.policy,
+    rules: context.rules,
+    tenantObjects: applyManifest(manifestObjects, tenant.objects),
+    hostObjects,
+    completeKinds: deletableKinds(policyKinds, tenant.listed),
+    ...(hashKey === undefined ? {} : { hashKey }),
+  });
+  return manifestView(result, manifestObjects);
 }
 
 /** Every row of a live plan: decisions, ignored objects and copies already in sync (action `InSync`), in plan order. */
