@@ -294,6 +294,16 @@ describe("tenantplane against a live installation", () => {
     expect(quota.stdout).toMatch(/ResourceQuota +tenantplane-quota +standard +spec\.resourceQuota/);
     expect(quota.stdout).toMatch(/Namespace +tp-cli-a +standard +spec\.podSecurity \(labels .*enforce=baseline/);
 
+    // The reverse mapping alone does not make a copy: outside tp-<tenant> the worker never acts.
+    const forged = desiredCopy(configMap("shop", "same", { a: "1" }));
+    await objects.create({ ...forged, metadata: { ...forged.metadata, name: "forged", namespace: "default" } });
+    const outside = await tp(["explain", "configmap/forged", "-n", "default", "-o", "json"]);
+    expect(outside.code).toBe(0);
+    expect(JSON.parse(outside.stdout)).toMatchObject({
+      owner: "foreign",
+      summary: expect.stringContaining(`lives outside ${HOST_NS}`),
+    });
+
     const absent = await tp(["explain", "configmap/nothing-here", "-n", HOST_NS]);
     expect(absent.code).toBe(1);
     expect(absent.stderr).toContain(`ConfigMap ${HOST_NS}/nothing-here does not exist`);

@@ -176,6 +176,17 @@ export async function explainObject(
   }
   const source = reverseLookup(metadata);
   if (source === undefined) return { explanation: explainOwnObject(base, metadata), natsUnreachable: false };
+  if (target.namespace !== hostNamespaceFor(source.tenant)) {
+    return {
+      explanation: {
+        ...base,
+        owner: "foreign",
+        summary: `carries tenant ${source.tenant}'s reverse mapping but lives outside ${hostNamespaceFor(source.tenant)}: the sync worker never writes or deletes objects there, so it is not one of its copies`,
+        source: { tenant: source.tenant, namespace: source.namespace, name: source.name, kind: source.kind },
+      },
+      natsUnreachable: false,
+    };
+  }
   const explanation: ObjectExplanation = {
     ...base,
     owner: "sync-copy",

@@ -1,6 +1,6 @@
 import type { PlanResult } from "@tenantplane/sync";
 import { describe, expect, it } from "vitest";
-import { applyManifest, deletableKinds, manifestView, sourceKeyOf } from "./tenant-objects.js";
+import { applyManifest, deletableKinds, manifestView, sourceKeyOf, withoutTerminating } from "./tenant-objects.js";
 
 const cm = (namespace: string | undefined, name: string, extra: Record<string, unknown> = {}) => ({
   apiVersion: "v1",
@@ -26,6 +26,17 @@ describe("live explain-sync inputs", () => {
       cm("shop", "d", { deletionTimestamp: "2026-01-01T00:00:00Z" }),
     ];
     expect(applyManifest(manifest, listed)).toEqual([...manifest, cm("shop", "c")]);
+  });
+
+  it("counts objects in a namespace being deleted as gone", () => {
+    const namespaces = [
+      { metadata: { name: "shop" } },
+      { metadata: { name: "old", deletionTimestamp: "2026-01-01T00:00:00Z" } },
+      { metadata: { name: "older" }, status: { phase: "Terminating" } },
+    ];
+    expect(withoutTerminating([cm("shop", "a"), cm("old", "b"), cm("older", "c")], namespaces)).toEqual([
+      cm("shop", "a"),
+    ]);
   });
 
   it("allows Deletes of policy kinds only when the tenant was listed", () => {

@@ -23,12 +23,13 @@ export async function listTenantObjects(host: Cluster, context: TenantPlanContex
     const external = typeof context.tenantCluster.status?.["externalEndpoint"] === "string";
     const kubeconfig = await readTenantKubeconfig(host, context.tenant, external, context.tenantCluster);
     const tenantApi = openTenant(context.tenant, kubeconfig);
-    const lists = await Promise.all(
-      context.policy.toHost.map(({ kind }) =>
+    const [namespaces, ...lists] = await Promise.all([
+      onCluster(tenantApi, "list Namespaces", (o) => o.list<RawObject & { apiVersion: string }>("v1", "Namespace")),
+      ...context.policy.toHost.map(({ kind }) =>
         onCluster(tenantApi, `list ${kind}s`, (o) => o.list<RawObject & { apiVersion: string }>("v1", kind)),
       ),
-    );
-    return { objects: lists.flat(), listed: true };
+    ]);
+    return { objects: withoutTerminating(lists.flat(), namespaces), listed: true };
   } catch (error) {
     return {
       objects: [],
@@ -36,6 +37,19 @@ export async function listTenantObjects(host: Cluster, context: TenantPlanContex
       problem: error instanceof Error ? error.message.split("\n")[0]! : String(error),
     };
   }
+}
+
+/** `objects` minus those in a namespace being deleted: the sync worker counts them as gone. */
+export function withoutTerminating(objects: readonly RawObject[], namespaces: readonly RawObject[]): RawObject[] {
+  const terminating = new Set(
+    namespaces.filter((ns) => isDeleting(ns) || ns.status?.["phase"] === "Terminating").map((ns) => ns.metadata?.name),
+  );
+  return objects.filter((object) => !terminating.has(object.metadata?.namespace));
+}
+
+function isDeleting(object: RawObject): boolean {
+  const deleting = (object.metadata as { deletionTimestamp?: unknown } | undefined)?.deletionTimestamp;
+  return deleting !== undefined && deleting !== null;
 }
 
 /** `kind/namespace/name` of a tenant object read loosely (namespace "" or absent is `default`), or undefined. */
@@ -55,10 +69,7 @@ export function sourceKeyOf(value: unknown): string | undefined {
  */
 export function applyManifest(manifest: readonly unknown[], listed: readonly RawObject[]): unknown[] {
   const replaced = new Set(manifest.map(sourceKeyOf).filter((key) => key !== undefined));
-  const kept = listed.filter((object) => {
-    const deleting = (object.metadata as { deletionTimestamp?: unknown } | undefined)?.deletionTimestamp;
-    return !replaced.has(sourceKeyOf(object) ?? "") && (deleting === undefined || deleting === null);
-  });
+  const kept = listed.filter((object) => !replaced.has(sourceKeyOf(object) ?? "") && !isDeleting(object));
   return [...manifest, ...kept];
 }
 
