@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { KubernetesObject } from "@kubernetes/client-node";
+import { CoreV1Api, type KubernetesObject } from "@kubernetes/client-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
@@ -174,6 +174,51 @@ describe("tenantplane against a live installation", () => {
     const tenant = new Objects(kubeConfigFromString(external.stdout), "e2e");
     const namespaces = await tenant.list("v1", "Namespace");
     expect(namespaces.map((n) => n.metadata?.name)).toContain("default");
+
+    // Someone who may read TenantClusters but not Secrets is told which permission is missing.
+    await objects.create({
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "tc-reader", namespace: "default" },
+    });
+    await objects.create({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "tc-reader" },
+      rules: [{ apiGroups: ["tenantplane.io"], resources: ["tenantclusters"], verbs: ["get", "list"] }],
+    } as Obj);
+    await objects.create({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "tc-reader" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "tc-reader" },
+      subjects: [{ kind: "ServiceAccount", name: "tc-reader", namespace: "default" }],
+    } as Obj);
+    const token = await host.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .createNamespacedServiceAccountToken({
+        name: "tc-reader",
+        namespace: "default",
+        body: { spec: { audiences: [] } },
+      });
+    const admin = YAML.parse(readFileSync(host.kubeconfigPath, "utf8")) as { clusters: unknown[] };
+    const readerConfig = join(workDir, "reader.kubeconfig");
+    await writeFile(
+      readerConfig,
+      YAML.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ ...(admin.clusters[0] as object), name: "host" }],
+        users: [{ name: "reader", user: { token: token.status?.token } }],
+        contexts: [{ name: "reader", context: { cluster: "host", user: "reader" } }],
+        "current-context": "reader",
+      }),
+    );
+    const forbidden = await tp(["kubeconfig", TENANT, "--kubeconfig", readerConfig]);
+    expect(forbidden.code).toBe(1);
+    expect(forbidden.stderr).toContain(`forbidden to read Secret ${HOST_NS}/${TENANT}-kubeconfig`);
+    expect(forbidden.stderr).toContain(`this needs RBAC permission "get" on "secrets" in namespace ${HOST_NS}`);
+    expect(forbidden.stdout).toBe("");
 
     const missing = await tp(["kubeconfig", "no-such-tenant"]);
     expect(missing.code).toBe(1);
