@@ -194,13 +194,11 @@ describe("tenantplane against a live installation", () => {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "tc-reader" },
       subjects: [{ kind: "ServiceAccount", name: "tc-reader", namespace: "default" }],
     } as Obj);
-    const token = await host.kubeConfig
-      .makeApiClient(CoreV1Api)
-      .createNamespacedServiceAccountToken({
-        name: "tc-reader",
-        namespace: "default",
-        body: { spec: { audiences: [] } },
-      });
+    const token = await host.kubeConfig.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+      name: "tc-reader",
+      namespace: "default",
+      body: { spec: { audiences: [] } },
+    });
     const admin = YAML.parse(readFileSync(host.kubeconfigPath, "utf8")) as { clusters: unknown[] };
     const readerConfig = join(workDir, "reader.kubeconfig");
     await writeFile(
@@ -219,6 +217,13 @@ describe("tenantplane against a live installation", () => {
     expect(forbidden.stderr).toContain(`forbidden to read Secret ${HOST_NS}/${TENANT}-kubeconfig`);
     expect(forbidden.stderr).toContain(`this needs RBAC permission "get" on "secrets" in namespace ${HOST_NS}`);
     expect(forbidden.stdout).toBe("");
+
+    // --wait gives up after --timeout, saying where to look; nothing plays k3s for this tenant.
+    const waited = await tp(["create", "tenant", "cli-b", "--wait", "--timeout", "3s"]);
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toMatch(
+      /TenantCluster cli-b is still \w+ after --timeout; see 'tenantplane explain tc\/cli-b'/,
+    );
 
     const missing = await tp(["kubeconfig", "no-such-tenant"]);
     expect(missing.code).toBe(1);
