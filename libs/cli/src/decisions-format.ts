@@ -3,6 +3,7 @@ import { paint, renderTable, statusColour } from "./table.js";
 
 /** The output formats of `decisions`. */
 export const DECISION_FORMATS = ["table", "json"] as const;
+/** One of {@link DECISION_FORMATS}. */
 export type DecisionFormat = (typeof DECISION_FORMATS)[number];
 
 /** Column headers of the decisions table. */

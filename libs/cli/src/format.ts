@@ -5,6 +5,7 @@ import { renderTable } from "./table.js";
 
 /** The output formats of explain-sync's `-o`. */
 export const OUTPUT_FORMATS = ["table", "json", "yaml"] as const;
+/** One of {@link OUTPUT_FORMATS}. */
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** One row of explain-sync's table: a planned target, what happens to it and why. */

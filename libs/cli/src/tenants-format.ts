@@ -5,6 +5,7 @@ import type { RawObject } from "./tenant-context.js";
 
 /** The output formats of `get tenants` and `create tenant`. */
 export const TENANT_FORMATS = ["table", "json", "yaml", "name"] as const;
+/** One of {@link TENANT_FORMATS}. */
 export type TenantFormat = (typeof TENANT_FORMATS)[number];
 
 interface ConditionView {
