@@ -17,7 +17,8 @@ import {
 import { outputFlag, parseCommandLine, stringFlag, usageError } from "./args.js";
 import { CliError, type CliIo, EXIT_INVALID_INPUT } from "./cli-io.js";
 import { formatDecisions, formatTable, OUTPUT_FORMATS, type OutputFormat, type PlanRow } from "./format.js";
-import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, onCluster, openHost } from "./host.js";
+import { parseHashKeySecret, readHashKey } from "./hash-key.js";
+import { HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, openHost } from "./host.js";
 import { readManifests } from "./read-manifests.js";
 import { parsePolicyManifest, parseProfileManifest } from "./read-policy.js";
 import { listHostObjects, type RawObject, readPlanContext } from "./tenant-context.js";
@@ -209,35 +210,6 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/**
- * The content-hash key the sync worker uses: from `--hash-key-secret namespace/name[/key]`
- * on the host, else `CONTENT_HASH_KEY`, else none (unkeyed hashes).
- */
-async function readHashKey(
-  host: Cluster,
-  secretRef: string | undefined,
-  env: Readonly<Record<string, string | undefined>>,
-): Promise<string | undefined> {
-  if (secretRef === undefined) return env["CONTENT_HASH_KEY"] || undefined;
-  const [namespace, name, key = "hash-key", ...rest] = secretRef.split("/");
-  if (!namespace || !name || rest.length > 0) {
-    throw usage(`--hash-key-secret ${secretRef}: use <namespace>/<name>[/<key>]`);
-  }
-  const secret = await onCluster(
-    host,
-    `read Secret ${namespace}/${name}`,
-    (o) => o.get<{ apiVersion: string; kind: string; data?: Record<string, string> }>("v1", "Secret", name, namespace),
-    `get on secrets in namespace ${namespace}`,
-  );
-  const value = secret?.data?.[key];
-  if (value === undefined) {
-    throw new CliError(
-      `--hash-key-secret: Secret ${namespace}/${name} ${secret === undefined ? "does not exist" : `has no key ${key}`}`,
-    );
-  }
-  return Buffer.from(value, "base64").toString("utf8");
-}
-
 /** A planned entry stamped as a Decision; the id is a hash of its content, so reruns agree. */
 export function toDecision(entry: PlannedDecisionWithObject, time: string): Decision {
   const { tenant, action, kind, tenantRef, hostRef, reason } = entry;
@@ -274,6 +246,8 @@ function parseOptions(args: readonly string[]): ExplainOptions | "help" {
   if (offline && (line.values["kubeconfig"] !== undefined || line.values["context"] !== undefined)) {
     throw usage("--kubeconfig and --context do not apply to --offline, which contacts no cluster");
   }
+  const hashKeySecret = stringFlag(line, "hash-key-secret");
+  if (hashKeySecret !== undefined) parseHashKeySecret(hashKeySecret);
   if (!TenantNameSchema.safeParse(tenant).success) {
     throw new CliError(`--tenant ${JSON.stringify(tenant)}: a tenant name ${TENANT_NAME_MESSAGE}`);
   }
@@ -284,7 +258,7 @@ function parseOptions(args: readonly string[]): ExplainOptions | "help" {
     policy,
     profile,
     host: { kubeconfig: stringFlag(line, "kubeconfig"), context: stringFlag(line, "context") },
-    hashKeySecret: stringFlag(line, "hash-key-secret"),
+    hashKeySecret,
     output,
   };
 }

@@ -26,6 +26,7 @@ import {
   type ObjectExplanation,
   type TenantExplanation,
 } from "./explain-format.js";
+import { parseHashKeySecret, readHashKey } from "./hash-key.js";
 import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, isUnreachable, onCluster, openHost, openTenant } from "./host.js";
 import { SYNC_KIND_NAMES, syncKindOf, TENANT_CLUSTER_NAMES } from "./kinds.js";
 import { readTenantKubeconfig } from "./kubeconfig.js";
@@ -113,6 +114,8 @@ export async function explain(args: readonly string[], io: CliIo): Promise<numbe
   if (line.positionals.length > 1) throw usageError("explain", `Unexpected argument '${line.positionals[1]}'`);
   const output = outputFlag("explain", line, FORMATS);
   const target = parseExplainTarget(line.positionals[0], stringFlag(line, "namespace"));
+  const hashKeySecret = stringFlag(line, "hash-key-secret");
+  if (hashKeySecret !== undefined) parseHashKeySecret(hashKeySecret);
   const host = openHost({ kubeconfig: stringFlag(line, "kubeconfig"), context: stringFlag(line, "context") });
   if ("tenant" in target) {
     const explanation = await explainTenant(host, target.tenant);
@@ -127,8 +130,7 @@ export async function explain(args: readonly string[], io: CliIo): Promise<numbe
   const { explanation, natsUnreachable } = await explainObject(host, target, {
     natsUrl: natsUrlOf(stringFlag(line, "nats-url"), env),
     env,
-    hashKey: env["CONTENT_HASH_KEY"] || undefined,
-    hashKeySecret: stringFlag(line, "hash-key-secret"),
+    hashKeySecret,
   });
   io.stdout(output === "table" ? formatObjectExplanation(explanation) : formatExplanationData(explanation, output));
   return natsUnreachable ? EXIT_UNREACHABLE : 0;
@@ -140,7 +142,6 @@ const LAST_DECISIONS = 5;
 interface ObjectOptions {
   natsUrl: string | undefined;
   env: Readonly<Record<string, string | undefined>>;
-  hashKey: string | undefined;
   hashKeySecret: string | undefined;
 }
 
@@ -278,16 +279,7 @@ async function hashState(
       detail: `tenant ${source.tenant} has no ${source.kind} ${source.namespace}/${source.name}: the sync worker deletes this copy`,
     };
   }
-  let hashKey = options.hashKey;
-  if (options.hashKeySecret !== undefined) {
-    const [namespace = "", name = "", key = "hash-key"] = options.hashKeySecret.split("/");
-    const secret = await onCluster(host, `read Secret ${namespace}/${name}`, (o) =>
-      o.get<{ apiVersion: string; kind: string; data?: Record<string, string> }>("v1", "Secret", name, namespace),
-    );
-    const value = secret?.data?.[key];
-    if (value === undefined) throw new CliError(`--hash-key-secret: Secret ${namespace}/${name} has no key ${key}`);
-    hashKey = Buffer.from(value, "base64").toString("utf8");
-  }
+  const hashKey = await readHashKey(host, options.hashKeySecret, options.env);
   const result = planKey(
     {
       tenant: source.tenant,
