@@ -80,8 +80,9 @@ const configMap = (namespace: string, name: string, data: Record<string, string>
 });
 
 /** The host copy the planner wants for a tenant object, exactly as the sync worker would write it. */
-function desiredCopy(source: Obj): Obj {
+function desiredCopy(source: Obj, hashKey?: string): Obj {
   const result = plan({
+    ...(hashKey === undefined ? {} : { hashKey }),
     tenant: TENANT,
     policy: { toHost: [{ kind: "ConfigMap" }] },
     rules: defaultHostRules,
@@ -281,6 +282,33 @@ describe("tenantplane against a live installation", () => {
     );
     expect(table.stdout).not.toContain("\u001b[");
     expect(table.stdout).not.toContain("kept");
+
+    // A copy written under the worker's content-hash key is in sync only when explain-sync uses that key.
+    const hashKey = "a-content-hash-key-of-the-installation";
+    await objects.create({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "tp-sync", namespace: "tenantplane-system" },
+      stringData: { "hash-key": hashKey },
+    } as Obj);
+    const keyed = configMap("shop", "keyed", { z: "1" });
+    await objects.create(desiredCopy(keyed, hashKey));
+    const keyedFile = join(workDir, "keyed.yaml");
+    await writeFile(keyedFile, YAML.stringify(keyed));
+    const withKey = await tp([
+      "explain-sync",
+      "--tenant",
+      TENANT,
+      "-f",
+      keyedFile,
+      "--hash-key-secret",
+      "tenantplane-system/tp-sync",
+    ]);
+    expect(withKey.stdout).toMatch(new RegExp(`^ConfigMap +shop/keyed +\\S+ +no +InSync `, "m"));
+    const withEnv = await tp(["explain-sync", "--tenant", TENANT, "-f", keyedFile], { CONTENT_HASH_KEY: hashKey });
+    expect(withEnv.stdout).toMatch(new RegExp(`^ConfigMap +shop/keyed +\\S+ +no +InSync `, "m"));
+    const withoutKey = await tp(["explain-sync", "--tenant", TENANT, "-f", keyedFile]);
+    expect(withoutKey.stdout).toMatch(new RegExp(`^ConfigMap +shop/keyed +\\S+ +no +Update `, "m"));
 
     // The same input offline cannot see the host: everything is a Create.
     const offline = await tp(["explain-sync", "--offline", "--tenant", TENANT, "-f", file, "-o", "json"]);
