@@ -216,5 +216,10 @@ async function waitReady(
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   const phase = (last?.status?.["phase"] as string | undefined) ?? "Pending";
+  if (io.signal?.aborted === true) {
+    throw new CliError(
+      `stopped waiting: TenantCluster ${name} exists and is ${phase}; follow it with 'tenantplane get tenant ${name}'`,
+    );
+  }
   throw new CliError(`TenantCluster ${name} is still ${phase} after --timeout; see 'tenantplane explain tc/${name}'`);
 }
