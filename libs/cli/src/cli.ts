@@ -1,17 +1,44 @@
-import { CliError, type CliIo, EXIT_INVALID_INPUT, EXIT_USAGE } from "./cli-io.js";
+import { CliError, type CliIo, EXIT_INVALID_INPUT, EXIT_STATUS_HELP, EXIT_UNREACHABLE, EXIT_USAGE } from "./cli-io.js";
+import { decisions } from "./decisions.js";
+import { explain } from "./explain.js";
 import { explainSync } from "./explain-sync.js";
+import { isUnreachable } from "./host.js";
+import { kubeconfig } from "./kubeconfig.js";
+import { create, get } from "./tenants.js";
 
-/** Usage text of `tenantplane`. */
+/** Usage text of `tenantplane` (also run as `kubectl tenantplane`). */
 export const CLI_HELP = `Usage: tenantplane <command> [options]
+       kubectl tenantplane <command> [options]
 
 Commands:
-  explain-sync   predict where tenant objects land on the host and why
+  explain-sync   predict what the sync worker does with tenant objects, and why
+  explain        say why a host object exists (or that it is not tenantplane's), or explain a tenant
+  decisions      read and follow Decisions from NATS
+  kubeconfig     print a tenant's admin kubeconfig
+  get tenants    list tenants: phase, conditions, endpoint, sync counts
+  create tenant  create a TenantCluster
 
-Run 'tenantplane <command> --help' for a command's options.
+Commands that read the host cluster use the kubeconfig's current context (--kubeconfig,
+--context to choose); those that read Decisions use --nats-url or NATS_URL. Output is
+chosen with -o; colours appear only on a terminal and never with NO_COLOR set.
+
+Examples:
+  tenantplane get tenants
+  tenantplane explain-sync --tenant payments-dev -f app.yaml
+  tenantplane explain configmap/settings-x-shop-x-payments-dev -n tp-payments-dev
+  tenantplane decisions --tenant payments-dev --since 10m --follow
+
+${EXIT_STATUS_HELP}
+Run 'tenantplane <command> --help' for a command's options and examples.
 `;
 
 const COMMANDS: Record<string, (args: readonly string[], io: CliIo) => Promise<number>> = {
   "explain-sync": explainSync,
+  explain,
+  decisions,
+  kubeconfig,
+  get,
+  create,
 };
 
 /**
@@ -36,6 +63,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (error instanceof CliError) {
       io.stderr(`tenantplane ${command}: ${error.message}\n`);
       return error.exitCode;
+    }
+    if (isUnreachable(error)) {
+      io.stderr(
+        `tenantplane ${command}: cannot reach a server: ${firstLine(error)}; check --kubeconfig, --context and --nats-url\n`,
+      );
+      return EXIT_UNREACHABLE;
     }
     const detail = io.debug === true && error instanceof Error ? (error.stack ?? error.message) : firstLine(error);
     io.stderr(`tenantplane ${command}: unexpected error: ${detail}\n`);

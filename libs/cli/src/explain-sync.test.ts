@@ -4,6 +4,7 @@ import { DecisionSchema } from "@tenantplane/messaging";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { runCli } from "./cli.js";
+import { notReadyNote } from "./explain-sync.js";
 import type { CliIo } from "./cli-io.js";
 
 const examples = fileURLToPath(new URL("../../../examples/tenant/", import.meta.url));
@@ -294,7 +295,12 @@ describe("explain-sync input handling", () => {
   });
 
   it.each([
-    [["explain-sync", "--tenant", "dev", "-f", "x"], "explain-sync needs --offline"],
+    [["explain-sync", "--tenant", "dev", "-f", "x", "--policy", "p.yaml"], "--policy and --profile need --offline"],
+    [["explain-sync", "--offline", "--tenant", "dev", "-f", "x", "--context", "c"], "do not apply to --offline"],
+    [
+      ["explain-sync", "--offline", "--tenant", "dev", "-f", "x", "-o", "name"],
+      "-o name: use one of table, json, yaml",
+    ],
     [["explain-sync", "--offline", "-f", "x"], "missing --tenant <name>"],
     [["explain-sync", "--offline", "--tenant", "dev"], "missing -f <file|->"],
     [
@@ -314,6 +320,20 @@ describe("explain-sync input handling", () => {
   it("prints its help", async () => {
     const { code, stdout } = await cli(["explain-sync", "--help"]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^Usage: tenantplane explain-sync --offline --tenant <name> -f <file\|->/);
+    expect(stdout).toMatch(/^Usage: tenantplane explain-sync --tenant <name> -f <file\|->/);
+    expect(stdout).toContain("tenantplane explain-sync --offline --tenant <name>");
+    expect(stdout).toMatch(/Examples:\n {2}tenantplane explain-sync/);
+    expect(stdout).toMatch(/3 the host\ncluster cannot be reached/);
+  });
+});
+
+describe("notReadyNote", () => {
+  it("says when the sync worker would not act on the plan yet", () => {
+    const ready = { status: { conditions: [{ type: "ControlPlaneReady", status: "True" }] } };
+    expect(notReadyNote(ready)).toBeUndefined();
+    expect(notReadyNote({ status: {} })).toMatch(/no Ready control plane yet/);
+    expect(notReadyNote({ ...ready, metadata: { deletionTimestamp: "2026-01-01T00:00:00Z" } } as never)).toMatch(
+      /is being deleted/,
+    );
   });
 });

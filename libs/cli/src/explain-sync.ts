@@ -1,5 +1,9 @@
-import { parseArgs } from "node:util";
-import { defaultSyncPolicySpec, TENANT_NAME_MESSAGE, TenantNameSchema } from "@tenantplane/api";
+import {
+  CONDITION_CONTROL_PLANE_READY,
+  defaultSyncPolicySpec,
+  TENANT_NAME_MESSAGE,
+  TenantNameSchema,
+} from "@tenantplane/api";
 import { type Decision, DecisionSchema } from "@tenantplane/messaging";
 import {
   applyServiceQuota,
@@ -9,45 +13,77 @@ import {
   explanation,
   plan,
   type PlannedDecisionWithObject,
+  type PlanResult,
 } from "@tenantplane/sync";
-import { CliError, type CliIo, EXIT_INVALID_INPUT, EXIT_USAGE } from "./cli-io.js";
-import { formatDecisions, formatTable, OUTPUT_FORMATS, type OutputFormat } from "./format.js";
+import { outputFlag, parseCommandLine, stringFlag, usageError } from "./args.js";
+import { CliError, type CliIo, EXIT_INVALID_INPUT } from "./cli-io.js";
+import { formatDecisions, formatTable, OUTPUT_FORMATS, type OutputFormat, type PlanRow } from "./format.js";
+import { parseHashKeySecret, readHashKey } from "./hash-key.js";
+import { HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, openHost } from "./host.js";
 import { readManifests } from "./read-manifests.js";
 import { parsePolicyManifest, parseProfileManifest } from "./read-policy.js";
+import { listHostObjects, type RawObject, readPlanContext } from "./tenant-context.js";
+import { applyManifest, deletableKinds, listTenantObjects, manifestView } from "./tenant-objects.js";
+import { conditionsOf } from "./tenants-format.js";
 
 /** The `service` field of Decisions printed by explain-sync. */
 export const EXPLAIN_SYNC_SERVICE = "explain-sync";
 
 /** Usage text of `tenantplane explain-sync`. */
-export const EXPLAIN_SYNC_HELP = `Usage: tenantplane explain-sync --offline --tenant <name> -f <file|-> [--policy <file>] [--profile <file>] [-o table|json|yaml]
+export const EXPLAIN_SYNC_HELP = `Usage: tenantplane explain-sync --tenant <name> -f <file|-> [--kubeconfig <file>] [--context <name>] [-o table|json|yaml]
+       tenantplane explain-sync --offline --tenant <name> -f <file|-> [--policy <file>] [--profile <file>] [-o ...]
 
-Predicts where each tenant object would land on the host and what the sync engine would
-do with it, using the same planner as the sync service against an empty host namespace.
+Predicts what the sync worker will do with each tenant object, using its own planner.
+
+Live (the default) predicts what the worker does once the manifest is applied to the
+tenant: the tenant's current objects (read through its admin kubeconfig) with the manifest's
+objects in place of theirs, planned against every object in tp-<tenant> (read through the
+host kubeconfig) with the SyncPolicy and IsolationProfile host rules the host cluster holds.
+ACTION is Create where the copy is absent, Update where its content hash is outdated, Skip
+where a foreign object or another source holds the name, Delete for copies whose source is
+gone from the tenant, InSync where the copy already matches. Rows cover the manifest's
+objects and every other action the worker will take. If the tenant API cannot be read, the
+plan uses the manifest alone and predicts no Delete for the policy's kinds (the worker
+deletes nothing then either). --offline plans the manifest against an empty namespace.
 
 Options:
-  --offline           plan without contacting a cluster (required; the only mode so far)
   --tenant <name>     tenant name: a DNS label of at most 60 characters
   -f, --file <file>   multi-document YAML or JSON with tenant objects; '-' reads stdin.
                       List kinds contribute their items; objects without a namespace
                       (or namespace "") are placed in 'default'. Reasons cite objects as
                       'item N', counting objects (List items one by one) from 1.
-  --policy <file>     a SyncPolicy manifest (apiVersion tenantplane.io/v1alpha1);
-                      default: every supported kind is synced
-  --profile <file>    an IsolationProfile manifest whose host rules (spec.workloads, the
-                      Pod Security enforce level, the Service quota) the plan applies;
+${HOST_FLAGS_HELP}
+  --hash-key-secret <namespace>/<name>[/<key>]
+                      read the content-hash key (the sync worker's CONTENT_HASH_KEY) from
+                      this host Secret (key default: hash-key); default: $CONTENT_HASH_KEY.
+                      Without the worker's key every keyed copy looks outdated.
+  --offline           plan without contacting a cluster, against an empty host namespace
+  --policy <file>     (--offline) a SyncPolicy manifest; default: every supported kind
+  --profile <file>    (--offline) an IsolationProfile manifest whose host rules apply
+                      (spec.workloads, the Pod Security enforce level, the Service quota);
                       default: the built-in profile
   -o, --output <fmt>  table (default), json or yaml; json and yaml print Decisions
   -h, --help          show this help
 
-Exit status: 0 planned, 1 invalid input (an unreadable file, tenant, policy or profile;
-or any malformed document or object, after planning all the others), 2 invalid command line.
+Examples:
+  tenantplane explain-sync --tenant payments-dev -f app.yaml
+  kubectl kustomize overlays/dev | tenantplane explain-sync --tenant payments-dev -f - -o json
+  tenantplane explain-sync --offline --tenant dev -f examples/tenant/workloads.yaml
+
+Exit status: 0 planned; 1 invalid input (an unreadable file, tenant, policy or profile, a
+TenantCluster, SyncPolicy or IsolationProfile that is missing or invalid, or any malformed
+document or object, after planning all the others); 2 invalid command line; 3 the host
+cluster cannot be reached.
 `;
 
 interface ExplainOptions {
   tenant: string;
   file: string;
+  offline: boolean;
   policy: string | undefined;
   profile: string | undefined;
+  host: HostOptions;
+  hashKeySecret: string | undefined;
   output: OutputFormat;
 }
 
@@ -61,21 +97,29 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
     io.stdout(EXPLAIN_SYNC_HELP);
     return 0;
   }
-  const policy =
-    options.policy === undefined
-      ? defaultSyncPolicySpec
-      : parsePolicyManifest(await read(io, options.policy), options.policy);
-  const rules =
-    options.profile === undefined
-      ? defaultHostRules
-      : compileHostRules(parseProfileManifest(await read(io, options.profile), options.profile));
   const source = options.file === "-" ? "<stdin>" : options.file;
-  const { objects: tenantObjects, problems } = readManifests(await read(io, options.file), source);
-  const planned = plan({ tenant: options.tenant, policy, rules, tenantObjects, hostObjects: [] });
-  const entries = explanation(applyServiceQuota(planned, rules, options.tenant, []));
+  const manifest = await read(io, options.file);
+  const { objects: manifestObjects, problems } = readManifests(manifest, source);
+  let result: PlanResult;
+  if (options.offline) {
+    const policy =
+      options.policy === undefined
+        ? defaultSyncPolicySpec
+        : parsePolicyManifest(await read(io, options.policy), options.policy);
+    const rules =
+      options.profile === undefined
+        ? defaultHostRules
+        : compileHostRules(parseProfileManifest(await read(io, options.profile), options.profile));
+    const planned = plan({ tenant: options.tenant, policy, rules, hostObjects: [], tenantObjects: manifestObjects });
+    result = applyServiceQuota(planned, rules, options.tenant, []);
+  } else {
+    result = await planLive(options, manifestObjects, io);
+  }
+  const entries = explanation(result);
 
   if (options.output === "table") {
-    io.stdout(entries.length === 0 ? `no objects found in ${source}\n` : formatTable(entries));
+    const rows = options.offline ? entries : planRows(result);
+    io.stdout(rows.length === 0 ? `no objects found in ${source}\n` : formatTable(rows, { color: io.color === true }));
   } else {
     const time = io.now().toISOString();
     io.stdout(
@@ -96,6 +140,80 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
   return problems.length > 0 || malformed > 0 ? EXIT_INVALID_INPUT : 0;
 }
 
+/**
+ * Plans as the sync worker will once the manifest is applied to the tenant: the tenant's
+ * current objects (through its kubeconfig) with the manifest's objects replacing theirs,
+ * against every object in tp-<tenant>, with the tenant's policy, host rules and hash key.
+ * If the tenant API cannot be listed, no Delete is predicted for policy kinds, as the
+ * worker deletes nothing then either.
+ */
+async function planLive(options: ExplainOptions, manifestObjects: unknown[], io: CliIo): Promise<PlanResult> {
+  const note = (text: string) => io.stderr(`tenantplane explain-sync: note: ${text}\n`);
+  const host = openHost(options.host);
+  const context = await readPlanContext(host, options.tenant);
+  const notReady = notReadyNote(context.tenantCluster);
+  if (notReady !== undefined) note(`tenant ${options.tenant} ${notReady}`);
+  const hashKey = await readHashKey(host, options.hashKeySecret, io.env ?? {});
+  const { objects: hostObjects } = await listHostObjects(host, options.tenant);
+  const tenant = await listTenantObjects(host, context);
+  if (!tenant.listed) {
+    note(
+      `cannot list tenant ${options.tenant}'s objects (${tenant.problem ?? "unknown"}): planned from the manifest alone, and no Delete is predicted for the policy's kinds`,
+    );
+  }
+  const policyKinds = context.policy.toHost.map((rule) => rule.kind);
+  const planned = plan({
+    tenant: options.tenant,
+    policy: context.policy,
+    rules: context.rules,
+    tenantObjects: applyManifest(manifestObjects, tenant.objects),
+    hostObjects,
+    completeKinds: deletableKinds(policyKinds, tenant.listed),
+    ...(hashKey === undefined ? {} : { hashKey }),
+  });
+  // Load balancers and node ports are counted across Services, as the worker's full pass does.
+  const result = applyServiceQuota(planned, context.rules, options.tenant, hostObjects);
+  return manifestView(result, manifestObjects);
+}
+
+/** Every row of a live plan: decisions, ignored objects and copies already in sync (action `InSync`), in plan order. */
+export function planRows(result: PlanResult): PlanRow[] {
+  const inSync = result.inSync.map((target) => ({
+    ...target,
+    action: IN_SYNC,
+    reason: `host ${target.kind} ${target.hostRef.namespace}/${target.hostRef.name} carries the desired content hash: no write`,
+  }));
+  return [...explanation(result), ...inSync].sort(
+    (a, b) =>
+      compare(a.tenantRef.namespace, b.tenantRef.namespace) ||
+      compare(a.tenantRef.name, b.tenantRef.name) ||
+      compare(a.kind, b.kind) ||
+      compare(a.hostRef.name, b.hostRef.name),
+  );
+}
+
+/**
+ * Why the sync worker is not syncing the tenant yet (it starts once the control plane is
+ * Ready), or undefined when it is.
+ */
+export function notReadyNote(tc: RawObject): string | undefined {
+  if ((tc.metadata as { deletionTimestamp?: unknown } | undefined)?.deletionTimestamp !== undefined) {
+    return "is being deleted: the sync worker no longer syncs it";
+  }
+  const ready = conditionsOf(tc).find((c) => c.type === CONDITION_CONTROL_PLANE_READY);
+  if (ready?.status !== "True") {
+    return "has no Ready control plane yet: the sync worker acts on this plan once ControlPlaneReady is True";
+  }
+  return undefined;
+}
+
+/** The ACTION of a copy that already matches its source. */
+export const IN_SYNC = "InSync";
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** A planned entry stamped as a Decision; the id is a hash of its content, so reruns agree. */
 export function toDecision(entry: PlannedDecisionWithObject, time: string): Decision {
   const { tenant, action, kind, tenantRef, hostRef, reason } = entry;
@@ -104,37 +222,49 @@ export function toDecision(entry: PlannedDecisionWithObject, time: string): Deci
 }
 
 function parseOptions(args: readonly string[]): ExplainOptions | "help" {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        offline: { type: "boolean" },
-        tenant: { type: "string" },
-        file: { type: "string", short: "f" },
-        policy: { type: "string" },
-        profile: { type: "string" },
-        output: { type: "string", short: "o", default: "table" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    throw usage(error instanceof Error ? error.message : String(error));
+  const line = parseCommandLine("explain-sync", args, {
+    offline: { type: "boolean" },
+    tenant: { type: "string" },
+    file: { type: "string", short: "f" },
+    policy: { type: "string" },
+    profile: { type: "string" },
+    "hash-key-secret": { type: "string" },
+    output: { type: "string", short: "o" },
+    ...HOST_FLAGS,
+  });
+  if (line.help) return "help";
+  if (line.positionals.length > 0) throw usage(`Unexpected argument '${line.positionals[0]}'`);
+  const tenant = stringFlag(line, "tenant");
+  const file = stringFlag(line, "file");
+  const offline = line.values["offline"] === true;
+  if (tenant === undefined) throw usage("missing --tenant <name>");
+  if (file === undefined) throw usage("missing -f <file|->");
+  const output = outputFlag("explain-sync", line, OUTPUT_FORMATS);
+  const policy = stringFlag(line, "policy");
+  const profile = stringFlag(line, "profile");
+  if (!offline && (policy !== undefined || profile !== undefined)) {
+    throw usage(
+      "--policy and --profile need --offline: live planning reads the tenant's own SyncPolicy and IsolationProfile",
+    );
   }
-  if (values.help === true) return "help";
-  if (values.offline !== true) {
-    throw usage("explain-sync needs --offline: planning against a live host cluster is not available yet");
+  if (offline && (line.values["kubeconfig"] !== undefined || line.values["context"] !== undefined)) {
+    throw usage("--kubeconfig and --context do not apply to --offline, which contacts no cluster");
   }
-  if (values.tenant === undefined) throw usage("missing --tenant <name>");
-  if (values.file === undefined) throw usage("missing -f <file|->");
-  const output = OUTPUT_FORMATS.find((format) => format === values.output);
-  if (output === undefined) throw usage(`-o ${values.output}: use one of ${OUTPUT_FORMATS.join(", ")}`);
-  if (!TenantNameSchema.safeParse(values.tenant).success) {
-    throw new CliError(`--tenant ${JSON.stringify(values.tenant)}: a tenant name ${TENANT_NAME_MESSAGE}`);
+  const hashKeySecret = stringFlag(line, "hash-key-secret");
+  if (hashKeySecret !== undefined) parseHashKeySecret(hashKeySecret);
+  if (!TenantNameSchema.safeParse(tenant).success) {
+    throw new CliError(`--tenant ${JSON.stringify(tenant)}: a tenant name ${TENANT_NAME_MESSAGE}`);
   }
-  return { tenant: values.tenant, file: values.file, policy: values.policy, profile: values.profile, output };
+  return {
+    tenant,
+    file,
+    offline,
+    policy,
+    profile,
+    host: { kubeconfig: stringFlag(line, "kubeconfig"), context: stringFlag(line, "context") },
+    hashKeySecret,
+    output,
+  };
 }
 
 async function read(io: CliIo, path: string): Promise<string> {
@@ -148,5 +278,5 @@ async function read(io: CliIo, path: string): Promise<string> {
 }
 
 function usage(message: string): CliError {
-  return new CliError(`${message}\nRun 'tenantplane explain-sync --help' for usage.`, EXIT_USAGE);
+  return usageError("explain-sync", message);
 }

@@ -1,15 +1,24 @@
 import type { Decision } from "@tenantplane/messaging";
-import type { PlannedDecisionWithObject } from "@tenantplane/sync";
+import type { PlannedTarget } from "@tenantplane/sync";
 import YAML from "yaml";
+import { renderTable } from "./table.js";
 
-/** The output formats of `-o`. */
+/** The output formats of explain-sync's `-o`. */
 export const OUTPUT_FORMATS = ["table", "json", "yaml"] as const;
+/** One of {@link OUTPUT_FORMATS}. */
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** One row of explain-sync's table: a planned target, what happens to it and why. */
+export interface PlanRow extends PlannedTarget {
+  /** A Decision action, or `InSync` for a copy that already matches (no write). */
+  action: string;
+  reason: string;
+}
 
 const COLUMNS = ["KIND", "VIRTUAL", "HOST", "HASHED", "ACTION", "REASON"] as const;
 
-/** An aligned table of planned entries, one line each, ending with a newline. */
-export function formatTable(entries: readonly PlannedDecisionWithObject[]): string {
+/** An aligned table of planned entries, one line each, ending with a newline; actions coloured with `color`. */
+export function formatTable(entries: readonly PlanRow[], options: { color?: boolean } = {}): string {
   const rows = entries.map((e) => [
     e.kind,
     `${e.tenantRef.namespace}/${e.tenantRef.name}`,
@@ -18,15 +27,15 @@ export function formatTable(entries: readonly PlannedDecisionWithObject[]): stri
     e.action,
     e.reason,
   ]);
-  const all = [[...COLUMNS], ...rows];
-  const widths = COLUMNS.map((_, column) => Math.max(...all.map((row) => (row[column] ?? "").length)));
-  const lines = all.map((row) =>
-    row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join("  "),
-  );
-  return `${lines.join("\n")}\n`;
+  return renderTable(COLUMNS, rows, { color: options.color === true, colourColumns: [4] });
 }
 
 /** Decisions as a JSON array (pretty, newline-terminated) or a YAML sequence. */
 export function formatDecisions(decisions: readonly Decision[], format: "json" | "yaml"): string {
   return format === "json" ? `${JSON.stringify(decisions, null, 2)}\n` : YAML.stringify(decisions, { lineWidth: 0 });
+}
+
+/** Any JSON value as pretty JSON or YAML, newline-terminated. */
+export function formatData(value: unknown, format: "json" | "yaml"): string {
+  return format === "json" ? `${JSON.stringify(value, null, 2)}\n` : YAML.stringify(value, { lineWidth: 0 });
 }

@@ -1,0 +1,81 @@
+import type { PlanResult } from "@tenantplane/sync";
+import { describe, expect, it } from "vitest";
+import { applyManifest, deletableKinds, manifestView, sourceKeyOf, withoutTerminating } from "./tenant-objects.js";
+
+const cm = (namespace: string | undefined, name: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, ...(namespace === undefined ? {} : { namespace }), ...extra },
+});
+
+describe("live explain-sync inputs", () => {
+  it("keys objects by kind, namespace (default when empty) and name", () => {
+    expect(sourceKeyOf(cm("shop", "a"))).toBe("ConfigMap/shop/a");
+    expect(sourceKeyOf(cm(undefined, "a"))).toBe("ConfigMap/default/a");
+    expect(sourceKeyOf(cm("", "a"))).toBe("ConfigMap/default/a");
+    expect(sourceKeyOf("x")).toBeUndefined();
+    expect(sourceKeyOf({ kind: "ConfigMap" })).toBeUndefined();
+  });
+
+  it("applies the manifest over the tenant's objects, manifest first, dropping objects being deleted", () => {
+    const manifest = [cm("shop", "a"), "not an object", cm(undefined, "b")];
+    const listed = [
+      cm("shop", "a", { uid: "old" }),
+      cm("default", "b"),
+      cm("shop", "c"),
+      cm("shop", "d", { deletionTimestamp: "2026-01-01T00:00:00Z" }),
+    ];
+    expect(applyManifest(manifest, listed)).toEqual([...manifest, cm("shop", "c")]);
+  });
+
+  it("counts objects in a namespace being deleted as gone", () => {
+    const namespaces = [
+      { metadata: { name: "shop" } },
+      { metadata: { name: "old", deletionTimestamp: "2026-01-01T00:00:00Z" } },
+      { metadata: { name: "older" }, status: { phase: "Terminating" } },
+    ];
+    expect(withoutTerminating([cm("shop", "a"), cm("old", "b"), cm("older", "c")], namespaces)).toEqual([
+      cm("shop", "a"),
+    ]);
+  });
+
+  it("allows Deletes of policy kinds only when the tenant was listed", () => {
+    expect(deletableKinds(["Pod", "ConfigMap"], true)).toEqual([
+      "Pod",
+      "ConfigMap",
+      "Secret",
+      "Service",
+      "ServiceAccount",
+      "PersistentVolumeClaim",
+    ]);
+    expect(deletableKinds(["Pod", "ConfigMap"], false)).toEqual([
+      "Secret",
+      "Service",
+      "ServiceAccount",
+      "PersistentVolumeClaim",
+    ]);
+  });
+
+  it("shows every action, and ignored or in-sync entries only for the manifest's objects", () => {
+    const target = (name: string) => ({
+      tenant: "dev",
+      kind: "ConfigMap",
+      tenantRef: { namespace: "shop", name },
+      hostRef: { namespace: "tp-dev", name: `${name}-x-shop-x-dev` },
+      hashed: false,
+    });
+    const result: PlanResult = {
+      decisions: [{ ...target("other"), action: "Update", reason: "r" }],
+      ignored: [
+        { ...target("a"), action: "Skip", reason: "i" },
+        { ...target("other2"), action: "Skip", reason: "i" },
+      ],
+      inSync: [target("a"), target("other3")],
+    };
+    expect(manifestView(result, [cm("shop", "a")])).toEqual({
+      decisions: result.decisions,
+      ignored: [result.ignored[0]],
+      inSync: [result.inSync[0]],
+    });
+  });
+});

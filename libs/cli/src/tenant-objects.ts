@@ -1,0 +1,97 @@
+import { SYNC_KINDS } from "@tenantplane/api";
+import type { PlannedTarget, PlanResult } from "@tenantplane/sync";
+import { onCluster, openTenant, type Cluster } from "./host.js";
+import { readTenantKubeconfig } from "./kubeconfig.js";
+import type { RawObject, TenantPlanContext } from "./tenant-context.js";
+
+/** What the tenant API holds now, for the kinds its policy syncs; `listed` is false when it could not be read. */
+export interface TenantListing {
+  objects: RawObject[];
+  listed: boolean;
+  /** Why the tenant API could not be listed. */
+  problem?: string;
+}
+
+/**
+ * Lists the policy's kinds in every namespace of the tenant API, through the admin
+ * kubeconfig the host stores (pointed at the external endpoint when there is one, since the
+ * CLI runs outside the host cluster). Never throws for the tenant side: a tenant API that
+ * cannot be read is reported in `problem`.
+ */
+export async function listTenantObjects(host: Cluster, context: TenantPlanContext): Promise<TenantListing> {
+  try {
+    const external = typeof context.tenantCluster.status?.["externalEndpoint"] === "string";
+    const kubeconfig = await readTenantKubeconfig(host, context.tenant, external, context.tenantCluster);
+    const tenantApi = openTenant(context.tenant, kubeconfig);
+    const [namespaces, ...lists] = await Promise.all([
+      onCluster(tenantApi, "list Namespaces", (o) => o.list<RawObject & { apiVersion: string }>("v1", "Namespace")),
+      ...context.policy.toHost.map(({ kind }) =>
+        onCluster(tenantApi, `list ${kind}s`, (o) => o.list<RawObject & { apiVersion: string }>("v1", kind)),
+      ),
+    ]);
+    return { objects: withoutTerminating(lists.flat(), namespaces), listed: true };
+  } catch (error) {
+    return {
+      objects: [],
+      listed: false,
+      problem: error instanceof Error ? error.message.split("\n")[0]! : String(error),
+    };
+  }
+}
+
+/** `objects` minus those in a namespace being deleted: the sync worker counts them as gone. */
+export function withoutTerminating(objects: readonly RawObject[], namespaces: readonly RawObject[]): RawObject[] {
+  const terminating = new Set(
+    namespaces.filter((ns) => isDeleting(ns) || ns.status?.["phase"] === "Terminating").map((ns) => ns.metadata?.name),
+  );
+  return objects.filter((object) => !terminating.has(object.metadata?.namespace));
+}
+
+function isDeleting(object: RawObject): boolean {
+  const deleting = (object.metadata as { deletionTimestamp?: unknown } | undefined)?.deletionTimestamp;
+  return deleting !== undefined && deleting !== null;
+}
+
+/** `kind/namespace/name` of a tenant object read loosely (namespace "" or absent is `default`), or undefined. */
+export function sourceKeyOf(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { kind, metadata } = value as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
+  if (typeof kind !== "string" || typeof metadata?.name !== "string") return undefined;
+  const namespace =
+    typeof metadata.namespace === "string" && metadata.namespace !== "" ? metadata.namespace : "default";
+  return `${kind}/${namespace}/${metadata.name}`;
+}
+
+/**
+ * The tenant's objects once the manifest is applied: the manifest's objects first (so the
+ * planner's `item N` still counts manifest objects), then every listed object the manifest
+ * does not replace. Listed objects being deleted count as gone, as the sync worker sees them.
+ */
+export function applyManifest(manifest: readonly unknown[], listed: readonly RawObject[]): unknown[] {
+  const replaced = new Set(manifest.map(sourceKeyOf).filter((key) => key !== undefined));
+  const kept = listed.filter((object) => !replaced.has(sourceKeyOf(object) ?? "") && !isDeleting(object));
+  return [...manifest, ...kept];
+}
+
+/**
+ * Kinds whose copies may be planned for deletion: every kind when the tenant was listed;
+ * otherwise only kinds the policy no longer syncs (their host listing alone decides), as
+ * the sync worker never deletes on a failed tenant listing.
+ */
+export function deletableKinds(policyKinds: readonly string[], tenantListed: boolean): string[] {
+  return SYNC_KINDS.filter((kind) => tenantListed || !policyKinds.includes(kind));
+}
+
+/**
+ * What a live plan shows: every action the sync worker will take (for any tenant object),
+ * and for the manifest's own objects also those it ignores and those already in sync.
+ */
+export function manifestView(result: PlanResult, manifest: readonly unknown[]): PlanResult {
+  const keys = new Set(manifest.map(sourceKeyOf).filter((key) => key !== undefined));
+  const inManifest = (t: PlannedTarget) => keys.has(`${t.kind}/${t.tenantRef.namespace}/${t.tenantRef.name}`);
+  return {
+    decisions: result.decisions,
+    ignored: result.ignored.filter(inManifest),
+    inSync: result.inSync.filter(inManifest),
+  };
+}
