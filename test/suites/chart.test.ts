@@ -86,7 +86,7 @@ function container(objects: KubernetesObject[], service: string) {
 }
 
 function chartCrdFiles(): string[] {
-  return readdirSync(join(chartDir, "crds"))
+  return readdirSync(join(chartDir, "files/crds"))
     .filter((f) => f.endsWith(".yaml"))
     .sort();
 }
@@ -254,7 +254,15 @@ describe("chart rendering", () => {
       writeFileSync(
         file,
         YAML.stringify({
-          services: { "sync-worker": { enabled: true, replicas: 3, env: { PARTITIONS: 128 }, clusterRules: rules } },
+          services: {
+            "sync-worker": {
+              enabled: true,
+              replicas: 3,
+              resources: { requests: { cpu: "100m", memory: "128Mi" } },
+              env: { PARTITIONS: 128 },
+              clusterRules: rules,
+            },
+          },
         }),
       );
       const objects = await render({ valuesFiles: [file], set: ["services.recorder.enabled=false"] });
@@ -279,10 +287,10 @@ describe("chart rendering", () => {
       .sort();
     expect(chartCrdFiles()).toEqual(sourceFiles);
     for (const file of sourceFiles) {
-      const same = readFileSync(join(chartDir, "crds", file)).equals(readFileSync(join(source, file)));
+      const same = readFileSync(join(chartDir, "files/crds", file)).equals(readFileSync(join(source, file)));
       expect(
         same,
-        `charts/tenantplane/crds/${file} differs from libs/api/crds/${file}: run charts/tenantplane/sync-crds.sh`,
+        `charts/tenantplane/files/crds/${file} differs from libs/api/crds/${file}: run charts/tenantplane/sync-crds.sh`,
       ).toBe(true);
     }
   });
@@ -294,7 +302,9 @@ describe("chart against a real API server", () => {
 
   beforeAll(async () => {
     cluster = await startHostCluster({ name: "chart" });
-    const crds = chartCrdFiles().map((f) => YAML.parse(readFileSync(join(chartDir, "crds", f), "utf8")) as object);
+    const crds = chartCrdFiles().map(
+      (f) => YAML.parse(readFileSync(join(chartDir, "files/crds", f), "utf8")) as object,
+    );
     await installCrds(cluster.kubeConfig, crds);
     // Pods of the release must pass the strictest Pod Security level.
     await cluster.kubeConfig.makeApiClient(CoreV1Api).createNamespace({
