@@ -183,11 +183,12 @@ describe("chart installed by helm", () => {
     expect(refused.message).toContain(`ValidatingAdmissionPolicy '${release}-managed-namespaces'`);
     expect(refused.message).toContain("namespace tp-guarded is managed by tenantplane");
 
-    expect((await outcome(alice.createNamespacedConfigMap({ namespace: "team-a", body: configMap("mine") }))).code).toBe(
-      200,
-    );
     expect(
-      (await outcome(alice.createNamespacedSecret({ namespace: "tp-guarded", body: { metadata: { name: "s" } } }))).code,
+      (await outcome(alice.createNamespacedConfigMap({ namespace: "team-a", body: configMap("mine") }))).code,
+    ).toBe(200);
+    expect(
+      (await outcome(alice.createNamespacedSecret({ namespace: "tp-guarded", body: { metadata: { name: "s" } } })))
+        .code,
     ).toBe(403);
     expect((await core.listNamespacedSecret({ namespace: "tp-guarded" })).items.map((s) => s.metadata?.name)).toEqual(
       [],
@@ -248,13 +249,13 @@ describe("chart installed by helm", () => {
     const outside = await outcome(provisioner.createNamespacedRoleBinding({ namespace: "team-a", body: binding }));
     expect(outside.code).toBe(403);
     expect(outside.message).toContain(`ValidatingAdmissionPolicy '${release}-rolebindings'`);
-    expect(
-      (await outcome(rbac.readNamespacedRoleBinding({ namespace: "team-a", name: "tenant-access" }))).code,
-    ).toBe(404);
-    await provisioner.createNamespacedRoleBinding({ namespace: "tp-guarded", body: binding });
-    expect((await rbac.readNamespacedRoleBinding({ namespace: "tp-guarded", name: "tenant-access" })).roleRef.name).toBe(
-      "empty",
+    expect((await outcome(rbac.readNamespacedRoleBinding({ namespace: "team-a", name: "tenant-access" }))).code).toBe(
+      404,
     );
+    await provisioner.createNamespacedRoleBinding({ namespace: "tp-guarded", body: binding });
+    expect(
+      (await rbac.readNamespacedRoleBinding({ namespace: "tp-guarded", name: "tenant-access" })).roleRef.name,
+    ).toBe("empty");
   });
 
   it("upgrades a CRD's schema with helm upgrade, and keeps the CRDs on uninstall", async () => {
