@@ -103,6 +103,25 @@ describe("chart installed by helm", () => {
     expect(installOutput).toContain("tenantplane.decisions.>");
     expect(installOutput).toContain("Events land in namespace default");
     expect(installOutput).toContain(`${release}-managed-namespaces`);
+
+    // A misspelt value fails the install itself, naming the path, and installs nothing.
+    const typo = await helm([
+      "install",
+      "typo",
+      chartDir,
+      "--namespace",
+      "typo",
+      "--create-namespace",
+      "--set",
+      "nats.url=nats://nats:4222",
+      "--set",
+      "services.provisoner.replicas=1",
+    ]).then(
+      () => "installed",
+      (e: unknown) => (e as Error).message,
+    );
+    expect(typo).toContain("at '/services': additional properties 'provisoner' not allowed");
+    expect(await helm(["list", "--all-namespaces", "--short"])).toBe(`${release}\n`);
   });
 
   /** A client authenticated as `user` (not in system:masters) with a certificate from the cluster CA. */
