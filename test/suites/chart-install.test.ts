@@ -173,7 +173,7 @@ describe("chart installed by helm", () => {
         metadata: { name: "alice-writer" },
         rules: [
           { apiGroups: [""], resources: ["configmaps", "secrets"], verbs: ["create", "update", "patch", "delete"] },
-          { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "patch", "update"] },
+          { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "patch", "update", "delete"] },
         ],
       },
     });
@@ -222,9 +222,21 @@ describe("chart installed by helm", () => {
     const relabel = [{ op: "replace", path: "/metadata/labels/app.kubernetes.io~1managed-by", value: "someone" }];
     expect((await outcome(alice.patchNamespace({ name: "tp-guarded", body: relabel }))).code).toBe(403);
     expect((await core.readNamespace({ name: "tp-guarded" })).metadata?.labels).toMatchObject(managed);
-    // Other labels of the namespace stay editable by whoever RBAC allows.
+    // The namespace itself is tenantplane's too: its Pod Security labels are the tenant's isolation.
+    const privileged = [
+      { op: "add", path: "/metadata/labels/pod-security.kubernetes.io~1enforce", value: "privileged" },
+    ];
+    const weaken = await outcome(alice.patchNamespace({ name: "tp-guarded", body: privileged }));
+    expect(weaken.code).toBe(403);
+    expect(weaken.message).toContain(`ValidatingAdmissionPolicy '${release}-managed-namespaces'`);
+    expect(weaken.message).toContain("namespace tp-guarded is managed by tenantplane");
+    const aliceDelete = await outcome(alice.deleteNamespace({ name: "tp-guarded" }));
+    expect(aliceDelete.code).toBe(403);
+    expect((await core.readNamespace({ name: "tp-guarded" })).metadata).toMatchObject({ labels: managed });
+    expect((await core.readNamespace({ name: "tp-guarded" })).metadata?.deletionTimestamp).toBeUndefined();
+    // A cluster admin may still change other labels.
     const addLabel = [{ op: "add", path: "/metadata/labels/team", value: "a" }];
-    expect((await outcome(alice.patchNamespace({ name: "tp-guarded", body: addLabel }))).code).toBe(200);
+    expect((await outcome(core.patchNamespace({ name: "tp-guarded", body: addLabel }))).code).toBe(200);
 
     // A cluster admin (system:masters) and tenantplane's own ServiceAccount may write there.
     await core.createNamespacedConfigMap({ namespace: "tp-guarded", body: configMap("by-admin") });
