@@ -59,10 +59,16 @@ async function helm(args: string[]): Promise<string> {
   });
 }
 
+/** What an API server serving ValidatingAdmissionPolicies reports to Helm. */
+const policyApi = "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
+
 /** Renders the chart as the release would be installed; `values` are --set pairs and values files. */
-async function render(options: { set?: string[]; valuesFiles?: string[] } = {}): Promise<KubernetesObject[]> {
+async function render(
+  options: { set?: string[]; valuesFiles?: string[]; apiVersions?: string[] } = {},
+): Promise<KubernetesObject[]> {
   const args = ["template", release, chartDir, "--namespace", namespace, "--kube-version", kubeVersion];
   for (const file of options.valuesFiles ?? []) args.push("--values", file);
+  for (const version of options.apiVersions ?? []) args.push("--api-versions", version);
   for (const pair of ["nats.url=" + natsUrl, ...(options.set ?? [])]) args.push("--set", pair);
   const documents = YAML.parseAllDocuments(await helm(args));
   return documents.map((doc) => doc.toJS() as KubernetesObject | null).filter((o): o is KubernetesObject => o !== null);
@@ -86,7 +92,7 @@ function container(objects: KubernetesObject[], service: string) {
 }
 
 function chartCrdFiles(): string[] {
-  return readdirSync(join(chartDir, "crds"))
+  return readdirSync(join(chartDir, "files/crds"))
     .filter((f) => f.endsWith(".yaml"))
     .sort();
 }
@@ -254,7 +260,15 @@ describe("chart rendering", () => {
       writeFileSync(
         file,
         YAML.stringify({
-          services: { "sync-worker": { enabled: true, replicas: 3, env: { PARTITIONS: 128 }, clusterRules: rules } },
+          services: {
+            "sync-worker": {
+              enabled: true,
+              replicas: 3,
+              resources: { requests: { cpu: "100m", memory: "128Mi" } },
+              env: { PARTITIONS: 128 },
+              clusterRules: rules,
+            },
+          },
         }),
       );
       const objects = await render({ valuesFiles: [file], set: ["services.recorder.enabled=false"] });
@@ -272,6 +286,210 @@ describe("chart rendering", () => {
     }
   });
 
+  it("refuses values outside the schema, naming the path, before rendering anything", async () => {
+    const refusals: [set: string, path: string][] = [
+      ["services.provisoner.replicas=1", "at '/services': additional properties 'provisoner' not allowed"],
+      ["services.provisioner.replicas=2", "at '/services/provisioner/replicas': maximum: got 2, want 1"],
+      ["services.isolation.replicas=2", "at '/services/isolation/replicas': maximum: got 2, want 1"],
+      ["services.recorder.replicas=3", "at '/services/recorder/replicas': maximum: got 3, want 1"],
+      ["services.watcher.replicas=0", "at '/services/watcher/replicas'"],
+      ["services.watcher.resources.requests.cpu=null", "at '/services/watcher/resources/requests'"],
+      ["services.watcher.replica=2", "at '/services/watcher': additional properties 'replica' not allowed"],
+      ["nats.password=secret", "at '/nats': additional properties 'password' not allowed"],
+      ["nats.token=secret", "at '/nats': additional properties 'token' not allowed"],
+      ["nats.tls.insecure=true", "at '/nats/tls/insecure'"],
+      ["nats.streams.replicas=2", "at '/nats/streams/replicas'"],
+      ["nats.streams.decisionsMaxBytes=0", "at '/nats/streams/decisionsMaxBytes'"],
+      ["nats.url=http://nats:4222", "at '/nats/url'"],
+      ["securityContext.allowPrivilegeEscalation=true", "at '/securityContext/allowPrivilegeEscalation'"],
+      ["podSecurityContext.runAsNonRoot=false", "at '/podSecurityContext/runAsNonRoot'"],
+      ["crds.instal=true", "at '/crds': additional properties 'instal' not allowed"],
+      ["logLevel=loud", "at '/logLevel'"],
+    ];
+    const answers = await Promise.all(
+      refusals.map(([set]) =>
+        render({ set: [set] }).then(
+          () => `${set}: accepted`,
+          (e: unknown) => `${set}: ${(e as Error).message}`,
+        ),
+      ),
+    );
+    for (const [i, [set, path]] of refusals.entries()) {
+      expect(answers[i]).toContain(`${set}: helm template`);
+      expect(answers[i]).toContain(path);
+    }
+    // The schema says why the single-replica services stop at one.
+    type Replicas = { properties?: { replicas?: { description?: string } } };
+    const schema = JSON.parse(readFileSync(join(chartDir, "values.schema.json"), "utf8")) as {
+      properties: { services: { properties: Record<string, { allOf: Replicas[] }> } };
+    };
+    for (const service of ["provisioner", "isolation", "recorder"]) {
+      const replicas = schema.properties.services.properties[service]?.allOf.find((s) => s.properties?.replicas);
+      expect(replicas?.properties?.replicas?.description).toMatch(/^At most 1: .+ not be safe yet\.$/);
+    }
+  });
+
+  it("gives every service with more than one replica a PodDisruptionBudget over its own pods", async () => {
+    const pdbs = (objects: KubernetesObject[]) =>
+      objects
+        .filter((o) => o.kind === "PodDisruptionBudget")
+        .map((o) => o as KubernetesObject & { spec: Record<string, unknown> });
+    const defaults = await render();
+    expect(pdbs(defaults).map((p) => [p.metadata?.name, p.spec.maxUnavailable])).toEqual([[`${release}-watcher`, 1]]);
+    expect(pdbs(defaults)[0]?.spec.selector).toEqual(container(defaults, "watcher").deployment.spec?.selector);
+
+    const dir = mkdtempSync(join(tmpdir(), "tenantplane-values-"));
+    try {
+      const file = join(dir, "values.yaml");
+      writeFileSync(
+        file,
+        YAML.stringify({
+          services: {
+            watcher: { replicas: 3 },
+            "sync-worker": {
+              enabled: true,
+              replicas: 4,
+              podDisruptionBudget: { minAvailable: 2 },
+              resources: { requests: { cpu: "100m", memory: "192Mi" } },
+            },
+          },
+        }),
+      );
+      const scaled = await render({ valuesFiles: [file] });
+      expect(pdbs(scaled).map((p) => [p.metadata?.name, p.spec.maxUnavailable, p.spec.minAvailable])).toEqual([
+        [`${release}-sync-worker`, undefined, 2],
+        [`${release}-watcher`, 1, undefined],
+      ]);
+      const worker = container(scaled, "sync-worker").deployment;
+      expect(pdbs(scaled)[0]?.spec.selector).toEqual(worker.spec?.selector);
+      expect(worker.spec?.replicas).toBe(4);
+      expect(worker.spec?.template.spec?.topologySpreadConstraints?.[0]).toMatchObject({
+        topologyKey: "kubernetes.io/hostname",
+        labelSelector: worker.spec?.selector,
+      });
+      expect(container(scaled, "sync-worker").container.resources?.requests).toEqual({
+        cpu: "100m",
+        memory: "192Mi",
+      });
+      await expect(
+        render({ valuesFiles: [file], set: ["services.sync-worker.podDisruptionBudget.maxUnavailable=1"] }),
+      ).rejects.toThrow("at '/services/sync-worker/podDisruptionBudget'");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // Every default service asks for what it needs, so the scheduler reserves it.
+    for (const service of services) {
+      const requests = container(defaults, service).container.resources?.requests;
+      expect(requests?.cpu, service).toBeDefined();
+      expect(requests?.memory, service).toBeDefined();
+    }
+  });
+
+  it("wires NATS TLS from a Secret or ConfigMap, the client certificate from a Secret, and the stream settings", async () => {
+    const objects = await render({
+      set: [
+        "nats.url=tls://nats-0.nats:4222\\,tls://nats-1.nats:4222\\,tls://nats-2.nats:4222",
+        "nats.tls.ca.configMapName=nats-ca",
+        "nats.tls.clientCert.secretName=nats-client",
+        "nats.streams.replicas=3",
+        "nats.streams.tenantsMaxAgeSeconds=86400",
+        "nats.streams.decisionsMaxAgeSeconds=604800",
+        "nats.streams.decisionsMaxBytes=10737418240",
+      ],
+    });
+    for (const service of services) {
+      const { deployment, container: c, env } = container(objects, service);
+      expect(env.get("NATS_URL")?.value).toBe("tls://nats-0.nats:4222,tls://nats-1.nats:4222,tls://nats-2.nats:4222");
+      expect(env.get("NATS_TLS")?.value).toBe("true");
+      expect(env.get("NATS_STREAM_REPLICAS")?.value).toBe("3");
+      expect(env.get("NATS_TENANTS_MAX_AGE_SECONDS")?.value).toBe("86400");
+      expect(env.get("NATS_DECISIONS_MAX_AGE_SECONDS")?.value).toBe("604800");
+      expect(env.get("NATS_DECISIONS_MAX_BYTES")?.value).toBe("10737418240");
+      const volumes = deployment.spec?.template.spec?.volumes ?? [];
+      const fileOf = (variable: string) => {
+        const path = env.get(variable)?.value ?? "";
+        const mount = c.volumeMounts?.find((m) => path.startsWith(`${m.mountPath}/`));
+        expect(mount?.readOnly, variable).toBe(true);
+        return {
+          volume: volumes.find((v) => v.name === mount?.name),
+          file: path.slice((mount?.mountPath.length ?? 0) + 1),
+        };
+      };
+      const ca = fileOf("NATS_TLS_CA_FILE");
+      expect(ca.volume?.configMap).toEqual({ name: "nats-ca", items: [{ key: "ca.crt", path: ca.file }] });
+      const cert = fileOf("NATS_TLS_CERT_FILE");
+      const key = fileOf("NATS_TLS_KEY_FILE");
+      expect(cert.volume?.secret?.secretName).toBe("nats-client");
+      expect(cert.volume?.secret?.items).toEqual([
+        { key: "tls.crt", path: cert.file },
+        { key: "tls.key", path: key.file },
+      ]);
+    }
+
+    const fromSecret = await render({ set: ["nats.tls.ca.secretName=nats-ca", "nats.tls.ca.key=bundle.pem"] });
+    const { deployment, env } = container(fromSecret, "watcher");
+    expect(env.get("NATS_TLS_CA_FILE")?.value).toMatch(/\/bundle\.pem$/);
+    expect(env.has("NATS_TLS_CERT_FILE")).toBe(false);
+    expect(deployment.spec?.template.spec?.volumes?.find((v) => v.secret?.secretName === "nats-ca")).toBeDefined();
+
+    // Defaults: plain NATS, one stream replica, limits left to the services.
+    const plain = container(await render(), "provisioner").env;
+    expect([...plain.keys()].filter((k) => k.startsWith("NATS_"))).toEqual(["NATS_URL", "NATS_STREAM_REPLICAS"]);
+    expect(plain.get("NATS_STREAM_REPLICAS")?.value).toBe("1");
+    expect(container(await render({ set: ["nats.tls.enabled=true"] }), "provisioner").env.get("NATS_TLS")?.value).toBe(
+      "true",
+    );
+    await expect(render({ set: ["nats.tls.ca.secretName=a", "nats.tls.ca.configMapName=b"] })).rejects.toThrow(
+      "nats.tls.ca: name either secretName or configMapName, not both",
+    );
+  });
+
+  it("renders the CRDs from files/crds unchanged but for Helm's labels and the keep policy, unless crds.install=false", async () => {
+    const objects = await render();
+    const crds = objects.filter((o) => o.kind === "CustomResourceDefinition");
+    expect(crds.map((c) => `${c.metadata?.name}`).sort()).toEqual(
+      chartCrdFiles().map((f) => `${f.replace(/\.yaml$/, "")}.tenantplane.io`),
+    );
+    for (const crd of crds) {
+      const plural = crd.metadata?.name?.split(".")[0] ?? "";
+      const source = YAML.parse(
+        readFileSync(join(repoRoot, "libs/api/crds", `${plural}.yaml`), "utf8"),
+      ) as KubernetesObject;
+      expect(crd.metadata?.annotations).toEqual({ "helm.sh/resource-policy": "keep" });
+      expect(crd.metadata?.labels).toMatchObject({ ...source.metadata?.labels, "app.kubernetes.io/instance": release });
+      const strip = (o: KubernetesObject) => ({ ...o, metadata: { name: o.metadata?.name } });
+      expect(strip(crd)).toEqual(strip(source));
+    }
+    expect((await render({ set: ["crds.install=false"] })).some((o) => o.kind === "CustomResourceDefinition")).toBe(
+      false,
+    );
+  });
+
+  it("adds the admission policies only where the API server serves them, exempting exactly the release's ServiceAccounts", async () => {
+    const kinds = (objects: KubernetesObject[]) =>
+      objects
+        .filter((o) => o.kind?.startsWith("ValidatingAdmissionPolicy"))
+        .map((o) => `${o.kind} ${o.metadata?.name}`);
+    expect(kinds(await render())).toEqual([]);
+    expect(kinds(await render({ apiVersions: [policyApi], set: ["admissionPolicy.enabled=false"] }))).toEqual([]);
+    const objects = await render({ apiVersions: [policyApi], set: ["services.recorder.enabled=false"] });
+    const names = ["managed-label", "managed-namespaces", "rolebindings"].map((n) => `${release}-${n}`);
+    expect(kinds(objects).sort()).toEqual(
+      names.flatMap((n) => [`ValidatingAdmissionPolicy ${n}`, `ValidatingAdmissionPolicyBinding ${n}`]).sort(),
+    );
+    const writes = find<KubernetesObject & { spec: { matchConditions: { expression: string }[] } }>(
+      objects,
+      "ValidatingAdmissionPolicy",
+      `${release}-managed-namespaces`,
+    );
+    const accounts = ["isolation", "provisioner", "watcher"].map(
+      (s) => `system:serviceaccount:${namespace}:${release}-${s}`,
+    );
+    expect(writes.spec.matchConditions[0]?.expression).toContain(
+      `request.userInfo.username in ${JSON.stringify(accounts)}`,
+    );
+  });
+
   it("ships CRDs byte-identical to libs/api/crds (run charts/tenantplane/sync-crds.sh after a CRD change)", () => {
     const source = join(repoRoot, "libs/api/crds");
     const sourceFiles = readdirSync(source)
@@ -279,10 +497,10 @@ describe("chart rendering", () => {
       .sort();
     expect(chartCrdFiles()).toEqual(sourceFiles);
     for (const file of sourceFiles) {
-      const same = readFileSync(join(chartDir, "crds", file)).equals(readFileSync(join(source, file)));
+      const same = readFileSync(join(chartDir, "files/crds", file)).equals(readFileSync(join(source, file)));
       expect(
         same,
-        `charts/tenantplane/crds/${file} differs from libs/api/crds/${file}: run charts/tenantplane/sync-crds.sh`,
+        `charts/tenantplane/files/crds/${file} differs from libs/api/crds/${file}: run charts/tenantplane/sync-crds.sh`,
       ).toBe(true);
     }
   });
@@ -294,7 +512,9 @@ describe("chart against a real API server", () => {
 
   beforeAll(async () => {
     cluster = await startHostCluster({ name: "chart" });
-    const crds = chartCrdFiles().map((f) => YAML.parse(readFileSync(join(chartDir, "crds", f), "utf8")) as object);
+    const crds = chartCrdFiles().map(
+      (f) => YAML.parse(readFileSync(join(chartDir, "files/crds", f), "utf8")) as object,
+    );
     await installCrds(cluster.kubeConfig, crds);
     // Pods of the release must pass the strictest Pod Security level.
     await cluster.kubeConfig.makeApiClient(CoreV1Api).createNamespace({
@@ -347,10 +567,21 @@ describe("chart against a real API server", () => {
     }
   }
 
-  it("accepts every rendered object, default and with NATS credentials, in a server-side apply dry run", async () => {
+  it("accepts every rendered object, default and with NATS credentials, TLS and admission policies, in a server-side apply dry run", async () => {
     await apply(await render(), true);
     await apply(
-      await render({ set: ["nats.existingSecret=nats-auth", "nats.credsFile.enabled=true", "image.tag=1.2.3"] }),
+      await render({
+        apiVersions: [policyApi],
+        set: [
+          "nats.existingSecret=nats-auth",
+          "nats.credsFile.enabled=true",
+          "image.tag=1.2.3",
+          "nats.tls.ca.secretName=nats-ca",
+          "nats.tls.clientCert.secretName=nats-client",
+          "nats.streams.replicas=3",
+          "nats.streams.decisionsMaxBytes=1073741824",
+        ],
+      }),
       true,
     );
   });

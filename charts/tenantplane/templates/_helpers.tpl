@@ -72,3 +72,13 @@ tenantplane.io/component: {{ .name }}
 {{- define "tenantplane.natsCredsPath" -}}
 /etc/tenantplane/nats/nats.creds
 {{- end -}}
+
+{{/* Directory the NATS CA bundle is mounted in. */}}
+{{- define "tenantplane.natsCaDir" -}}
+/etc/tenantplane/nats-ca
+{{- end -}}
+
+{{/* Directory the NATS client certificate and key are mounted in. */}}
+{{- define "tenantplane.natsClientCertDir" -}}
+/etc/tenantplane/nats-client
+{{- end -}}

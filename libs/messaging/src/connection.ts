@@ -1,5 +1,8 @@
 import { readFile } from "node:fs/promises";
-import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { connect, credsAuthenticator, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
+
+/** The Node transport's TLS settings (CA, client certificate and key files). */
+type NodeTlsOptions = NonNullable<NodeConnectionOptions["tls"]>;
 
 /** The oldest NATS server tenantplane runs against: per-message TTL and delete markers arrived in 2.11. */
 export const MIN_SERVER_VERSION = "2.11.0";
@@ -12,6 +15,67 @@ export interface NatsOptions {
   password?: string | undefined;
   token?: string | undefined;
   credsFile?: string | undefined;
+  /** Require TLS; implied by any of the files below. Without a CA file the system CAs verify the server. */
+  tls?: boolean | undefined;
+  /** PEM bundle of the CA(s) that signed the server certificate. */
+  tlsCaFile?: string | undefined;
+  /** PEM client certificate and key for mutual TLS; both or neither. */
+  tlsCertFile?: string | undefined;
+  tlsKeyFile?: string | undefined;
+}
+
+/** Raised for options that cannot work together; terminal, the operator must fix the configuration. */
+export class NatsOptionsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "NatsOptionsError";
+  }
+}
+
+/**
+ * The server list of a NATS URL that may name every member of a cluster separated by
+ * commas, so a service can reach any member and fail over between them.
+ */
+export function natsServers(url: string): string[] {
+  return url
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/**
+ * TLS settings for the client, or undefined for plain connections. The files are read by
+ * the transport at connect time, so a rotated certificate is picked up on reconnect.
+ */
+export function natsTlsOptions(opts: NatsOptions): NodeTlsOptions | undefined {
+  if ((opts.tlsCertFile === undefined) !== (opts.tlsKeyFile === undefined)) {
+    throw new NatsOptionsError(
+      "NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together: set both for mutual TLS, or neither",
+    );
+  }
+  if (!opts.tls && !opts.tlsCaFile && !opts.tlsCertFile) return undefined;
+  const tls: NodeTlsOptions = {};
+  if (opts.tlsCaFile) tls.caFile = opts.tlsCaFile;
+  if (opts.tlsCertFile) tls.certFile = opts.tlsCertFile;
+  if (opts.tlsKeyFile) tls.keyFile = opts.tlsKeyFile;
+  return tls;
+}
+
+/** The client options for `opts`, without I/O beyond reading the credentials file. */
+export async function natsConnectionOptions(opts: NatsOptions): Promise<NodeConnectionOptions> {
+  return {
+    servers: natsServers(opts.url),
+    name: opts.name,
+    user: opts.user,
+    pass: opts.password,
+    token: opts.token,
+    authenticator: opts.credsFile ? credsAuthenticator(await readFile(opts.credsFile)) : undefined,
+    tls: natsTlsOptions(opts),
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    reconnectJitter: 250,
+    pingInterval: 10_000,
+  };
 }
 
 /** Raised when the server is too old; terminal, the operator must upgrade. */
@@ -26,22 +90,11 @@ export class ServerVersionError extends Error {
 }
 
 /**
- * Connects with unlimited reconnects (a NATS restart must never kill a service)
- * and refuses servers older than MIN_SERVER_VERSION.
+ * Connects to any server of `opts.url` with unlimited reconnects (a NATS restart must
+ * never kill a service) and refuses servers older than MIN_SERVER_VERSION.
  */
 export async function connectNats(opts: NatsOptions): Promise<NatsConnection> {
-  const nc = await connect({
-    servers: opts.url,
-    name: opts.name,
-    user: opts.user,
-    pass: opts.password,
-    token: opts.token,
-    authenticator: opts.credsFile ? credsAuthenticator(await readFile(opts.credsFile)) : undefined,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 500,
-    reconnectJitter: 250,
-    pingInterval: 10_000,
-  });
+  const nc = await connect(await natsConnectionOptions(opts));
   const version = nc.info?.version ?? "0.0.0";
   if (compareVersions(version, MIN_SERVER_VERSION) < 0) {
     await nc.close();

@@ -4,6 +4,10 @@ export * from "./subjects.js";
 export {
   connectNats,
   compareVersions,
+  natsConnectionOptions,
+  natsServers,
+  natsTlsOptions,
+  NatsOptionsError,
   MIN_SERVER_VERSION,
   ServerVersionError,
   type NatsOptions,

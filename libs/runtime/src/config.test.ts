@@ -15,4 +15,18 @@ describe("parseEnv", () => {
     );
     expect(() => parseEnv(CommonEnvSchema, { NATS_URL: "n", LOG_LEVEL: "loud" })).toThrow(/^LOG_LEVEL: must be one of/);
   });
+
+  it("reads the NATS TLS variables and refuses a NATS_TLS that is not a boolean", () => {
+    const env = parseEnv(CommonEnvSchema, {
+      NATS_URL: "tls://a:4222,tls://b:4222",
+      NATS_TLS: "true",
+      NATS_TLS_CA_FILE: "/etc/tenantplane/nats-ca/ca.crt",
+      NATS_TLS_CERT_FILE: "/etc/tenantplane/nats-client/tls.crt",
+      NATS_TLS_KEY_FILE: "/etc/tenantplane/nats-client/tls.key",
+    });
+    expect(env).toMatchObject({ NATS_TLS: "true", NATS_TLS_CA_FILE: "/etc/tenantplane/nats-ca/ca.crt" });
+    expect(() => parseEnv(CommonEnvSchema, { NATS_URL: "n", NATS_TLS: "yes" })).toThrow(
+      new ConfigError("NATS_TLS: must be true or false"),
+    );
+  });
 });

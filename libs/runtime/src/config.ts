@@ -31,6 +31,11 @@ export const CommonEnvSchema = z.object({
   NATS_PASSWORD: z.string().optional(),
   NATS_TOKEN: z.string().optional(),
   NATS_CREDS_FILE: z.string().optional(),
+  /** "true" requires TLS even without the files below (the system CAs verify the server). */
+  NATS_TLS: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
+  NATS_TLS_CA_FILE: z.string().min(1, "must name a PEM file").optional(),
+  NATS_TLS_CERT_FILE: z.string().min(1, "must name a PEM file").optional(),
+  NATS_TLS_KEY_FILE: z.string().min(1, "must name a PEM file").optional(),
   KUBECONFIG: z.string().optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }).default("info"),
   HTTP_PORT: z.coerce

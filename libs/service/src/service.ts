@@ -104,6 +104,10 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       password: env.NATS_PASSWORD,
       token: env.NATS_TOKEN,
       credsFile: env.NATS_CREDS_FILE,
+      tls: env.NATS_TLS === "true",
+      tlsCaFile: env.NATS_TLS_CA_FILE,
+      tlsCertFile: env.NATS_TLS_CERT_FILE,
+      tlsKeyFile: env.NATS_TLS_KEY_FILE,
     });
   } catch (err) {
     logger.fatal({ err, url: env.NATS_URL }, "cannot use NATS");
