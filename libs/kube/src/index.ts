@@ -3,3 +3,11 @@ export { Objects } from "./apply.js";
 export { startWatch, type RunningWatch, type WatchEvent } from "./informer.js";
 export { EventRecorder, type EventInput, type RecordOutcome, type Regarding } from "./event-recorder.js";
 export { runWithLeaderElection, type LeaderElectionOptions } from "./leader-election.js";
+export { ApiError, JsonClient, resourcePath, type Query } from "./json-client.js";
+export {
+  startListWatch,
+  type ListWatch,
+  type ListWatchOptions,
+  type RawObject,
+  type RawWatchEvent,
+} from "./list-watch.js";
