@@ -23,9 +23,9 @@ const ownership = await startOwnership({
   bucket: env.LEASE_BUCKET,
   partitions: env.PARTITIONS,
   ttlMs: Math.round(env.LEASE_TTL_SECONDS * 1000),
-  worker: svc.identity,
+  identity: svc.identity,
   logger: svc.logger,
-  metrics,
+  registry: svc.metrics.registry,
   onChange: (lost) => {
     if (lost) box.supervisor?.stopTenants((tenant) => !ownership.owns(tenant));
     box.supervisor?.reconcileAll();

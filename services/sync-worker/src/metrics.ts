@@ -1,15 +1,16 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
-/** The sync worker's own metrics, all `tenantplane_sync_*`, on the service's private registry. */
+/**
+ * The sync worker's own metrics, all `tenantplane_sync_*`, on the service's private registry.
+ * Partitions held and lease renew failures are registered by the partition leases.
+ */
 export interface SyncMetrics {
-  partitionsHeld: Gauge;
   tenantsActive: Gauge;
   /** 1 while this worker syncs the tenant; the series disappears when it stops. */
   tenantActive: Gauge<"tenant">;
   queueDepth: Gauge<"tenant">;
   objects: Counter<"outcome">;
   latency: Histogram;
-  leaseRenewFailures: Counter;
   hostRequests: Counter<"verb">;
 }
 
@@ -17,11 +18,6 @@ export interface SyncMetrics {
 export function createSyncMetrics(registry: Registry, queueDepths: () => Map<string, number>): SyncMetrics {
   const registers = [registry];
   return {
-    partitionsHeld: new Gauge({
-      name: "tenantplane_sync_partitions_held",
-      help: "Partitions this worker holds a lease on.",
-      registers,
-    }),
     tenantsActive: new Gauge({
       name: "tenantplane_sync_tenants_active",
       help: "Tenants this worker is syncing.",
@@ -53,11 +49,6 @@ export function createSyncMetrics(registry: Registry, queueDepths: () => Map<str
       name: "tenantplane_sync_latency_seconds",
       help: "Time from a tenant or host change being queued to its host write.",
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers,
-    }),
-    leaseRenewFailures: new Counter({
-      name: "tenantplane_sync_lease_renew_failures_total",
-      help: "Partition lease renewals that failed.",
       registers,
     }),
     hostRequests: new Counter({

@@ -249,6 +249,7 @@ export class Supervisor {
         this.deps.warn(tenant, this.tenants.get(undefined, tenant)?.metadata.uid, reason, message),
       onStatus: () => this.scheduleStatus(tenant),
       writeToken: () => tenantLimiter.take(),
+      mayWrite: () => this.deps.owns(tenant),
       observe: {
         outcome: (outcome) => this.deps.metrics.objects.inc({ outcome }),
         latency: (seconds) => this.deps.metrics.latency.observe(seconds),

@@ -36,6 +36,8 @@ export interface SyncerDeps {
   warn(reason: string, message: string): Promise<void>;
   /** Called when counts or connectivity change; the caller writes status (throttled). */
   onStatus(): void;
+  /** False once this worker's lease on the tenant's partition is lost or fenced: no write may start. */
+  mayWrite(): boolean;
   /** Per-tenant write budget: resolves when this tenant may write again. */
   writeToken(): Promise<void>;
   observe: {
@@ -276,6 +278,7 @@ export class TenantSyncer {
     const hostWatch = this.hostWatches.get(d.kind);
     const current = hostWatch?.get(d.hostRef.namespace, d.hostRef.name);
     if (d.action === "Skip") {
+      if (this.stopped || !this.deps.mayWrite()) return undefined;
       const source = this.tenantWatches.get(key.kind)?.get(key.namespace, key.name);
       if (this.skips.shouldPublish(text, source?.metadata.resourceVersion ?? "", d.reason)) {
         await this.publish(d);
@@ -294,7 +297,7 @@ export class TenantSyncer {
       }
       if (current === undefined) return undefined;
       await this.deps.writeToken();
-      if (this.stopped) return undefined;
+      if (this.stopped || !this.deps.mayWrite()) return undefined;
       if (await writer.delete(current)) {
         this.deps.observe.latency((Date.now() - since) / 1000);
         this.deps.observe.outcome("delete");
@@ -304,7 +307,7 @@ export class TenantSyncer {
     }
     const desired = d.object as HostObject;
     await this.deps.writeToken();
-    if (this.stopped) return undefined;
+    if (this.stopped || !this.deps.mayWrite()) return undefined;
     if (d.action === "Create") {
       const created = await writer.create(desired);
       if (created === "exists") {
