@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { KvWatchInclude, type KV, type KvWatchEntry } from "@nats-io/kv";
 import type { NatsConnection, QueuedIterator } from "@nats-io/transport-node";
-import { backoffDelay, describe, sleep } from "@tenantplane/runtime";
+import { TerminalError, backoffDelay, describe, sleep } from "@tenantplane/runtime";
 import type { Registry } from "prom-client";
 import { ensureLeaseBucket, isCasConflict } from "./internal/bucket.js";
 import { encodeRecord, memberKey, partitionKey, workerIdSchema, workerOf } from "./internal/keys.js";
@@ -93,12 +93,20 @@ export class PartitionLeases {
   private watchLoop: Promise<void> | undefined;
   private readonly halt = new AbortController();
   private readonly pending = new Set<Promise<void>>();
-  private state: "new" | "running" | "stopping" | "stopped" = "new";
+  private state: "new" | "starting" | "running" | "stopping" | "stopped" = "new";
+  private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(options: PartitionLeasesOptions) {
     this.options = options;
-    this.workerId = workerIdSchema.parse(options.workerId);
+    const id = workerIdSchema.safeParse(options.workerId);
+    if (!id.success) {
+      throw new TerminalError(
+        `workerId ${JSON.stringify(options.workerId)} is not usable as a KV key token: ${id.error.issues[0]?.message ?? "invalid"}`,
+        { code: "InvalidWorkerId" },
+      );
+    }
+    this.workerId = id.data;
     this.partitions = options.partitions ?? DEFAULT_PARTITIONS;
     assertPartitionCount(this.partitions);
     this.bucket = options.bucket ?? DEFAULT_LEASE_BUCKET;
@@ -120,18 +128,30 @@ export class PartitionLeases {
    * Declares the bucket, joins and starts leasing. Rejects if NATS cannot be reached or the bucket
    * is declared for another partition count; after that, NATS trouble only fences partitions.
    */
-  async start(): Promise<void> {
-    if (this.state !== "new") throw new Error("PartitionLeases.start() may be called once");
+  start(): Promise<void> {
+    if (this.state !== "new") return Promise.reject(new Error("PartitionLeases.start() may be called once"));
+    this.starting = this.join();
+    return this.starting;
+  }
+
+  private async join(): Promise<void> {
+    this.state = "starting";
+    try {
+      const kv = await ensureLeaseBucket(this.js, {
+        name: this.bucket,
+        ttlMs: this.timings.ttlMs,
+        markerTtlMs: this.timings.ttlMs,
+        replicas: this.options.replicas ?? 1,
+        partitions: this.partitions,
+      });
+      // Join before watching, so the watch's snapshot already counts this worker.
+      await kv.put(memberKey(this.workerId), encodeRecord(this.workerId));
+      this.kv = kv;
+    } catch (err) {
+      this.state = "stopped";
+      throw err;
+    }
     this.state = "running";
-    this.kv = await ensureLeaseBucket(this.js, {
-      name: this.bucket,
-      ttlMs: this.timings.ttlMs,
-      markerTtlMs: this.timings.ttlMs,
-      replicas: this.options.replicas ?? 1,
-      partitions: this.partitions,
-    });
-    // Join before watching, so the watch's snapshot already counts this worker.
-    await this.kv.put(memberKey(this.workerId), encodeRecord(this.workerId));
     this.watchLoop = this.watch(this.kv);
     void this.followConnection();
     this.apply((now) => this.machine.tick(now));
@@ -171,6 +191,8 @@ export class PartitionLeases {
   }
 
   private async shutdown(): Promise<void> {
+    // A stop() racing start() lets the start finish, then undoes it like any other.
+    await this.starting?.catch(() => undefined);
     if (this.state !== "running") {
       this.state = "stopped";
       return;
@@ -361,6 +383,11 @@ export class PartitionLeases {
       }
       if (this.state !== "running") return;
       this.machine.resetView();
+      if (this.nc.isClosed()) {
+        // The owner closed the connection: nothing will come back; leases fence and stop() cleans up.
+        this.logger.warn({ worker: this.workerId }, "NATS connection closed; lease watch stopped");
+        return;
+      }
       await sleep(backoffDelay(attempt, 100, 2_000), this.halt.signal);
     }
   }

@@ -8,6 +8,7 @@ const stored = (over: Partial<StreamConfig> = {}) =>
   ({
     name: "KV_leases",
     max_age: nanos(6_000),
+    duplicate_window: nanos(6_000),
     max_msgs_per_subject: 1,
     allow_msg_ttl: true,
     subject_delete_marker_ttl: nanos(6_000),
@@ -28,13 +29,20 @@ describe("desiredConfig", () => {
 
   it("restores history 1, the max age and delete markers, keeping unrelated settings and metadata", () => {
     const next = desiredConfig(
-      stored({ max_msgs_per_subject: 5, max_age: nanos(60_000), allow_msg_ttl: false, metadata: { owner: "ops" } }),
+      stored({
+        max_msgs_per_subject: 5,
+        max_age: nanos(60_000),
+        duplicate_window: nanos(120_000),
+        allow_msg_ttl: false,
+        metadata: { owner: "ops" },
+      }),
       spec,
     );
     expect(next).toMatchObject({
       name: "KV_leases",
       max_msgs_per_subject: 1,
       max_age: nanos(6_000),
+      duplicate_window: nanos(6_000),
       allow_msg_ttl: true,
       subject_delete_marker_ttl: nanos(6_000),
       metadata: { owner: "ops", [PARTITIONS_METADATA_KEY]: "16" },

@@ -70,6 +70,8 @@ export function desiredConfig(current: StreamConfig, spec: LeaseBucketSpec): Str
   const next: StreamConfig = {
     ...current,
     max_age: nanos(spec.ttlMs),
+    // The server refuses a duplicate window longer than the max age (a bucket made with a long TTL has one).
+    duplicate_window: Math.min(current.duplicate_window ?? nanos(spec.ttlMs), nanos(spec.ttlMs)),
     max_msgs_per_subject: 1,
     allow_msg_ttl: true,
     subject_delete_marker_ttl: nanos(spec.markerTtlMs),
@@ -78,6 +80,7 @@ export function desiredConfig(current: StreamConfig, spec: LeaseBucketSpec): Str
   };
   const same =
     current.max_age === next.max_age &&
+    current.duplicate_window === next.duplicate_window &&
     current.max_msgs_per_subject === next.max_msgs_per_subject &&
     current.allow_msg_ttl === true &&
     current.subject_delete_marker_ttl === next.subject_delete_marker_ttl &&
