@@ -2,6 +2,7 @@ import { jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStre
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { PartitionLeases, partitionOf, type LossReason } from "@tenantplane/partition";
+import { createServer, connect as tcpConnect, type AddressInfo, type Socket } from "node:net";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startNats, trackFailures, waitFor, type NatsServer } from "../harness/index.js";
@@ -39,8 +40,44 @@ let jsm: JetStreamManager;
 let kv: KV;
 let sampler: NodeJS.Timeout;
 
-async function startWorker(name: string): Promise<Worker> {
-  const workerNc = await connect({ servers: nats.url, name, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+/** A loopback TCP relay to nats-server whose link can be cut (every socket reset, new ones refused) and healed. */
+async function startLink(targetPort: number) {
+  const sockets = new Set<Socket>();
+  let cut = false;
+  const server = createServer((client) => {
+    if (cut) return client.destroy();
+    const upstream = tcpConnect(targetPort, "127.0.0.1");
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      sockets.add(from);
+      from.pipe(to);
+      from.on("error", () => to.destroy());
+      from.on("close", () => {
+        sockets.delete(from);
+        to.destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `nats://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    cut() {
+      cut = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    heal() {
+      cut = false;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+let link: Awaited<ReturnType<typeof startLink>> | undefined;
+
+async function startWorker(name: string, url = nats.url): Promise<Worker> {
+  const workerNc = await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   const registry = new Registry();
   const leases = new PartitionLeases({
     connection: workerNc,
@@ -105,6 +142,7 @@ afterAll(async () => {
     await w.nc.close().catch(() => undefined);
   }
   await nc?.close();
+  await link?.close();
   await nats?.stop({ keepLogs });
 });
 
@@ -330,6 +368,41 @@ describe("PartitionLeases on nats-server", () => {
     console.error(
       `[partition-leases] losses around the restart: ${during.map((x) => `${x.worker}/p${x.partition}/${x.reason}`).join(" ") || "none"}`,
     );
+  });
+
+  it("fences a worker cut off from NATS past the TTL, and lets it rejoin without double ownership", async () => {
+    link = await startLink(nats.port);
+    const e = await startWorker("worker-e", link.url);
+    await waitFor(() => settled([a, e], Math.ceil(P / 2)), {
+      description: "a and e share the 16 partitions",
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
+    const cutOff = e.leases.held();
+    const cutAt = clock();
+    link.cut();
+    await waitFor(() => settled([a], P), {
+      description: "a owns all 16 partitions while e is cut off",
+      timeoutMs: TTL_MS * 3,
+      intervalMs: 10,
+    });
+    const takeover = clock() - cutAt;
+    console.error(`[partition-leases] takeover from a cut-off worker: ${takeover.toFixed(0)} ms`);
+    expect(takeover).toBeLessThan(TTL_MS + RENEW_MS + 500);
+    for (const p of cutOff) {
+      const fenced = lastChange(e.name, p, "lost")!;
+      expect(fenced.reason).toBe("fenced");
+      expect(fenced.at).toBeLessThan(lastChange("worker-a", p, "acquired")!.at);
+    }
+    // Stay cut off well past the TTL, so whatever e still believes about its old leases is stale.
+    await new Promise((resolve) => setTimeout(resolve, TTL_MS));
+    expect(e.leases.held()).toEqual([]);
+    link.heal();
+    await waitFor(() => settled([a, e], Math.ceil(P / 2)), {
+      description: "e rejoins and the 16 partitions are shared again",
+      timeoutMs: 15_000,
+      intervalMs: 20,
+    });
   });
 
   it("never had two workers acting for one partition at the same instant", () => {
