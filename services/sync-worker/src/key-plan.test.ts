@@ -150,6 +150,39 @@ describe("planKey", () => {
   });
 });
 
+describe("a source being deleted", () => {
+  it("has its copy deleted, incrementally and in the full pass, with the same reason", () => {
+    const src = {
+      ...configMap("a", "y"),
+      metadata: { namespace: "a", name: "y", deletionTimestamp: "2026-01-01T00:00:00Z", finalizers: ["x"] },
+    };
+    const copy = copyOf(configMap("a", "y"));
+    const key = { kind: "ConfigMap", namespace: "a", name: "y" };
+    const one = planKey({
+      tenant,
+      policy: defaultSyncPolicySpec,
+      policyName: undefined,
+      key,
+      source: src,
+      namespaceDeleted: false,
+      hosts: [copy],
+    });
+    const all = planPass({
+      tenant,
+      policy: defaultSyncPolicySpec,
+      policyName: undefined,
+      sources: [src],
+      hosts: [copy],
+      deletedNamespaces: new Set(),
+      completeKinds: new Set(["ConfigMap"]),
+    });
+    expect(one.decisions.map((d) => [d.action, d.reason])).toEqual([
+      ["Delete", "source ConfigMap a/y is being deleted in tenant acme"],
+    ]);
+    expect(summary(all.decisions)).toEqual(summary(one.decisions));
+  });
+});
+
 describe("planPass", () => {
   it("plans no Delete for a kind whose listings are not complete and current", () => {
     const orphan = copyOf(configMap("a", "gone"));

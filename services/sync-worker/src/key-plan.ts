@@ -51,7 +51,8 @@ export function planKey(input: KeyInput): KeyPlan {
   if (!kinds.has(key.kind)) {
     return { decisions: ours.map((h) => policyDelete(tenant, h, key.kind, input.policyName)), inSync: [], ignored: [] };
   }
-  const present = input.source !== undefined && !input.namespaceDeleted;
+  const deleting = isDeleting(input.source);
+  const present = input.source !== undefined && !input.namespaceDeleted && !deleting;
   const result = plan({
     tenant,
     policy: input.policy,
@@ -59,7 +60,9 @@ export function planKey(input: KeyInput): KeyPlan {
     hostObjects: present ? input.hosts : ours,
   });
   return {
-    decisions: result.decisions.map((d) => (input.namespaceDeleted ? namespaceReason(d, tenant) : d)),
+    decisions: result.decisions.map((d) =>
+      input.namespaceDeleted ? namespaceReason(d, tenant) : deleting ? deletingReason(d, tenant) : d,
+    ),
     inSync: result.inSync,
     ignored: result.ignored,
   };
@@ -90,7 +93,10 @@ export interface PassInput {
 export function planPass(input: PassInput): KeyPlan {
   const { tenant } = input;
   const kinds = policyKinds(input.policy);
-  const sources = input.sources.filter((s) => !input.deletedNamespaces.has(namespaceOf(s)));
+  const deleting = new Set(
+    input.sources.filter(isDeleting).map((s) => identityOf(kindOf(s), namespaceOf(s), nameOf(s))),
+  );
+  const sources = input.sources.filter((s) => !input.deletedNamespaces.has(namespaceOf(s)) && !isDeleting(s));
   const result = plan({
     tenant,
     policy: input.policy,
@@ -99,7 +105,13 @@ export function planPass(input: PassInput): KeyPlan {
   });
   const decisions = result.decisions
     .filter((d) => d.action !== "Delete" || input.completeKinds.has(d.kind))
-    .map((d) => (input.deletedNamespaces.has(d.tenantRef.namespace) ? namespaceReason(d, tenant) : d));
+    .map((d) =>
+      input.deletedNamespaces.has(d.tenantRef.namespace)
+        ? namespaceReason(d, tenant)
+        : deleting.has(identityOf(d.kind, d.tenantRef.namespace, d.tenantRef.name))
+          ? deletingReason(d, tenant)
+          : d,
+    );
   for (const host of input.hosts) {
     const kind = kindOf(host);
     if (kinds.has(kind) || !input.completeKinds.has(kind) || !isTenantCopy(host, tenant)) continue;
@@ -115,6 +127,29 @@ function policyKinds(policy: SyncPolicySpec): Set<string> {
 function namespaceReason(d: PlannedDecisionWithObject, tenant: string): PlannedDecisionWithObject {
   if (d.action !== "Delete") return d;
   return { ...d, reason: `namespace ${d.tenantRef.namespace} deleted in tenant ${tenant}` };
+}
+
+function deletingReason(d: PlannedDecisionWithObject, tenant: string): PlannedDecisionWithObject {
+  if (d.action !== "Delete") return d;
+  return {
+    ...d,
+    reason: `source ${d.kind} ${d.tenantRef.namespace}/${d.tenantRef.name} is being deleted in tenant ${tenant}`,
+  };
+}
+
+// A source with a deletionTimestamp is on its way out (finalizers the tenant has no
+// controller for, such as pvc-protection, can hold it there): its copy goes now.
+function isDeleting(source: unknown): boolean {
+  const meta = (source as { metadata?: { deletionTimestamp?: unknown } } | undefined)?.metadata;
+  return meta?.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
+}
+
+function identityOf(kind: string, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
+}
+
+function nameOf(obj: unknown): string {
+  return (obj as ObjectMeta).metadata?.name ?? "";
 }
 
 function policyDelete(tenant: string, host: unknown, kind: string, policyName: string | undefined) {
