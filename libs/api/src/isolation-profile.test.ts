@@ -21,6 +21,16 @@ describe("defaultIsolationProfileSpec", () => {
     });
   });
 
+  it("lets tenant workloads touch nothing host-wide: no priority or runtime classes, no node ports or load balancers", () => {
+    expect(defaultIsolationProfileSpec.workloads).toEqual({
+      allowedPriorityClasses: [],
+      allowedRuntimeClasses: [],
+      nodeSelector: {},
+      tolerations: [],
+      services: { nodePort: false, loadBalancer: false, externalName: true },
+    });
+  });
+
   it("enforces baseline and audits and warns on restricted", () => {
     expect(defaultIsolationProfileSpec.podSecurity).toEqual({
       enforce: "baseline",
@@ -52,6 +62,15 @@ describe("defaultIsolationProfileSpec", () => {
 });
 
 describe("parseIsolationProfileSpec", () => {
+  it("names a bad node selector key and a bad toleration effect", () => {
+    expect(issuesOf({ workloads: { nodeSelector: { "no spaces": "x" }, tolerations: [{ effect: "Never" }] } })).toEqual(
+      [
+        expect.stringMatching(/^spec\.workloads\.nodeSelector: keys must be label keys/),
+        expect.stringMatching(/^spec\.workloads\.tolerations\[0\]\.effect: /),
+      ],
+    );
+  });
+
   it("replaces a map default as a whole when the map is set", () => {
     const spec = parseIsolationProfileSpec({
       resourceQuota: { hard: { pods: 5 } },

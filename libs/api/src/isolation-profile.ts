@@ -141,8 +141,63 @@ export const LimitRangeSpecSchema = z.object({
 });
 export type LimitRangeSpec = z.output<typeof LimitRangeSpecSchema>;
 
+const OBJECT_NAME_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+const ObjectNameSchema = z
+  .string()
+  .max(253)
+  .regex(new RegExp(OBJECT_NAME_PATTERN), { error: "must be an object name like high-priority or gvisor" });
+const LABEL_VALUE_PATTERN = "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
+const LabelValueSchema = z
+  .string()
+  .max(63)
+  .regex(new RegExp(LABEL_VALUE_PATTERN), { error: "must be a label value: alphanumerics, '-', '_' or '.'" });
+const QUALIFIED_NAME =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+/** The taint effects a toleration can name. */
+export const TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"] as const;
+
+/** A toleration as in a Pod's `spec.tolerations`. */
+export const TolerationSchema = z.object({
+  key: z.string().max(316).optional(),
+  operator: z.enum(["Exists", "Equal"]).optional(),
+  value: LabelValueSchema.optional(),
+  effect: z.enum(TAINT_EFFECTS).optional(),
+  tolerationSeconds: z.int().optional(),
+});
+export type Toleration = z.output<typeof TolerationSchema>;
+
+/** Service types other than ClusterIP a tenant may create on the host. */
+export const ServiceTypesSchema = z.object({
+  nodePort: z.boolean().prefault(false),
+  loadBalancer: z.boolean().prefault(false),
+  externalName: z.boolean().prefault(true),
+});
+export type ServiceTypes = z.output<typeof ServiceTypesSchema>;
+
+/**
+ * What a tenant's Pods and Services may do to the host, applied by the sync engine: a
+ * field or Service type outside these rules is never synced. Quotas on
+ * `services.nodeports` and `services.loadbalancers` are set in `resourceQuota.hard`.
+ */
+export const WorkloadRulesSchema = z.object({
+  allowedPriorityClasses: z.array(ObjectNameSchema).max(32).prefault([]),
+  allowedRuntimeClasses: z.array(ObjectNameSchema).max(32).prefault([]),
+  nodeSelector: z
+    .record(z.string(), LabelValueSchema)
+    .refine((map) => Object.keys(map).every((key) => QUALIFIED_NAME.test(key)), {
+      error: "keys must be label keys like node-role.example.com/tenants",
+    })
+    .refine((map) => Object.keys(map).length <= 16, { error: "at most 16 keys" })
+    .prefault({}),
+  tolerations: z.array(TolerationSchema).max(16).prefault([]),
+  services: ServiceTypesSchema.prefault({}),
+});
+export type WorkloadRules = z.output<typeof WorkloadRulesSchema>;
+
 /** IsolationProfile.spec; `{}` is a complete, production-ready profile once defaults are applied. */
 export const IsolationProfileSpecSchema = z.object({
+  workloads: WorkloadRulesSchema.prefault({}),
   podSecurity: PodSecuritySchema.prefault({}),
   network: NetworkSchema.prefault({}),
   resourceQuota: ResourceQuotaSpecSchema.prefault({}),

@@ -18,3 +18,8 @@ export const ANNOTATION_CONTENT_HASH = "tenantplane.io/content-hash";
 export const LABEL_CONTROL_PLANE = "tenantplane.io/control-plane";
 /** Key prefix reserved for tenantplane; tenant-supplied keys under it are dropped, never trusted. */
 export const RESERVED_PREFIX = "tenantplane.io/";
+/**
+ * Prefix of the host label key that stands in for a tenant label key under a reserved
+ * prefix (`app.kubernetes.io/managed-by: Helm` is common), so selectors keep their meaning.
+ */
+export const ESCAPED_KEY_PREFIX = "escaped.tenantplane.io/";

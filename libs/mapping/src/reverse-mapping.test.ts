@@ -8,7 +8,15 @@ import {
   LABEL_VIRTUAL_NAMESPACE,
 } from "./constants.js";
 import { isLabelValue } from "./label-value.js";
-import { isManaged, isReservedKey, reverseLookup, reverseMapping, stripReserved } from "./reverse-mapping.js";
+import {
+  escapeReserved,
+  hostLabelKey,
+  isManaged,
+  isReservedKey,
+  reverseLookup,
+  reverseMapping,
+  stripReserved,
+} from "./reverse-mapping.js";
 
 /** Property budget: cases per fast-check property. */
 const REVERSE_LOOKUP_RUNS = 1000;
@@ -114,5 +122,43 @@ describe("stripReserved", () => {
   it("agrees with isReservedKey", () => {
     expect(isReservedKey("tenantplane.io")).toBe(false);
     expect(isReservedKey("tenantplane.io/")).toBe(true);
+  });
+});
+
+describe("hostLabelKey", () => {
+  const labelKey =
+    /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+  it("keeps ordinary keys and escapes reserved ones into a valid, reserved label key", () => {
+    expect(hostLabelKey("app")).toBe("app");
+    expect(hostLabelKey("example.com/team")).toBe("example.com/team");
+    const escaped = hostLabelKey(LABEL_MANAGED_BY);
+    expect(escaped).toMatch(/^escaped\.tenantplane\.io\/app\.kubernetes\.io-managed-by-[0-9a-f]{16}$/);
+    expect(escaped).toMatch(labelKey);
+    expect(isReservedKey(escaped)).toBe(true);
+  });
+
+  it("is injective on reserved keys, and an escaped key escapes again to something else", () => {
+    const reserved = fc.oneof(
+      fc.string({ maxLength: 60 }).map((s) => `tenantplane.io/${s}`),
+      fc.string({ maxLength: 60 }).map((s) => `x.tenantplane.io/${s}`),
+      fc.constant(LABEL_MANAGED_BY),
+    );
+    fc.assert(
+      fc.property(reserved, reserved, (a, b) => {
+        expect(hostLabelKey(a)).toMatch(labelKey);
+        if (a !== b) expect(hostLabelKey(a)).not.toBe(hostLabelKey(b));
+        expect(hostLabelKey(hostLabelKey(a))).not.toBe(hostLabelKey(a));
+      }),
+      { numRuns: REVERSE_LOOKUP_RUNS },
+    );
+  });
+
+  it("escapes every key of a map", () => {
+    expect(escapeReserved({ app: "web", [LABEL_MANAGED_BY]: "Helm" })).toEqual({
+      app: "web",
+      [hostLabelKey(LABEL_MANAGED_BY)]: "Helm",
+    });
+    expect(escapeReserved(undefined)).toEqual({});
   });
 });

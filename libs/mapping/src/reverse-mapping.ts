@@ -1,4 +1,5 @@
 import {
+  ESCAPED_KEY_PREFIX,
   ANNOTATION_VIRTUAL_NAME,
   ANNOTATION_VIRTUAL_NAMESPACE,
   LABEL_KIND,
@@ -87,4 +88,22 @@ export function stripReserved(map: Record<string, string> | undefined): Record<s
     if (!isReservedKey(key)) kept[key] = value;
   }
   return kept;
+}
+
+/**
+ * The host label key for a tenant label key: the key itself unless reserved, else
+ * `escaped.tenantplane.io/<sanitised key>-<hash>`, which is itself reserved (a tenant
+ * cannot forge it) and distinct for distinct keys. Applied alike to labels and to every
+ * selector, it keeps a tenant selector matching exactly the Pods it matches in the tenant.
+ */
+export function hostLabelKey(key: string): string {
+  // Reserved keys always contain "/", which labelValue never keeps, so the result is always hashed.
+  return isReservedKey(key) ? `${ESCAPED_KEY_PREFIX}${labelValue(key)}` : key;
+}
+
+/** A copy of `map` with every key passed through {@link hostLabelKey}; `undefined` gives `{}`. */
+export function escapeReserved(map: Record<string, string> | undefined): Record<string, string> {
+  const escaped: Record<string, string> = {};
+  for (const [key, value] of Object.entries(map ?? {})) escaped[hostLabelKey(key)] = value;
+  return escaped;
 }

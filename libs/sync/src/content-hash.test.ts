@@ -38,4 +38,13 @@ describe("contentHash", () => {
     expect(contentHash({ a: 1 })).not.toBe(contentHash({ a: 2 }));
     expect(contentHash([1, 2])).not.toBe(contentHash([2, 1]));
   });
+
+  it("is an HMAC under a key: different keys give unrelated hashes, and none equals the unkeyed one", () => {
+    const secret = { data: { password: "aHVudGVyMg==" } };
+    const keyed = contentHash(secret, "k1");
+    expect(keyed).toMatch(/^[0-9a-f]{16}$/);
+    expect(keyed).toBe(contentHash(secret, "k1"));
+    expect(keyed).not.toBe(contentHash(secret, "k2"));
+    expect(keyed).not.toBe(contentHash(secret));
+  });
 });

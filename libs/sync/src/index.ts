@@ -4,3 +4,5 @@ export * from "./malformed-object-error.js";
 export * from "./plan.js";
 export * from "./system-objects.js";
 export * from "./transform.js";
+export * from "./host-rules.js";
+export * from "./check-host-rules.js";

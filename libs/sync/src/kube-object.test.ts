@@ -39,6 +39,31 @@ describe("parseTenantObject", () => {
   });
 });
 
+describe("parseTenantObject: what the tenant API would refuse", () => {
+  it.each([
+    [{ kind: "ConfigMap", data: { k: 1 } }, "data.k: expected a string value"],
+    [
+      { kind: "ConfigMap", data: { "bad key": "v" } },
+      "data[bad key]: a data key uses letters, digits, '-', '_' and '.'",
+    ],
+    [{ kind: "ConfigMap", binaryData: { k: "not base64!" } }, "binaryData.k: expected a base64 string"],
+    [{ kind: "Secret", data: { password: "hunter2" } }, "data.password: expected a base64 string"],
+    [{ kind: "Secret", stringData: { k: true } }, "stringData.k: expected a string value"],
+    [{ kind: "Secret", type: 5 }, "type: expected a Secret type such as Opaque"],
+    [
+      { kind: "Service", spec: { type: "Internal" } },
+      "spec.type: expected ClusterIP, NodePort, LoadBalancer or ExternalName",
+    ],
+  ])("refuses %j", (fields, text) => {
+    expect(problem({ apiVersion: "v1", metadata: { name: "x" }, ...fields })).toBe(text);
+  });
+
+  it('reads namespace "" as default, as kubectl does', () => {
+    const parsed = parseTenantObject({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", namespace: "" } });
+    expect(parsed).toEqual({ ok: true, object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" } } });
+  });
+});
+
 describe("describeIssue", () => {
   it("prints list indices in brackets", () => {
     const parsed = KubeObjectSchema.safeParse({

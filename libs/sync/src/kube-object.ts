@@ -9,8 +9,12 @@ const MAX_SUBDOMAIN_LENGTH = 253;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const StringMapSchema = z.record(z.string(), z.string({ error: "expected a string value" }));
 
-/** The metadata the sync engine reads; every other metadata field is dropped on the host copy. */
-export const ObjectMetaSchema = z.looseObject({
+/**
+ * The metadata of a tenant object as the sync engine reads it (stricter than the API
+ * package's ObjectMetaSchema, which reads tenantplane's own objects); every other
+ * metadata field is dropped on the host copy.
+ */
+export const TenantObjectMetaSchema = z.looseObject({
   name: z
     .string({ error: "expected a name" })
     .max(MAX_SUBDOMAIN_LENGTH, "a name has at most 253 characters")
@@ -27,7 +31,7 @@ export const ObjectMetaSchema = z.looseObject({
 export const KubeObjectSchema = z.looseObject({
   apiVersion: z.string({ error: "expected an apiVersion such as v1" }).min(1, "expected an apiVersion such as v1"),
   kind: z.string({ error: "expected a kind" }).min(1, "expected a kind"),
-  metadata: ObjectMetaSchema,
+  metadata: TenantObjectMetaSchema,
 });
 export type KubeObject = z.infer<typeof KubeObjectSchema>;
 
@@ -73,7 +77,7 @@ export type TenantObjectParse = { ok: true; object: KubeObject } | { ok: false; 
  * be `v1`, and a Service's name must be a DNS-1035 label, as the tenant API would insist.
  */
 export function parseTenantObject(value: unknown): TenantObjectParse {
-  const parsed = KubeObjectSchema.safeParse(value);
+  const parsed = KubeObjectSchema.safeParse(withDefaultNamespace(value));
   if (!parsed.success) return { ok: false, problem: describeIssue(parsed.error) };
   const object = parsed.data;
   if (object.apiVersion !== CORE_API_VERSION) {
@@ -88,5 +92,57 @@ export function parseTenantObject(value: unknown): TenantObjectParse {
       problem: "metadata.name: a Service name starts with a letter, has no dots and at most 63 characters",
     };
   }
+  const fields = KIND_FIELDS[object.kind]?.safeParse(object);
+  if (fields !== undefined && !fields.success) return { ok: false, problem: describeIssue(fields.error) };
   return { ok: true, object };
 }
+
+// kubectl reads an empty namespace as the default one.
+function withDefaultNamespace(value: unknown): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const metadata = (value as { metadata?: unknown }).metadata;
+  if (typeof metadata !== "object" || metadata === null || (metadata as { namespace?: unknown }).namespace !== "") {
+    return value;
+  }
+  const { namespace: _empty, ...rest } = metadata as Record<string, unknown>;
+  return { ...value, metadata: rest };
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const DATA_KEY = /^[-._a-zA-Z0-9]+$/;
+
+/** A map of data keys (letters, digits, '-', '_', '.') to values; a bad key is reported at its own path. */
+function dataMap(value: z.ZodString) {
+  return z.record(z.string(), value).superRefine((map, ctx) => {
+    for (const key of Object.keys(map)) {
+      if (!DATA_KEY.test(key) || key.length > MAX_SUBDOMAIN_LENGTH) {
+        ctx.addIssue({ code: "custom", path: [key], message: "a data key uses letters, digits, '-', '_' and '.'" });
+      }
+    }
+  });
+}
+const Base64MapSchema = dataMap(
+  z.string({ error: "expected a base64 string" }).regex(BASE64, "expected a base64 string"),
+);
+const TextMapSchema = dataMap(z.string({ error: "expected a string value" }));
+
+/** Top-level fields of synced kinds that the tenant API would validate and the planner copies as they are. */
+const KIND_FIELDS: Record<string, z.ZodType> = {
+  ConfigMap: z.looseObject({ data: TextMapSchema.optional(), binaryData: Base64MapSchema.optional() }),
+  Secret: z.looseObject({
+    type: z.string({ error: "expected a Secret type such as Opaque" }).optional(),
+    data: Base64MapSchema.optional(),
+    stringData: TextMapSchema.optional(),
+  }),
+  Service: z.looseObject({
+    spec: z
+      .looseObject({
+        type: z
+          .enum(["ClusterIP", "NodePort", "LoadBalancer", "ExternalName"], {
+            error: "expected ClusterIP, NodePort, LoadBalancer or ExternalName",
+          })
+          .optional(),
+      })
+      .optional(),
+  }),
+};

@@ -15,7 +15,7 @@ const names = fc.constantFrom("web", "db", "app.config", "default", "kube-root-c
 const kinds = fc.constantFrom(...SYNC_KINDS, "Deployment");
 const payload = fc.record({
   labels: fc.dictionary(fc.constantFrom("app", "tier", "tenantplane.io/tenant"), fc.constantFrom("a", "b")),
-  data: fc.constantFrom("1", "2"),
+  data: fc.constantFrom("MQ==", "Mg=="),
 });
 
 const tenantObject = fc.oneof(

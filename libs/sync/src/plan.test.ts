@@ -56,17 +56,33 @@ describe("plan", () => {
     expect(run({ tenantObjects: [source], hostObjects: [withHostFields] }).decisions).toEqual([]);
   });
 
-  it("updates a copy whose content hash differs, naming both hashes", () => {
-    const old = hostCopy(obj("ConfigMap", "default", "c", { data: { a: "1" } }));
-    const source = obj("ConfigMap", "default", "c", { data: { a: "2" } });
+  it("updates a copy whose content hash differs, keeping both hashes out of the reason", () => {
+    const old = hostCopy(obj("Secret", "default", "c", { data: { a: "MQ==" } }));
+    const source = obj("Secret", "default", "c", { data: { a: "Mg==" } });
     const [decision] = run({ tenantObjects: [source], hostObjects: [old] }).decisions;
-    const before = old.metadata.annotations["tenantplane.io/content-hash"];
-    const after = hostCopy(source).metadata.annotations["tenantplane.io/content-hash"];
+    const before = old.metadata.annotations["tenantplane.io/content-hash"] ?? "";
+    const after = hostCopy(source).metadata.annotations["tenantplane.io/content-hash"] ?? "";
     expect(decision).toMatchObject({
       action: "Update",
-      reason: `content hash changed ${before}→${after}`,
+      reason: "host copy differs from the desired object",
       object: hostCopy(source),
     });
+    expect(decision?.reason).not.toContain(before);
+    expect(decision?.reason).not.toContain(after);
+  });
+
+  it("keys the content hash with hashKey, so the recorded hash depends on the installation secret", () => {
+    const source = obj("Secret", "default", "s", { data: { password: "aHVudGVyMg==" } });
+    const plain = run({ tenantObjects: [source] }).decisions[0]?.object;
+    const keyed = run({ tenantObjects: [source], hashKey: "installation-secret" }).decisions[0]?.object;
+    const other = run({ tenantObjects: [source], hashKey: "another-secret" }).decisions[0]?.object;
+    const hashOf = (o: typeof plain) => o?.metadata.annotations["tenantplane.io/content-hash"];
+    expect(hashOf(keyed)).toMatch(/^[0-9a-f]{16}$/);
+    expect(hashOf(keyed)).not.toBe(hashOf(plain));
+    expect(hashOf(keyed)).not.toBe(hashOf(other));
+    // The keyed copy is in sync under its own key only.
+    const copy = keyed as NonNullable<typeof keyed>;
+    expect(run({ tenantObjects: [source], hostObjects: [copy], hashKey: "installation-secret" }).decisions).toEqual([]);
   });
 
   it("updates a managed copy of this tenant that lost its content hash or reverse mapping", () => {
@@ -106,8 +122,12 @@ describe("plan", () => {
       tenantObjects: [obj("ConfigMap", "default", "c"), obj("Secret", "default", "s")],
       hostObjects: [forged, moved],
     });
-    expect(decisions.map((d) => d.reason)).toEqual(["held by tenant dev/shop/c", "held by tenant other/default/s"]);
-    expect(decisions.every((d) => d.action === "Skip")).toBe(true);
+    expect(decisions.map((d) => [d.action, d.reason])).toEqual([
+      ["Skip", "held by tenant dev/shop/c"],
+      ["Skip", "held by tenant other/default/s"],
+      // The stray copy is removed even though another source wants its name; that source waits for it.
+      ["Delete", "stray copy: source ConfigMap shop/c maps to tp-dev/c-x-shop-x-dev"],
+    ]);
   });
 
   it("skips a name held by a managed object of another tenant with incomplete metadata", () => {
@@ -187,9 +207,39 @@ describe("plan", () => {
     });
   });
 
-  it("never deletes copies of kinds outside the policy", () => {
+  it("never deletes copies of kinds outside the policy unless their host listing is complete", () => {
     const policy: SyncPolicySpec = { toHost: [{ kind: "Pod" }] };
     expect(run({ policy, hostObjects: [hostCopy(obj("Secret", "default", "old"))] }).decisions).toEqual([]);
+  });
+
+  it("deletes copies of a kind that left the policy when its host listing is complete, naming the change", () => {
+    const policy: SyncPolicySpec = { toHost: [{ kind: "Pod" }] };
+    const secret = hostCopy(obj("Secret", "default", "kept"));
+    const result = run({
+      policy,
+      tenantObjects: [obj("Secret", "default", "kept")],
+      hostObjects: [secret, hostCopy(obj("ConfigMap", "default", "c"))],
+      completeKinds: ["Pod", "Secret"],
+    });
+    expect(result.decisions.map((d) => [d.action, d.kind, d.reason])).toEqual([
+      ["Delete", "Secret", "kind Secret left the SyncPolicy: toHost no longer lists it"],
+    ]);
+  });
+
+  it("collects garbage only for kinds whose listings are complete", () => {
+    const gone = [hostCopy(obj("Secret", "default", "old")), hostCopy(obj("ConfigMap", "default", "old"))];
+    // The Secret listing failed: its copies must survive, while the complete ConfigMap listing still collects.
+    const partial = run({ hostObjects: gone, completeKinds: ["ConfigMap", "Pod"] });
+    expect(summary(partial.decisions)).toEqual(["Delete ConfigMap default/old"]);
+    expect(run({ hostObjects: gone, completeKinds: [] }).decisions).toEqual([]);
+    // Creates and Updates do not depend on completeness.
+    const created = run({ tenantObjects: [obj("Secret", "default", "new")], completeKinds: [] });
+    expect(summary(created.decisions)).toEqual(["Create Secret default/new"]);
+    // Absent means every policy kind.
+    expect(summary(run({ hostObjects: gone }).decisions)).toEqual([
+      "Delete ConfigMap default/old",
+      "Delete Secret default/old",
+    ]);
   });
 
   it("lists kinds outside the policy as ignored, not as decisions", () => {
@@ -252,8 +302,9 @@ describe("plan", () => {
         obj("ConfigMap", "default", "fine"),
       ],
     });
+    expect(result.decisions.every((d) => d.action === "Create" || d.malformed === true)).toBe(true);
     expect(result.decisions.map((d) => [d.action, d.reason])).toEqual([
-      ["Skip", "malformed object (item 1): kind: expected a kind"],
+      ["Skip", "malformed object (item 1): expected a Kubernetes object, found a string"],
       [
         "Skip",
         "malformed Service (item 5): metadata.name: a Service name starts with a letter, has no dots and at most 63 characters",
@@ -311,6 +362,25 @@ describe("plan", () => {
   it("explains decisions and ignored entries together in plan order", () => {
     const result = run({ tenantObjects: [obj("ConfigMap", "kube-system", "c"), obj("ConfigMap", "default", "c")] });
     expect(explanation(result).map((d) => d.tenantRef.namespace)).toEqual(["default", "kube-system"]);
+  });
+
+  it("says when a Pod refers to objects of kinds the policy does not sync", () => {
+    const policy: SyncPolicySpec = { toHost: [{ kind: "Pod" }, { kind: "ConfigMap" }] };
+    const pod = obj("Pod", "default", "web", {
+      spec: {
+        serviceAccountName: "builder",
+        containers: [{ name: "c", envFrom: [{ secretRef: { name: "db" } }, { configMapRef: { name: "cfg" } }] }],
+        volumes: [{ name: "v", persistentVolumeClaim: { claimName: "data" } }],
+      },
+    });
+    const [decision] = run({ policy, tenantObjects: [pod] }).decisions;
+    expect(decision?.action).toBe("Create");
+    expect(decision?.reason).toBe(
+      "host Pod tp-dev/web-x-default-x-dev absent; refers to PersistentVolumeClaim data, Secret db, ServiceAccount builder, " +
+        "but SyncPolicy toHost does not list PersistentVolumeClaim, Secret, ServiceAccount: no host copy will ever exist under those names",
+    );
+    const synced = run({ tenantObjects: [pod] }).decisions.find((d) => d.kind === "Pod");
+    expect(synced?.reason).toBe("host Pod tp-dev/web-x-default-x-dev absent");
   });
 
   it("rejects an invalid tenant name outright", () => {

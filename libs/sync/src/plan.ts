@@ -11,10 +11,12 @@ import {
   type VirtualIdentity,
 } from "@tenantplane/mapping";
 import type { ObjectRef, PlannedDecision } from "@tenantplane/messaging";
+import { hostRulesReason } from "./check-host-rules.js";
+import { defaultHostRules, type HostRules } from "./host-rules.js";
 import { isJsonObject } from "./internal/json.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
 import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
-import { recordedContentHash, transform } from "./transform.js";
+import { recordedContentHash, type Reference, translate } from "./transform.js";
 
 /** What the planner compares: one tenant's objects, the host namespace's objects, and the policy. */
 export interface PlanInput {
@@ -24,6 +26,28 @@ export interface PlanInput {
   tenantObjects: readonly unknown[];
   /** Objects in the tenant's host namespace, each with `kind` set (API list items omit it). */
   hostObjects: readonly unknown[];
+  /**
+   * Kinds whose listings are complete and current: garbage collection (Delete of sync
+   * copies nobody claims) runs only for these, so a failed or partial list never deletes.
+   * For a policy kind both the tenant and the host listing must be complete; a kind the
+   * policy no longer syncs needs only its host listing, and its copies are deleted with a
+   * reason naming the policy change. Absent: every policy kind, and no other (offline use).
+   */
+  completeKinds?: readonly string[] | undefined;
+  /** What the tenant's objects may do to the host, from its IsolationProfile; absent: the default profile's rules. */
+  rules?: HostRules | undefined;
+  /**
+   * Per-installation secret keying the content hash (HMAC-SHA256), so the hash on a host
+   * copy reveals nothing about Secret values. Absent: an unkeyed hash (offline use only).
+   */
+  hashKey?: string | undefined;
+}
+
+/** One tenant object identity: what {@link planKey} plans for. */
+export interface SourceKey {
+  kind: string;
+  namespace: string;
+  name: string;
 }
 
 /** A source object and the host object it maps to. */
@@ -39,6 +63,8 @@ export interface PlannedTarget {
 /** A planned decision, with the desired host object for Create and Update. */
 export interface PlannedDecisionWithObject extends PlannedDecision, PlannedTarget {
   object?: HostObject;
+  /** Set on the Skip of a tenant object that cannot be read or translated: bad input, not a rule. */
+  malformed?: true;
 }
 
 /** The planner's answer; every list is sorted by virtual namespace, name, kind, host name and action. */
@@ -66,13 +92,49 @@ export function plan(input: PlanInput): PlanResult {
   if (!isValidTenantName(input.tenant)) {
     throw new TypeError(`tenant name ${JSON.stringify(input.tenant)} ${TENANT_NAME_MESSAGE}`);
   }
-  const pass = new Pass(input);
+  const pass = new Pass(input, input.hostObjects);
   input.tenantObjects.forEach((value, index) => pass.planSource(value, index + 1));
   pass.collectGarbage(input.hostObjects);
+  return pass.result();
+}
+
+/**
+ * Plans one tenant object identity: exactly the entries {@link plan} gives for `key` on
+ * the same input (see {@link restrictToKey}), computed from the tenant objects with that
+ * identity (none: deleted) and the host objects relevant to it, namely the object at its
+ * target host name and any sync copy whose reverse mapping names it. Other objects in
+ * `input` are ignored, so a caller may pass just those. Reasons keep their `item N`
+ * positions in `input.tenantObjects`.
+ */
+export function planKey(input: PlanInput, key: SourceKey): PlanResult {
+  if (!isValidTenantName(input.tenant)) {
+    throw new TypeError(`tenant name ${JSON.stringify(input.tenant)} ${TENANT_NAME_MESSAGE}`);
+  }
+  const target = hostName({ tenant: input.tenant, namespace: key.namespace, name: key.name }).name;
+  const hostObjects = input.hostObjects.filter((value) => isRelevantHost(value, input.tenant, key, target));
+  const pass = new Pass(input, hostObjects);
+  input.tenantObjects.forEach((value, index) => {
+    if (sameKey(sourceRef(value), key)) pass.planSource(value, index + 1);
+  });
+  pass.collectGarbage(hostObjects);
+  return restrictToKey(pass.result(), input.tenant, key);
+}
+
+/**
+ * The entries of `result` that concern `key`: those of its kind whose tenant reference is
+ * the key, or whose host object is the key's target host name (a stray copy or an
+ * unreadable one sitting there).
+ */
+export function restrictToKey(result: PlanResult, tenant: string, key: SourceKey): PlanResult {
+  const target = hostName({ tenant, namespace: key.namespace, name: key.name }).name;
+  const concerns = (entry: PlannedTarget) =>
+    entry.kind === key.kind &&
+    ((entry.tenantRef.namespace === key.namespace && entry.tenantRef.name === key.name) ||
+      entry.hostRef.name === target);
   return {
-    decisions: pass.decisions.sort(byTarget),
-    ignored: pass.ignored.sort(byTarget),
-    inSync: pass.inSync.sort(byTarget),
+    decisions: result.decisions.filter(concerns),
+    ignored: result.ignored.filter(concerns),
+    inSync: result.inSync.filter(concerns),
   };
 }
 
@@ -90,7 +152,6 @@ interface HostEntry {
 
 interface SourceRecord {
   item: number;
-  hostName: string;
   ignoredReason?: string | undefined;
 }
 
@@ -101,27 +162,48 @@ class Pass {
   private readonly tenant: string;
   private readonly hostNamespace: string;
   private readonly kinds: Set<string>;
+  private readonly completeKinds: Set<string>;
+  private readonly hashKey: string | undefined;
+  private readonly rules: HostRules;
   private readonly hosts = new Map<string, HostEntry>();
   /** Host keys owned by a source in this pass (synced, or kept while its source is malformed). */
   private readonly claimed = new Map<string, VirtualIdentity>();
   private readonly sources = new Map<string, SourceRecord>();
 
-  constructor(input: PlanInput) {
+  constructor(input: PlanInput, hostObjects: readonly unknown[]) {
     this.tenant = input.tenant;
     this.hostNamespace = hostNamespaceFor(input.tenant);
     this.kinds = new Set(input.policy.toHost.map((rule) => rule.kind));
-    for (const value of input.hostObjects) {
+    this.completeKinds = new Set(input.completeKinds ?? this.kinds);
+    this.hashKey = input.hashKey;
+    this.rules = input.rules ?? defaultHostRules;
+    for (const value of hostObjects) {
       const entry = this.hostEntry(value);
       if (entry !== undefined) this.hosts.set(hostKey(entry.kind, entry.name), entry);
     }
   }
 
+  result(): PlanResult {
+    return {
+      decisions: this.decisions.sort(byTarget),
+      ignored: this.ignored.sort(byTarget),
+      inSync: this.inSync.sort(byTarget),
+    };
+  }
+
   planSource(value: unknown, item: number): void {
     const raw = rawEnvelope(value);
-    const kind = raw.kind ?? "Unknown";
+    const kind = raw.kind ?? UNKNOWN_KIND;
     const target = this.target(kind, raw.namespace ?? DEFAULT_NAMESPACE, raw.name);
+    if (!isJsonObject(value)) {
+      this.reject(
+        target,
+        `malformed object (item ${item}): expected a Kubernetes object, found ${describeValue(value)}`,
+      );
+      return;
+    }
     if (raw.kind === undefined) {
-      this.decide(target, "Skip", `malformed object (item ${item}): kind: expected a kind`);
+      this.reject(target, `malformed object (item ${item}): kind: expected a kind`);
       return;
     }
     if (!this.kinds.has(kind)) {
@@ -139,7 +221,7 @@ class Pass {
       this.decide(target, "Skip", `duplicate of item ${first.item}: the first definition of ${label} wins`);
       return;
     }
-    const source: SourceRecord = { item, hostName: target.hostRef.name };
+    const source: SourceRecord = { item };
     if (raw.name !== undefined) this.sources.set(key, source);
 
     source.ignoredReason = systemNamespaceReason(id.namespace);
@@ -152,7 +234,7 @@ class Pass {
       // Keep the existing host copy while its source cannot be read: deleting it would
       // punish a typo with an outage.
       if (raw.name !== undefined) this.claim(target, id);
-      this.decide(target, "Skip", `malformed ${kind} (item ${item}): ${parsed.problem}`);
+      this.reject(target, `malformed ${kind} (item ${item}): ${parsed.problem}`);
       return;
     }
     const obj = parsed.object;
@@ -162,22 +244,41 @@ class Pass {
       this.ignore(target, nativeReason);
       return;
     }
-    let desired: HostObject;
-    try {
-      desired = transform(obj, this.tenant);
-    } catch (error) {
-      this.claim(target, id);
-      this.decide(
-        target,
-        "Skip",
-        `cannot translate ${label}: ${error instanceof Error ? error.message : String(error)}`,
-      );
+    // A refused object is a Skip the tenant must hear about, and its old host copy goes:
+    // the rules may have tightened since it was made.
+    const refusal = hostRulesReason(obj, this.rules, this.tenant);
+    if (refusal !== undefined) {
+      source.ignoredReason = refusal;
+      this.decide(target, "Skip", refusal);
       return;
     }
-    this.reconcile(target, id, desired);
+    let desired: HostObject;
+    let note = "";
+    try {
+      const translation = translate(obj, this.tenant, { hashKey: this.hashKey, rules: this.rules });
+      desired = translation.object;
+      note = this.unsyncedReferences(translation.references);
+    } catch (error) {
+      this.claim(target, id);
+      this.reject(target, `cannot translate ${label}: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    this.reconcile(target, id, desired, note);
   }
 
-  private reconcile(target: PlannedTarget, id: VirtualIdentity, desired: HostObject): void {
+  /**
+   * A note for references to kinds the policy does not sync: their host names will never
+   * exist, so the host copy would wait for them forever (or, for a ServiceAccount, be refused).
+   */
+  private unsyncedReferences(references: readonly Reference[]): string {
+    const missing = references.filter((ref) => !this.kinds.has(ref.kind));
+    if (missing.length === 0) return "";
+    const kinds = [...new Set(missing.map((ref) => ref.kind))].join(", ");
+    const names = missing.map((ref) => `${ref.kind} ${ref.name}`).join(", ");
+    return `; refers to ${names}, but SyncPolicy toHost does not list ${kinds}: no host copy will ever exist under ${missing.length === 1 ? "that name" : "those names"}`;
+  }
+
+  private reconcile(target: PlannedTarget, id: VirtualIdentity, desired: HostObject, note: string): void {
     const hostRefText = `${target.hostRef.namespace}/${target.hostRef.name}`;
     const key = hostKey(target.kind, target.hostRef.name);
     const rival = this.claimed.get(key);
@@ -188,7 +289,7 @@ class Pass {
     this.claim(target, id);
     const host = this.hosts.get(key);
     if (host === undefined) {
-      this.decide(target, "Create", `host ${target.kind} ${hostRefText} absent`, desired);
+      this.decide(target, "Create", `host ${target.kind} ${hostRefText} absent${note}`, desired);
       return;
     }
     if (!isManaged(host)) {
@@ -203,7 +304,7 @@ class Pass {
     if (holder === undefined) {
       const holderTenant = host.labels[LABEL_TENANT];
       if (holderTenant === labelValue(this.tenant)) {
-        this.decide(target, "Update", "host copy has incomplete reverse-mapping metadata", desired);
+        this.decide(target, "Update", `host copy has incomplete reverse-mapping metadata${note}`, desired);
       } else {
         this.decide(
           target,
@@ -222,34 +323,48 @@ class Pass {
     if (recorded === wanted) {
       this.inSync.push(target);
     } else if (recorded === undefined) {
-      this.decide(target, "Update", "host copy has no content hash", desired);
+      this.decide(target, "Update", `host copy has no content hash${note}`, desired);
     } else {
-      this.decide(target, "Update", `content hash changed ${recorded}→${wanted}`, desired);
+      // Hashes stay out of reasons: Decisions are published and become Events.
+      this.decide(target, "Update", `host copy differs from the desired object${note}`, desired);
     }
   }
 
   /**
-   * Deletes sync copies of this tenant, of policy kinds, in the host namespace, that no
-   * source claims. Other tenantplane objects there (the control plane, its Secrets) carry
+   * Deletes sync copies of this tenant, in the host namespace, of kinds whose listings are
+   * complete, that no source claims: copies of policy kinds whose source is gone or not
+   * synced, stray copies (not at the name their source maps to, even if another source
+   * wants that name: it waits for the Delete), and every copy of a kind the policy no
+   * longer lists. Other tenantplane objects there (the control plane, its Secrets) carry
    * managed-by and tenant labels too, but never the kind label, so they are never touched.
    */
   collectGarbage(hostObjects: readonly unknown[]): void {
     for (const value of hostObjects) {
       const host = this.hostEntry(value);
-      if (host === undefined || !isSyncCopy(host) || !this.kinds.has(host.kind)) continue;
+      if (host === undefined || !isSyncCopy(host) || !this.completeKinds.has(host.kind)) continue;
       if (host.labels[LABEL_TENANT] !== labelValue(this.tenant) || host.labels[LABEL_KIND] !== labelValue(host.kind))
         continue;
-      if (this.claimed.has(hostKey(host.kind, host.name))) continue;
       const source = reverseLookup(host);
       const tenantRef =
         source === undefined ? { namespace: "", name: host.name } : { namespace: source.namespace, name: source.name };
+      const mapped = source === undefined ? undefined : hostName({ ...tenantRef, tenant: this.tenant });
       const target: PlannedTarget = {
         tenant: this.tenant,
         kind: host.kind,
         tenantRef,
         hostRef: { namespace: this.hostNamespace, name: host.name },
-        hashed: source === undefined ? false : hostName({ ...tenantRef, tenant: this.tenant }).hashed,
+        hashed: mapped?.hashed ?? false,
       };
+      if (!this.kinds.has(host.kind)) {
+        this.decide(target, "Delete", `kind ${host.kind} left the SyncPolicy: toHost no longer lists it`);
+        continue;
+      }
+      if (source !== undefined && mapped !== undefined && mapped.name !== host.name) {
+        const label = `${host.kind} ${source.namespace}/${source.name}`;
+        this.decide(target, "Delete", `stray copy: source ${label} maps to ${this.hostNamespace}/${mapped.name}`);
+        continue;
+      }
+      if (this.claimed.has(hostKey(host.kind, host.name))) continue;
       this.decide(target, "Delete", this.orphanReason(host, source));
     }
   }
@@ -257,10 +372,9 @@ class Pass {
   private orphanReason(host: HostEntry, source: SourceIdentity | undefined): string {
     if (source === undefined) return "managed copy has incomplete reverse-mapping metadata and no source claims it";
     const label = `${host.kind} ${source.namespace}/${source.name}`;
-    const record = this.sources.get(sourceKey(host.kind, source.namespace, source.name));
-    if (record === undefined) return `source ${label} gone from tenant ${this.tenant}`;
-    if (record.ignoredReason !== undefined) return `source ${label} is not synced: ${record.ignoredReason}`;
-    return `stray copy: source ${label} maps to ${this.hostNamespace}/${record.hostName}`;
+    const ignoredReason = this.sources.get(sourceKey(host.kind, source.namespace, source.name))?.ignoredReason;
+    if (ignoredReason !== undefined) return `source ${label} is not synced: ${ignoredReason}`;
+    return `source ${label} gone from tenant ${this.tenant}`;
   }
 
   private hostEntry(value: unknown): HostEntry | undefined {
@@ -279,7 +393,7 @@ class Pass {
     return {
       tenant: this.tenant,
       kind,
-      tenantRef: { namespace, name: name ?? "(unnamed)" },
+      tenantRef: { namespace, name: name ?? UNNAMED },
       hostRef: { namespace: this.hostNamespace, name: mapped.name },
       hashed: mapped.hashed,
     };
@@ -291,6 +405,10 @@ class Pass {
 
   private decide(target: PlannedTarget, action: PlannedDecision["action"], reason: string, object?: HostObject): void {
     this.decisions.push(object === undefined ? { ...target, action, reason } : { ...target, action, reason, object });
+  }
+
+  private reject(target: PlannedTarget, reason: string): void {
+    this.decisions.push({ ...target, action: "Skip", reason, malformed: true });
   }
 
   private ignore(target: PlannedTarget, reason: string): void {
@@ -321,6 +439,39 @@ function hostKey(kind: string, name: string): string {
 
 function sourceKey(kind: string, namespace: string, name: string): string {
   return `${kind}\n${namespace}\n${name}`;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+const UNKNOWN_KIND = "Unknown";
+const UNNAMED = "(unnamed)";
+
+/** The identity the planner files a tenant object under, read before any validation. */
+function sourceRef(value: unknown): SourceKey {
+  const raw = rawEnvelope(value);
+  return { kind: raw.kind ?? UNKNOWN_KIND, namespace: raw.namespace ?? DEFAULT_NAMESPACE, name: raw.name ?? UNNAMED };
+}
+
+function sameKey(a: SourceKey, b: SourceKey): boolean {
+  return a.kind === b.kind && a.namespace === b.namespace && a.name === b.name;
+}
+
+/** A host object at the key's target name, or one whose reverse mapping names the key; see {@link planKey}. */
+function isRelevantHost(value: unknown, tenant: string, key: SourceKey, target: string): boolean {
+  const parsed = HostObjectEnvelopeSchema.safeParse(value);
+  if (!parsed.success) return false;
+  const { metadata } = parsed.data;
+  const kind = parsed.data.kind ?? metadata.labels?.[LABEL_KIND];
+  if (kind !== key.kind) return false;
+  if (metadata.name === target) return true;
+  const source = reverseLookup({ labels: metadata.labels, annotations: metadata.annotations });
+  // A copy without a readable source is reported under namespace "" and its own name.
+  if (source === undefined) return key.namespace === "" && key.name === metadata.name;
+  return source.tenant === labelValue(tenant) && source.namespace === key.namespace && source.name === key.name;
 }
 
 // Best-effort reading of kind, namespace and name before validation, so even a

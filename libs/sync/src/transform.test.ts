@@ -1,8 +1,9 @@
+import { hostLabelKey } from "@tenantplane/mapping";
 import { describe, expect, it } from "vitest";
 import { contentHash } from "./content-hash.js";
 import { KubeObjectSchema, type KubeObject } from "./kube-object.js";
 import { MalformedObjectError } from "./malformed-object-error.js";
-import { transform } from "./transform.js";
+import { transform, translate } from "./transform.js";
 
 function object(kind: string, name: string, rest: Record<string, unknown> = {}, namespace = "shop"): KubeObject {
   return KubeObjectSchema.parse({ apiVersion: "v1", kind, metadata: { name, namespace }, ...rest });
@@ -84,6 +85,9 @@ describe("transform", () => {
     expect(result.metadata.labels["tenantplane.io/tenant"]).toBe("dev");
     expect(result.metadata.labels).not.toHaveProperty("tenantplane.io/control-plane");
     expect(result.metadata.labels["app"]).toBe("web");
+    // The tenant's values live on under escaped keys, which its selectors are translated to as well.
+    expect(result.metadata.labels[hostLabelKey("app.kubernetes.io/managed-by")]).toBe("helm");
+    expect(result.metadata.labels[hostLabelKey("tenantplane.io/control-plane")]).toBe("true");
     expect(result.metadata.annotations["tenantplane.io/virtual-name"]).toBe("web");
     expect(result.metadata.annotations["tenantplane.io/content-hash"]).not.toBe("0");
   });
@@ -181,7 +185,21 @@ describe("transform of a Pod", () => {
       { configMapRef: { name: "kube-root-ca.crt" } },
     ]);
     expect(spec["initContainers"][0].envFrom[0].configMapRef.name).toBe(host("settings"));
-    expect(spec["ephemeralContainers"][0].env[0].valueFrom.secretKeyRef.name).toBe(host("creds"));
+  });
+
+  it("never sends ephemeral containers: the API accepts them only through their subresource", () => {
+    expect(spec).not.toHaveProperty("ephemeralContainers");
+  });
+
+  it("reports every object the Pod refers to, once each", () => {
+    expect(translate(pod, "dev").references).toEqual([
+      { kind: "ConfigMap", name: "settings" },
+      { kind: "Secret", name: "creds" },
+      { kind: "PersistentVolumeClaim", name: "data" },
+      { kind: "Secret", name: "extra" },
+      { kind: "Secret", name: "registry" },
+      { kind: "ServiceAccount", name: "builder" },
+    ]);
   });
 
   it("renames image pull secrets and the service account, dropping the deprecated alias", () => {
@@ -222,12 +240,39 @@ describe("transform of a Service", () => {
   const service = (spec: Record<string, unknown>) =>
     transform(object("Service", "api", { spec }), "dev")["spec"] as Record<string, unknown>;
 
-  it("scopes a selector to the tenant and virtual namespace, dropping forged reserved keys", () => {
-    expect(service({ selector: { app: "api", "tenantplane.io/tenant": "other" } })["selector"]).toEqual({
+  it("scopes a selector to the tenant and virtual namespace, escaping reserved keys as on the Pods' labels", () => {
+    expect(
+      service({ selector: { app: "api", "tenantplane.io/tenant": "other", "app.kubernetes.io/managed-by": "Helm" } })[
+        "selector"
+      ],
+    ).toEqual({
       app: "api",
+      [hostLabelKey("tenantplane.io/tenant")]: "other",
+      [hostLabelKey("app.kubernetes.io/managed-by")]: "Helm",
       "tenantplane.io/tenant": "dev",
       "tenantplane.io/virtual-namespace": "shop",
     });
+  });
+
+  it("never widens: the host selector matches a host Pod exactly when the tenant selector matches its source", () => {
+    const selector = { app: "api", "app.kubernetes.io/managed-by": "Helm" };
+    const hostSelector = service({ selector })["selector"] as Record<string, string>;
+    const matches = (sel: Record<string, string>, labels: Record<string, string>) =>
+      Object.entries(sel).every(([k, v]) => labels[k] === v);
+    const pods: Array<Record<string, string>> = [
+      { app: "api", "app.kubernetes.io/managed-by": "Helm" },
+      { app: "api" },
+      { app: "api", "app.kubernetes.io/managed-by": "Other" },
+    ];
+    for (const labels of pods) {
+      const hostLabels = transform(object("Pod", "p", { metadata: { name: "p", namespace: "shop", labels } }), "dev")
+        .metadata.labels;
+      expect(matches(hostSelector, hostLabels)).toBe(matches(selector, labels));
+    }
+  });
+
+  it("drops a requested load-balancer address, which could be another tenant's", () => {
+    expect(service({ type: "LoadBalancer", loadBalancerIP: "203.0.113.9" })).toEqual({ type: "LoadBalancer" });
   });
 
   it("leaves an absent or empty selector as it is, so it never selects every Pod", () => {
@@ -296,5 +341,130 @@ describe("transform of a ServiceAccount", () => {
     );
     expect(result["imagePullSecrets"]).toEqual([{ name: host("registry") }]);
     expect(result).not.toHaveProperty("secrets");
+  });
+});
+
+describe("transform of Pod references the first version missed", () => {
+  const spec = (podSpec: Record<string, unknown>) =>
+    transform(object("Pod", "web", { spec: podSpec }), "dev")["spec"] as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+  it("points every volume type's Secret reference at the host copy", () => {
+    const volumes = [
+      { name: "a", csi: { driver: "x", nodePublishSecretRef: { name: "csi-creds" } } },
+      { name: "b", cephfs: { monitors: ["m"], secretRef: { name: "ceph" } } },
+      { name: "c", rbd: { monitors: ["m"], image: "i", secretRef: { name: "rbd" } } },
+      { name: "d", flexVolume: { driver: "x", secretRef: { name: "flex" } } },
+      { name: "e", iscsi: { targetPortal: "t", iqn: "q", lun: 0, secretRef: { name: "iscsi" } } },
+      { name: "f", scaleIO: { gateway: "g", system: "s", secretRef: { name: "scaleio" } } },
+      { name: "g", storageos: { volumeName: "v", secretRef: { name: "storageos" } } },
+      { name: "h", azureFile: { secretName: "azure", shareName: "s" } },
+    ];
+    const out = spec({ containers: [], volumes })["volumes"];
+    expect(out[0].csi.nodePublishSecretRef.name).toBe(host("csi-creds"));
+    expect(out[1].cephfs.secretRef.name).toBe(host("ceph"));
+    expect(out[2].rbd.secretRef.name).toBe(host("rbd"));
+    expect(out[3].flexVolume.secretRef.name).toBe(host("flex"));
+    expect(out[4].iscsi.secretRef.name).toBe(host("iscsi"));
+    expect(out[5].scaleIO.secretRef.name).toBe(host("scaleio"));
+    expect(out[6].storageos.secretRef.name).toBe(host("storageos"));
+    expect(out[7].azureFile.secretName).toBe(host("azure"));
+  });
+
+  it("rewrites an ephemeral claim template: clone sources point at host copies, reserved metadata keys go", () => {
+    const template = {
+      metadata: {
+        labels: {
+          app: "db",
+          "tenantplane.io/kind": "PersistentVolumeClaim",
+          "app.kubernetes.io/managed-by": "tenantplane",
+        },
+        annotations: { note: "x", "tenantplane.io/virtual-name": "forged" },
+      },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        dataSource: { kind: "PersistentVolumeClaim", name: "seed" },
+        dataSourceRef: { kind: "PersistentVolumeClaim", name: "seed" },
+      },
+    };
+    const out = spec({ containers: [], volumes: [{ name: "v", ephemeral: { volumeClaimTemplate: template } }] });
+    const result = out["volumes"][0].ephemeral.volumeClaimTemplate;
+    expect(result.spec.dataSource.name).toBe(host("seed"));
+    expect(result.spec.dataSourceRef.name).toBe(host("seed"));
+    expect(result.metadata.annotations).toEqual({ note: "x" });
+    expect(
+      Object.keys(result.metadata.labels).filter(
+        (k) => k.startsWith("tenantplane.io/") || k.startsWith("app.kubernetes.io/"),
+      ),
+    ).toEqual([]);
+    expect(result.metadata.labels["app"]).toBe("db");
+  });
+
+  it("points a subdomain at the host copy of its headless Service and keeps the tenant's hostname", () => {
+    expect(spec({ containers: [], subdomain: "db" })).toMatchObject({ subdomain: host("db"), hostname: "web" });
+    expect(spec({ containers: [], subdomain: "db", hostname: "db-0" })).toMatchObject({
+      subdomain: host("db"),
+      hostname: "db-0",
+    });
+    expect(spec({ containers: [] })).not.toHaveProperty("hostname");
+  });
+
+  it("drops what the host's admission recomputes from class names", () => {
+    const out = spec({ containers: [], priority: 5, preemptionPolicy: "Never", overhead: { cpu: "1" } });
+    expect(out).not.toHaveProperty("priority");
+    expect(out).not.toHaveProperty("preemptionPolicy");
+    expect(out).not.toHaveProperty("overhead");
+  });
+
+  it("keeps inter-pod affinity and topology spread to the tenant's own Pods, with keys escaped", () => {
+    const out = spec({
+      containers: [],
+      affinity: {
+        podAntiAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [
+            { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: { app: "web" } } },
+            {
+              topologyKey: "zone",
+              namespaces: ["a", "b"],
+              labelSelector: { matchExpressions: [{ key: "app.kubernetes.io/managed-by", operator: "Exists" }] },
+            },
+            { topologyKey: "zone", namespaceSelector: {}, labelSelector: { matchLabels: { app: "web" } } },
+          ],
+        },
+      },
+      topologySpreadConstraints: [
+        {
+          maxSkew: 1,
+          topologyKey: "zone",
+          whenUnsatisfiable: "DoNotSchedule",
+          labelSelector: { matchLabels: { app: "web" } },
+        },
+      ],
+    });
+    const [own, listed, everywhere] = out["affinity"].podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution;
+    const inShop = { key: "tenantplane.io/virtual-namespace", operator: "In", values: ["shop"] };
+    expect(own.labelSelector).toEqual({
+      matchLabels: { app: "web", "tenantplane.io/tenant": "dev" },
+      matchExpressions: [inShop],
+    });
+    expect(listed).not.toHaveProperty("namespaces");
+    expect(listed.labelSelector.matchExpressions).toEqual([
+      { key: hostLabelKey("app.kubernetes.io/managed-by"), operator: "Exists" },
+      { key: "tenantplane.io/virtual-namespace", operator: "In", values: ["a", "b"] },
+    ]);
+    expect(everywhere).not.toHaveProperty("namespaceSelector");
+    expect(everywhere.labelSelector).toEqual({
+      matchLabels: { app: "web", "tenantplane.io/tenant": "dev" },
+      matchExpressions: [],
+    });
+    expect(out["topologySpreadConstraints"][0].labelSelector.matchExpressions).toEqual([inShop]);
+  });
+
+  it("cannot carry a namespace selector by labels and says so", () => {
+    const term = { topologyKey: "zone", namespaceSelector: { matchLabels: { team: "a" } } };
+    expect(() =>
+      spec({ containers: [], affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term] } } }),
+    ).toThrow(
+      "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].namespaceSelector: selecting virtual namespaces by label",
+    );
   });
 });

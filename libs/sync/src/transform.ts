@@ -1,5 +1,6 @@
 import {
   ANNOTATION_CONTENT_HASH,
+  escapeReserved,
   hostName,
   hostNamespaceFor,
   reverseMapping,
@@ -7,8 +8,9 @@ import {
   type VirtualIdentity,
 } from "@tenantplane/mapping";
 import { contentHash } from "./content-hash.js";
+import { defaultHostRules, type HostRules } from "./host-rules.js";
 import type { JsonObject } from "./internal/json.js";
-import type { TranslateContext } from "./internal/translate-context.js";
+import type { ReferencedKind, TranslateContext } from "./internal/translate-context.js";
 import { translatePod } from "./internal/translate-pod.js";
 import { translateServiceAccount } from "./internal/translate-service-account.js";
 import { translateService } from "./internal/translate-service.js";
@@ -30,20 +32,52 @@ export function virtualIdentity(obj: KubeObject, tenant: string): VirtualIdentit
   return { tenant, namespace: obj.metadata.namespace ?? DEFAULT_NAMESPACE, name: obj.metadata.name };
 }
 
+/** Settings that shape a host copy beyond the tenant object itself. */
+export interface TransformOptions {
+  /** Per-installation secret keying the content hash; see {@link contentHash}. */
+  hashKey?: string | undefined;
+  /** Host rules whose node selector and tolerations are enforced on Pods; absent: the default profile's. */
+  rules?: HostRules | undefined;
+}
+
+/** A name the source refers to, in its own virtual namespace. */
+export interface Reference {
+  kind: ReferencedKind;
+  name: string;
+}
+
+/** A host copy and the same-namespace objects its references point at (each once, in order of appearance). */
+export interface Translation {
+  object: HostObject;
+  references: Reference[];
+}
+
 /**
  * The host copy of tenant object `obj`: a deep copy renamed into `tp-<tenant>`, keeping
  * only name, namespace, labels and annotations of its metadata, with reverse-mapping
- * metadata that overrides anything the tenant set under tenantplane's keys, references
- * rewritten to other host copies, no status, and a content-hash annotation over the
- * rest. Throws {@link MalformedObjectError} naming the field it cannot translate.
+ * metadata that overrides anything the tenant set under tenantplane's keys (its own
+ * reserved label keys are escaped, reserved annotations dropped), references rewritten to
+ * other host copies, no status, and a content-hash annotation over the rest. Throws
+ * {@link MalformedObjectError} naming the field it cannot translate.
  */
-export function transform(obj: KubeObject, tenant: string): HostObject {
+export function transform(obj: KubeObject, tenant: string, options: TransformOptions = {}): HostObject {
+  return translate(obj, tenant, options).object;
+}
+
+/** {@link transform}, also reporting which objects the host copy refers to. */
+export function translate(obj: KubeObject, tenant: string, options: TransformOptions = {}): Translation {
   const id = virtualIdentity(obj, tenant);
   const body = structuredClone(obj) as JsonObject;
+  const references = new Map<string, Reference>();
   const ctx: TranslateContext = {
     tenant,
     namespace: id.namespace,
-    hostNameOf: (name) => hostName({ ...id, name }).name,
+    name: id.name,
+    refer: (kind, name) => {
+      references.set(`${kind}/${name}`, { kind, name });
+      return hostName({ ...id, name }).name;
+    },
+    rules: options.rules ?? defaultHostRules,
   };
   TRANSLATORS[obj.kind]?.(body, ctx);
 
@@ -58,15 +92,15 @@ export function transform(obj: KubeObject, tenant: string): HostObject {
     metadata: {
       name: hostName(id).name,
       namespace: hostNamespaceFor(tenant),
-      labels: { ...stripReserved(obj.metadata.labels), ...mapping.labels },
+      labels: { ...escapeReserved(obj.metadata.labels), ...mapping.labels },
       annotations: { ...annotations, ...mapping.annotations },
     },
   };
   for (const [key, value] of Object.entries(body)) {
     if (!SERVER_FIELDS.includes(key)) desired[key] = value;
   }
-  desired.metadata.annotations[ANNOTATION_CONTENT_HASH] = contentHash(desired);
-  return desired;
+  desired.metadata.annotations[ANNOTATION_CONTENT_HASH] = contentHash(desired, options.hashKey);
+  return { object: desired, references: [...references.values()] };
 }
 
 /** The content hash recorded on a host object, or undefined when it has none. */

@@ -1,11 +1,12 @@
-import { LABEL_TENANT, LABEL_VIRTUAL_NAMESPACE, labelValue, stripReserved } from "@tenantplane/mapping";
 import { MalformedObjectError } from "../malformed-object-error.js";
 import { isJsonObject, type JsonObject, objectAt, objectsAt } from "./json.js";
 import type { TranslateContext } from "./translate-context.js";
+import { hostSelectorMap } from "./translate-selector.js";
 
 /**
- * Scopes a Service's selector to its tenant and virtual namespace, and drops what the
- * host allocates (cluster IPs, node ports) or must not honour (external IPs).
+ * Scopes a Service's selector to its tenant and virtual namespace (reserved keys escaped,
+ * never dropped, so it never selects more), and drops what the host allocates (cluster
+ * IPs, node ports) or must not honour (external IPs, a requested load-balancer address).
  */
 export function translateService(service: JsonObject, ctx: TranslateContext): void {
   const spec = objectAt(service, "spec", "");
@@ -18,11 +19,7 @@ export function translateService(service: JsonObject, ctx: TranslateContext): vo
     }
     // An empty selector means "endpoints are managed by hand": scoping it would select every Pod.
     if (Object.keys(selector).length > 0) {
-      spec["selector"] = {
-        ...stripReserved(selector as Record<string, string>),
-        [LABEL_TENANT]: labelValue(ctx.tenant),
-        [LABEL_VIRTUAL_NAMESPACE]: labelValue(ctx.namespace),
-      };
+      spec["selector"] = hostSelectorMap(selector as Record<string, string>, ctx);
     }
   }
 
@@ -34,6 +31,8 @@ export function translateService(service: JsonObject, ctx: TranslateContext): vo
   delete spec["healthCheckNodePort"];
   // Tenants must not claim arbitrary addresses on the host network (CVE-2020-8554).
   delete spec["externalIPs"];
+  // The same holds for a requested load-balancer address: it could be another tenant's.
+  delete spec["loadBalancerIP"];
   for (const [port] of objectsAt(spec, "ports", "spec")) {
     delete port["nodePort"];
   }

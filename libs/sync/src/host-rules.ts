@@ -1,0 +1,90 @@
+import {
+  defaultIsolationProfileSpec,
+  type IsolationProfileSpec,
+  type PodSecurityLevel,
+  type Toleration,
+} from "@tenantplane/api";
+
+/** Which Service types other than ClusterIP a tenant may have on the host. */
+export interface ServiceTypeRules {
+  nodePort: boolean;
+  loadBalancer: boolean;
+  externalName: boolean;
+}
+
+/**
+ * What a tenant's objects may do to the host, compiled from its IsolationProfile
+ * (`compileHostRules`). The planner turns a violation into a Skip naming the rule, and
+ * adds the enforced node selector and tolerations to every Pod it syncs.
+ */
+export interface HostRules {
+  /** The host namespace's Pod Security `enforce` level: a Pod it would refuse is predicted as a Skip. */
+  podSecurity: PodSecurityLevel;
+  /** Priority classes a Pod may name; any other `priorityClassName` is a Skip. */
+  allowedPriorityClasses: readonly string[];
+  /** Runtime classes a Pod may name; any other `runtimeClassName` is a Skip. */
+  allowedRuntimeClasses: readonly string[];
+  /** Merged into every Pod's nodeSelector; a tenant value for one of these keys that differs is a Skip. */
+  nodeSelector: Readonly<Record<string, string>>;
+  /** Added to every Pod; the only tolerations a tenant Pod may carry besides the not-ready/unreachable defaults. */
+  tolerations: readonly Toleration[];
+  /** Service types allowed besides ClusterIP (and headless). */
+  services: ServiceTypeRules;
+  /** `services.nodeports` / `services.loadbalancers` of the profile's quota; absent means unlimited. */
+  serviceQuota: { nodePorts?: number; loadBalancers?: number };
+  /** The host cluster's DNS domain: ExternalName targets inside it are confined to the tenant's own host namespace. */
+  clusterDomain: string;
+}
+
+/** The host cluster DNS domain assumed when none is configured. */
+export const DEFAULT_CLUSTER_DOMAIN = "cluster.local";
+
+/**
+ * The rules of an IsolationProfile spec (defaults applied): its `workloads` block, its
+ * Pod Security `enforce` level, and the `services.nodeports` / `services.loadbalancers`
+ * entries of its quota.
+ */
+export function compileHostRules(spec: IsolationProfileSpec, clusterDomain = DEFAULT_CLUSTER_DOMAIN): HostRules {
+  const hard = spec.resourceQuota.hard;
+  const nodePorts = countOf(hard["services.nodeports"]);
+  const loadBalancers = countOf(hard["services.loadbalancers"]);
+  return {
+    podSecurity: spec.podSecurity.enforce,
+    allowedPriorityClasses: [...spec.workloads.allowedPriorityClasses],
+    allowedRuntimeClasses: [...spec.workloads.allowedRuntimeClasses],
+    nodeSelector: { ...spec.workloads.nodeSelector },
+    tolerations: spec.workloads.tolerations.map((t) => ({ ...t })),
+    services: { ...spec.workloads.services },
+    serviceQuota: {
+      ...(nodePorts === undefined ? {} : { nodePorts }),
+      ...(loadBalancers === undefined ? {} : { loadBalancers }),
+    },
+    clusterDomain: clusterDomain.toLowerCase().replace(/\.$/, ""),
+  };
+}
+
+const DECIMAL_SUFFIXES: Record<string, number> = { "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, m: 1e-3 };
+const BINARY_SUFFIXES: Record<string, number> = {
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+};
+
+// Object counts in a quota are quantities too ("2", "1k", "5e1"); a fractional count rounds down.
+function countOf(quantity: string | undefined): number | undefined {
+  if (quantity === undefined) return undefined;
+  const match = /^([0-9.]+)(?:([eE][-+]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[kMGTPEm])?)$/.exec(quantity);
+  if (match === null) return undefined;
+  const base = Number(match[1]);
+  const scale =
+    match[2] !== undefined
+      ? Number(`1${match[2]}`)
+      : (BINARY_SUFFIXES[match[3] ?? ""] ?? DECIMAL_SUFFIXES[match[3] ?? ""] ?? 1);
+  return Math.floor(base * scale);
+}
+
+/** The rules of the built-in IsolationProfile, used when a plan is given none. */
+export const defaultHostRules: HostRules = compileHostRules(defaultIsolationProfileSpec);

@@ -1,0 +1,164 @@
+import { SYNC_KINDS, type SyncPolicySpec } from "@tenantplane/api";
+import { hostName, reverseMapping } from "@tenantplane/mapping";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { KubeObjectSchema } from "./kube-object.js";
+import { plan, type PlanInput, planKey, restrictToKey, type SourceKey } from "./plan.js";
+import { transform } from "./transform.js";
+
+/** Property budget: random worlds in which every key is planned alone and compared with the full pass. */
+const WORLD_RUNS = 300;
+
+const tenant = "dev";
+// Small domains, so that objects of one world often share keys and host names.
+const namespaces = fc.constantFrom("default", "kube-system");
+const names = fc.constantFrom("web", "default", "x".repeat(70));
+const KINDS = ["Pod", "Secret", "ServiceAccount", "Deployment"];
+const kinds = fc.constantFrom(...KINDS);
+const ref = fc.record({ kind: kinds, namespace: namespaces, name: names });
+const data = fc.constantFrom("MQ==", "Mg==");
+
+function source({ kind, namespace, name }: SourceKey, value: string) {
+  const spec =
+    kind === "Pod" ? { spec: { containers: [{ name: "c", envFrom: [{ secretRef: { name: "db" } }] }] } } : {};
+  return { apiVersion: "v1", kind, metadata: { name, namespace }, data: { v: value }, ...spec };
+}
+
+function copyOf(key: SourceKey, value: string, forTenant = tenant) {
+  return transform(KubeObjectSchema.parse(source(key, value)), forTenant);
+}
+
+const tenantObject = fc.oneof(
+  { weight: 8, arbitrary: fc.tuple(ref, data).map(([key, value]) => source(key, value)) },
+  { weight: 1, arbitrary: ref.map(({ kind, name }) => ({ apiVersion: "v1", kind, metadata: { name: `${name}_` } })) },
+  { weight: 1, arbitrary: fc.constant({ apiVersion: "v1", metadata: { name: "nameless-kind" } }) },
+  { weight: 1, arbitrary: ref.map(({ kind, namespace }) => ({ apiVersion: "v1", kind, metadata: { namespace } })) },
+  {
+    weight: 1,
+    arbitrary: ref.map(({ namespace, name }) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, namespace },
+      spec: { volumes: 3 },
+    })),
+  },
+);
+
+// Every way a host object can relate to a key: its own copy (current or stale), a stray
+// copy at another key's name, a copy that lost its reverse mapping, another tenant's
+// copy, a foreign object, a kind-label mismatch, and the tenant's own control plane.
+const hostObject = fc.oneof(
+  fc.tuple(ref, data).map(([key, value]) => (key.kind === "Deployment" ? source(key, value) : copyOf(key, value))),
+  fc.tuple(ref, ref, data).map(([key, at, value]) => {
+    const copy = copyOf({ ...key, kind: at.kind }, value);
+    return { ...copy, metadata: { ...copy.metadata, name: hostName({ tenant, ...at }).name } };
+  }),
+  ref.map((key) => {
+    const copy = copyOf(key, "MQ==");
+    return { ...copy, metadata: { ...copy.metadata, annotations: {} } };
+  }),
+  ref.map((key) => ({
+    kind: key.kind,
+    metadata: {
+      name: hostName({ tenant, ...key }).name,
+      namespace: "tp-dev",
+      ...reverseMapping({ tenant: "other", namespace: key.namespace, name: key.name }, key.kind),
+    },
+  })),
+  ref.map((key) => ({
+    kind: key.kind,
+    metadata: { name: hostName({ tenant, ...key }).name, namespace: "tp-dev", labels: { app: "foreign" } },
+  })),
+  fc.tuple(ref, kinds).map(([key, label]) => {
+    const copy = copyOf(key, "MQ==");
+    return {
+      ...copy,
+      metadata: { ...copy.metadata, labels: { ...copy.metadata.labels, "tenantplane.io/kind": label } },
+    };
+  }),
+  fc.record({ kind: kinds, name: fc.constantFrom("dev-kubeconfig", "dev-pki", "k3s-0") }).map(({ kind, name }) => ({
+    kind,
+    metadata: {
+      name,
+      namespace: "tp-dev",
+      labels: { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": tenant },
+    },
+  })),
+);
+
+const policy: fc.Arbitrary<SyncPolicySpec> = fc
+  .subarray(SYNC_KINDS.filter((kind) => KINDS.includes(kind)))
+  .map((ks) => ({ toHost: ks.map((kind) => ({ kind })) }));
+
+const world: fc.Arbitrary<PlanInput> = fc.record({
+  tenant: fc.constant(tenant),
+  policy,
+  tenantObjects: fc.array(tenantObject, { maxLength: 10 }),
+  hostObjects: fc.array(hostObject, { maxLength: 10 }),
+  completeKinds: fc.option(fc.subarray(KINDS), { nil: undefined }),
+});
+
+/** Every key the world mentions: those in the full plan, plus a fixed grid of keys that may not appear at all. */
+function keysOf(input: PlanInput): SourceKey[] {
+  const full = plan(input);
+  const keys = new Map<string, SourceKey>();
+  const add = (key: SourceKey) => keys.set(JSON.stringify([key.kind, key.namespace, key.name]), key);
+  for (const entry of [...full.decisions, ...full.ignored, ...full.inSync])
+    add({ kind: entry.kind, ...entry.tenantRef });
+  for (const kind of ["Pod", "Secret"])
+    for (const name of ["web", "db", "x".repeat(70)]) add({ kind, namespace: "default", name });
+  return [...keys.values()];
+}
+
+describe("planKey (property)", () => {
+  it("equals the full pass restricted to the key, for every key of any world", () => {
+    fc.assert(
+      fc.property(world, (input) => {
+        const full = plan(input);
+        for (const key of keysOf(input)) {
+          expect(planKey(input, key)).toEqual(restrictToKey(full, tenant, key));
+        }
+      }),
+      { numRuns: WORLD_RUNS },
+    );
+  });
+
+  it("restricted results cover the whole plan: no entry belongs to no key", () => {
+    fc.assert(
+      fc.property(world, (input) => {
+        const full = plan(input);
+        const keys = keysOf(input);
+        const covered = (entries: readonly object[], pick: (r: ReturnType<typeof plan>) => readonly object[]) =>
+          entries.every((entry) => keys.some((key) => pick(restrictToKey(full, tenant, key)).includes(entry)));
+        expect(covered(full.decisions, (r) => r.decisions)).toBe(true);
+        expect(covered(full.inSync, (r) => r.inSync)).toBe(true);
+      }),
+      { numRuns: WORLD_RUNS },
+    );
+  });
+});
+
+describe("planKey", () => {
+  it("needs only the key's own object and relevant host objects", () => {
+    const key = { kind: "Secret", namespace: "default", name: "db" };
+    const stale = copyOf(key, "MQ==");
+    const unrelated = copyOf({ kind: "Secret", namespace: "default", name: "web" }, "MQ==");
+    const alone = planKey(
+      {
+        tenant,
+        policy: { toHost: [{ kind: "Secret" }] },
+        tenantObjects: [source(key, "Mg==")],
+        hostObjects: [stale, unrelated],
+      },
+      key,
+    );
+    expect(alone.decisions.map((d) => [d.action, d.tenantRef.name, d.reason])).toEqual([
+      ["Update", "db", "host copy differs from the desired object"],
+    ]);
+    const deleted = planKey(
+      { tenant, policy: { toHost: [{ kind: "Secret" }] }, tenantObjects: [], hostObjects: [stale, unrelated] },
+      key,
+    );
+    expect(deleted.decisions.map((d) => [d.action, d.tenantRef.name])).toEqual([["Delete", "db"]]);
+  });
+});
