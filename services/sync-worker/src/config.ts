@@ -31,6 +31,11 @@ export const SyncWorkerEnvSchema = CommonEnvSchema.extend({
   /** Host API requests per second and burst for the whole worker. */
   HOST_QPS: positive("a rate above 0").default(200),
   HOST_BURST: whole("a whole number above 0").default(400),
+  /**
+   * Keys the content hash on host copies (HMAC), so a Secret copy's hash reveals nothing
+   * about its values. Every worker must use the same key; changing it rewrites every copy once.
+   */
+  CONTENT_HASH_KEY: z.string().min(16, "must be at least 16 characters (mount it from a Secret)").optional(),
   /** Seconds between re-reads of each active tenant's kubeconfig Secret (rotation). */
   KUBECONFIG_CHECK_SECONDS: positive("a number of seconds above 0").default(30),
 });

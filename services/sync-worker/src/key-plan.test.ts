@@ -1,12 +1,20 @@
 import { defaultSyncPolicySpec, type SyncPolicySpec } from "@tenantplane/api";
 import { hostName } from "@tenantplane/mapping";
-import { parseTenantObject, transform, type PlannedDecisionWithObject } from "@tenantplane/sync";
+import { defaultHostRules, parseTenantObject, transform, type PlannedDecisionWithObject } from "@tenantplane/sync";
 import { describe, expect, it } from "vitest";
-import { planKey, planPass, type ObjectMeta } from "./key-plan.js";
+import { planKey, planPass, type ObjectMeta, type TenantPlanContext } from "./key-plan.js";
 import { encodeKey, type SourceKey } from "./source-key.js";
 
 const tenant = "acme";
 const hostNs = "tp-acme";
+const hashKey = "test-key";
+
+function ctx(
+  completeKinds: string[] = ["ConfigMap"],
+  policy: SyncPolicySpec = defaultSyncPolicySpec,
+): TenantPlanContext {
+  return { tenant, policy, rules: defaultHostRules, hashKey, completeKinds };
+}
 
 function configMap(namespace: string, name: string, data: Record<string, string> = { a: "1" }) {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace, name }, data };
@@ -15,7 +23,7 @@ function configMap(namespace: string, name: string, data: Record<string, string>
 function copyOf(source: ReturnType<typeof configMap>) {
   const parsed = parseTenantObject(source);
   if (!parsed.ok) throw new Error(parsed.problem);
-  return transform(parsed.object, tenant);
+  return transform(parsed.object, tenant, { hashKey });
 }
 
 function foreign(name: string, kind = "ConfigMap") {
@@ -31,14 +39,12 @@ function rng(seed: number) {
   };
 }
 
-function keyOf(d: PlannedDecisionWithObject): string {
-  return encodeKey({ kind: d.kind, namespace: d.tenantRef.namespace, name: d.tenantRef.name });
-}
+const keyOf = (d: PlannedDecisionWithObject) =>
+  encodeKey({ kind: d.kind, namespace: d.tenantRef.namespace, name: d.tenantRef.name });
+const summary = (ds: readonly PlannedDecisionWithObject[]) =>
+  ds.map((d) => `${d.action} ${d.hostRef.name} ${d.reason}`).sort();
 
-function summary(ds: readonly PlannedDecisionWithObject[]) {
-  return ds.map((d) => `${d.action} ${d.hostRef.name} ${d.reason}`).sort();
-}
-
+// The host objects the syncer hands planKey: the one at the target name and copies naming the key.
 function hostsFor(key: SourceKey, hosts: readonly unknown[]) {
   const target = hostName({ tenant, namespace: key.namespace, name: key.name }).name;
   return hosts.filter((h) => {
@@ -52,45 +58,42 @@ function hostsFor(key: SourceKey, hosts: readonly unknown[]) {
 }
 
 describe("planKey", () => {
-  it("gives every source the same answer as the full pass (random worlds)", () => {
+  it("gives every source the same answer as the full pass (random worlds, deleted namespaces and deleting sources included)", () => {
     for (let seed = 1; seed <= 60; seed++) {
       const random = rng(seed);
-      const sources: ReturnType<typeof configMap>[] = [];
+      const sources: Record<string, unknown>[] = [];
       const hosts: unknown[] = [];
       for (let i = 0; i < 12; i++) {
-        const ns = random() < 0.5 ? "a" : "b";
-        const src = configMap(ns, `cm${i}`, { v: String(Math.floor(random() * 3)) });
+        const ns = random() < 0.4 ? "a" : random() < 0.5 ? "b" : "gone";
+        const src: Record<string, unknown> = configMap(ns, `cm${i}`, { v: String(Math.floor(random() * 3)) });
+        if (random() < 0.15) (src.metadata as Record<string, unknown>).deletionTimestamp = "2026-01-01T00:00:00Z";
         const roll = random();
         if (roll < 0.6) sources.push(src);
         if (roll > 0.3 && roll < 0.8)
           hosts.push(copyOf(configMap(ns, `cm${i}`, { v: String(Math.floor(random() * 3)) })));
         if (roll >= 0.9) hosts.push(foreign(hostName({ tenant, namespace: ns, name: `cm${i}` }).name));
       }
-      const policy: SyncPolicySpec = defaultSyncPolicySpec;
-      const full = planPass({
-        tenant,
-        policy,
-        policyName: undefined,
-        sources,
-        hosts,
-        deletedNamespaces: new Set(),
-        completeKinds: new Set(["ConfigMap"]),
-      });
-      const keys = new Set<string>([
-        ...sources.map((s) => encodeKey({ kind: "ConfigMap", namespace: s.metadata.namespace, name: s.metadata.name })),
-      ]);
+      const deletedNamespaces = new Set(["gone"]);
+      const full = planPass({ ...ctx(), sources, hosts, deletedNamespaces });
+      const keys = new Set<string>(
+        sources.map((s) => {
+          const m = s.metadata as { namespace: string; name: string };
+          return encodeKey({ kind: "ConfigMap", namespace: m.namespace, name: m.name });
+        }),
+      );
       for (const d of full.decisions) keys.add(keyOf(d));
       for (const text of keys) {
         const [kind, namespace, name] = text.split("/") as [string, string, string];
         const key = { kind, namespace, name };
-        const source = sources.find((s) => s.metadata.namespace === namespace && s.metadata.name === name);
+        const source = sources.find((s) => {
+          const m = s.metadata as { namespace: string; name: string };
+          return m.namespace === namespace && m.name === name;
+        });
         const one = planKey({
-          tenant,
-          policy,
-          policyName: undefined,
+          ...ctx(),
           key,
           source,
-          namespaceDeleted: false,
+          namespaceDeleted: deletedNamespaces.has(namespace),
           hosts: hostsFor(key, hosts),
         });
         expect(summary(one.decisions), `seed ${seed} key ${text}`).toEqual(
@@ -100,133 +103,70 @@ describe("planKey", () => {
     }
   });
 
-  it("never turns another source's copy at the target name into a Delete when the source is absent", () => {
-    const other = copyOf(configMap("b", "x"));
+  it("never deletes while the kind's listings are not complete and current", () => {
     const key = { kind: "ConfigMap", namespace: "a", name: "y" };
-    const result = planKey({
-      tenant,
-      policy: defaultSyncPolicySpec,
-      policyName: undefined,
-      key,
-      source: undefined,
-      namespaceDeleted: false,
-      hosts: [other, foreign("y-x-a-x-acme")],
-    });
-    expect(result.decisions).toEqual([]);
+    const hosts = [copyOf(configMap("a", "y"))];
+    const base = { key, source: undefined, namespaceDeleted: false, hosts };
+    expect(planKey({ ...ctx([]), ...base }).decisions).toEqual([]);
+    expect(planKey({ ...ctx(), ...base }).decisions.map((d) => d.action)).toEqual(["Delete"]);
   });
 
   it("deletes the copy of a source whose namespace was deleted, saying so", () => {
     const src = configMap("a", "y");
     const key = { kind: "ConfigMap", namespace: "a", name: "y" };
-    const result = planKey({
-      tenant,
-      policy: defaultSyncPolicySpec,
-      policyName: undefined,
-      key,
-      source: src,
-      namespaceDeleted: true,
-      hosts: [copyOf(src)],
-    });
+    const result = planKey({ ...ctx(), key, source: src, namespaceDeleted: true, hosts: [copyOf(src)] });
     expect(result.decisions.map((d) => [d.action, d.reason])).toEqual([
       ["Delete", "namespace a deleted in tenant acme"],
     ]);
   });
 
-  it("deletes the copies of a kind that left the SyncPolicy, naming the policy", () => {
-    const src = configMap("a", "y");
-    const key = { kind: "ConfigMap", namespace: "a", name: "y" };
-    const result = planKey({
-      tenant,
-      policy: { toHost: [{ kind: "Pod" }] },
-      policyName: "workloads",
-      key,
-      source: src,
-      namespaceDeleted: false,
-      hosts: [copyOf(src), foreign("y-x-a-x-acme")],
-    });
-    expect(result.decisions.map((d) => [d.action, d.hostRef.name, d.reason])).toEqual([
-      ["Delete", "y-x-a-x-acme", "kind ConfigMap removed from SyncPolicy workloads toHost"],
-    ]);
-  });
-});
-
-describe("a source being deleted", () => {
-  it("has its copy deleted, incrementally and in the full pass, with the same reason", () => {
+  it("deletes the copy of a source being deleted in the tenant, saying so", () => {
     const src = {
       ...configMap("a", "y"),
-      metadata: { namespace: "a", name: "y", deletionTimestamp: "2026-01-01T00:00:00Z", finalizers: ["x"] },
+      metadata: { namespace: "a", name: "y", deletionTimestamp: "2026-01-01T00:00:00Z" },
     };
-    const copy = copyOf(configMap("a", "y"));
     const key = { kind: "ConfigMap", namespace: "a", name: "y" };
-    const one = planKey({
-      tenant,
-      policy: defaultSyncPolicySpec,
-      policyName: undefined,
+    const result = planKey({
+      ...ctx(),
       key,
       source: src,
       namespaceDeleted: false,
-      hosts: [copy],
+      hosts: [copyOf(configMap("a", "y"))],
     });
-    const all = planPass({
-      tenant,
-      policy: defaultSyncPolicySpec,
-      policyName: undefined,
-      sources: [src],
-      hosts: [copy],
-      deletedNamespaces: new Set(),
-      completeKinds: new Set(["ConfigMap"]),
-    });
-    expect(one.decisions.map((d) => [d.action, d.reason])).toEqual([
+    expect(result.decisions.map((d) => [d.action, d.reason])).toEqual([
       ["Delete", "source ConfigMap a/y is being deleted in tenant acme"],
     ]);
-    expect(summary(all.decisions)).toEqual(summary(one.decisions));
+  });
+
+  it("deletes the copies of a kind that left the SyncPolicy once its host listing is complete, and leaves foreign objects", () => {
+    const src = configMap("a", "y");
+    const key = { kind: "ConfigMap", namespace: "a", name: "y" };
+    const podsOnly: SyncPolicySpec = { toHost: [{ kind: "Pod" }] };
+    const base = { key, source: src, namespaceDeleted: false, hosts: [copyOf(src), foreign("z")] };
+    expect(planKey({ ...ctx(["Pod"], podsOnly), ...base }).decisions).toEqual([]);
+    const result = planKey({ ...ctx(["Pod", "ConfigMap"], podsOnly), ...base });
+    expect(result.decisions.map((d) => [d.action, d.hostRef.name])).toEqual([["Delete", "y-x-a-x-acme"]]);
+    expect(result.decisions[0]?.reason).toMatch(/left the SyncPolicy/);
   });
 });
 
 describe("planPass", () => {
   it("plans no Delete for a kind whose listings are not complete and current", () => {
-    const orphan = copyOf(configMap("a", "gone"));
-    const base = {
-      tenant,
-      policy: defaultSyncPolicySpec,
-      policyName: undefined,
-      sources: [],
-      hosts: [orphan],
-      deletedNamespaces: new Set<string>(),
-    };
-    expect(planPass({ ...base, completeKinds: new Set() }).decisions).toEqual([]);
-    expect(planPass({ ...base, completeKinds: new Set(["ConfigMap"]) }).decisions.map((d) => d.action)).toEqual([
-      "Delete",
-    ]);
-  });
-
-  it("deletes copies of kinds outside the policy only when their host listing is complete", () => {
-    const copy = copyOf(configMap("a", "y"));
-    const base = {
-      tenant,
-      policy: { toHost: [{ kind: "Pod" as const }] },
-      policyName: "workloads",
-      sources: [],
-      hosts: [copy, foreign("z")],
-      deletedNamespaces: new Set<string>(),
-    };
-    expect(planPass({ ...base, completeKinds: new Set(["Pod"]) }).decisions).toEqual([]);
-    expect(planPass({ ...base, completeKinds: new Set(["Pod", "ConfigMap"]) }).decisions.map((d) => d.reason)).toEqual([
-      "kind ConfigMap removed from SyncPolicy workloads toHost",
-    ]);
+    const base = { sources: [], hosts: [copyOf(configMap("a", "gone"))], deletedNamespaces: new Set<string>() };
+    expect(planPass({ ...ctx([]), ...base }).decisions).toEqual([]);
+    expect(planPass({ ...ctx(), ...base }).decisions.map((d) => d.action)).toEqual(["Delete"]);
   });
 
   it("treats the objects of a deleted tenant namespace as gone", () => {
     const src = configMap("a", "y");
-    const result = planPass({
-      tenant,
-      policy: defaultSyncPolicySpec,
-      policyName: undefined,
-      sources: [src],
-      hosts: [copyOf(src)],
-      deletedNamespaces: new Set(["a"]),
-      completeKinds: new Set(["ConfigMap"]),
-    });
+    const result = planPass({ ...ctx(), sources: [src], hosts: [copyOf(src)], deletedNamespaces: new Set(["a"]) });
     expect(result.decisions.map((d) => d.reason)).toEqual(["namespace a deleted in tenant acme"]);
+  });
+
+  it("keeps an unchanged copy in sync with no decision", () => {
+    const src = configMap("a", "y");
+    const result = planPass({ ...ctx(), sources: [src], hosts: [copyOf(src)], deletedNamespaces: new Set() });
+    expect(result.decisions).toEqual([]);
+    expect(result.inSync.map((t) => t.hostRef.name)).toEqual(["y-x-a-x-acme"]);
   });
 });

@@ -1,6 +1,12 @@
 import type { SyncPolicySpec } from "@tenantplane/api";
-import { hostNamespaceFor, LABEL_KIND, LABEL_TENANT, labelValue, reverseLookup } from "@tenantplane/mapping";
-import { plan, type PlannedDecisionWithObject, type PlannedTarget } from "@tenantplane/sync";
+import { LABEL_KIND, LABEL_TENANT, labelValue, reverseLookup } from "@tenantplane/mapping";
+import {
+  plan,
+  planKey as planOneKey,
+  type HostRules,
+  type PlannedDecisionWithObject,
+  type PlannedTarget,
+} from "@tenantplane/sync";
 import type { SourceKey } from "./source-key.js";
 
 /** The metadata the sync worker reads from a host or tenant object. */
@@ -14,12 +20,24 @@ export interface ObjectMeta {
   kind?: string;
 }
 
-/** What planning one source needs: the source as the tenant cache holds it and the host objects it touches. */
-export interface KeyInput {
+/** What every plan of one tenant shares: the tenant, its policy and rules, and which listings are trustworthy. */
+export interface TenantPlanContext {
   tenant: string;
   policy: SyncPolicySpec;
-  /** Name of the SyncPolicy, or undefined for the built-in default; reasons cite it. */
-  policyName: string | undefined;
+  /** What the tenant's objects may do to the host (from its IsolationProfile). */
+  rules: HostRules;
+  /** Keys the content hash, so a copy's hash reveals nothing about a Secret's values. */
+  hashKey: string | undefined;
+  /**
+   * Kinds whose tenant and host listings are both complete and current (a kind outside
+   * the policy: its host listing). Deletes are planned only for these, so a failed or
+   * partial listing never turns copies into Deletes.
+   */
+  completeKinds: readonly string[];
+}
+
+/** What planning one source needs: the source as the tenant cache holds it and the host objects it touches. */
+export interface KeyInput extends TenantPlanContext {
   key: SourceKey;
   /** The tenant object, when the tenant cache has it. */
   source: unknown;
@@ -40,88 +58,56 @@ export interface KeyPlan {
 }
 
 /**
- * Plans one tenant source with the same planner a full pass uses, given only the host
- * objects that can concern it. Host copies of another source are never handed to the
- * planner when the source is absent, so they cannot become Deletes here.
+ * Plans one tenant source with the planner's own `planKey`, which gives exactly the full
+ * pass's answer for that identity. A source in a deleted namespace, or with a
+ * deletionTimestamp, counts as gone, and its Delete says which.
  */
 export function planKey(input: KeyInput): KeyPlan {
-  const { tenant, key } = input;
-  const kinds = policyKinds(input.policy);
-  const ours = input.hosts.filter((h) => isCopyOf(h, tenant, key));
-  if (!kinds.has(key.kind)) {
-    return { decisions: ours.map((h) => policyDelete(tenant, h, key.kind, input.policyName)), inSync: [], ignored: [] };
-  }
   const deleting = isDeleting(input.source);
   const present = input.source !== undefined && !input.namespaceDeleted && !deleting;
-  const result = plan({
-    tenant,
-    policy: input.policy,
-    tenantObjects: present ? [input.source] : [],
-    hostObjects: present ? input.hosts : ours,
-  });
+  const result = planOneKey(
+    { ...planInput(input), tenantObjects: present ? [input.source] : [], hostObjects: input.hosts },
+    input.key,
+  );
+  const gone = input.namespaceDeleted ? namespaceReason : deleting ? deletingReason : undefined;
   return {
-    decisions: result.decisions.map((d) =>
-      input.namespaceDeleted ? namespaceReason(d, tenant) : deleting ? deletingReason(d, tenant) : d,
-    ),
+    decisions: gone === undefined ? result.decisions : result.decisions.map((d) => gone(d, input.tenant)),
     inSync: result.inSync,
     ignored: result.ignored,
   };
 }
 
 /** What a full pass compares. */
-export interface PassInput {
-  tenant: string;
-  policy: SyncPolicySpec;
-  policyName: string | undefined;
+export interface PassInput extends TenantPlanContext {
   /** Every tenant object of the policy's kinds. */
   sources: readonly unknown[];
   /** Every sync copy of this tenant in its host namespace, of any synced kind. */
   hosts: readonly unknown[];
   /** Tenant namespaces deleted or terminating: their objects count as gone. */
   deletedNamespaces: ReadonlySet<string>;
-  /**
-   * Kinds whose tenant and host listings are both complete and current. Deletes are
-   * planned only for these: a failed or partial listing never turns copies into Deletes.
-   */
-  completeKinds: ReadonlySet<string>;
 }
 
-/**
- * The full pass: the planner over every source and copy, plus Deletes for copies of kinds
- * that left the SyncPolicy, each Delete only for kinds listed in `completeKinds`.
- */
+/** The full pass: the planner over every live source and every copy, Deletes only for complete kinds. */
 export function planPass(input: PassInput): KeyPlan {
-  const { tenant } = input;
-  const kinds = policyKinds(input.policy);
-  const deleting = new Set(
-    input.sources.filter(isDeleting).map((s) => identityOf(kindOf(s), namespaceOf(s), nameOf(s))),
-  );
+  const deleting = new Set(input.sources.filter(isDeleting).map(identityOf));
   const sources = input.sources.filter((s) => !input.deletedNamespaces.has(namespaceOf(s)) && !isDeleting(s));
-  const result = plan({
-    tenant,
-    policy: input.policy,
-    tenantObjects: sources,
-    hostObjects: input.hosts.filter((h) => kinds.has(kindOf(h))),
+  const result = plan({ ...planInput(input), tenantObjects: sources, hostObjects: input.hosts });
+  const decisions = result.decisions.map((d) => {
+    if (input.deletedNamespaces.has(d.tenantRef.namespace)) return namespaceReason(d, input.tenant);
+    if (deleting.has(`${d.kind}/${d.tenantRef.namespace}/${d.tenantRef.name}`)) return deletingReason(d, input.tenant);
+    return d;
   });
-  const decisions = result.decisions
-    .filter((d) => d.action !== "Delete" || input.completeKinds.has(d.kind))
-    .map((d) =>
-      input.deletedNamespaces.has(d.tenantRef.namespace)
-        ? namespaceReason(d, tenant)
-        : deleting.has(identityOf(d.kind, d.tenantRef.namespace, d.tenantRef.name))
-          ? deletingReason(d, tenant)
-          : d,
-    );
-  for (const host of input.hosts) {
-    const kind = kindOf(host);
-    if (kinds.has(kind) || !input.completeKinds.has(kind) || !isTenantCopy(host, tenant)) continue;
-    decisions.push(policyDelete(tenant, host, kind, input.policyName));
-  }
   return { decisions, inSync: result.inSync, ignored: result.ignored };
 }
 
-function policyKinds(policy: SyncPolicySpec): Set<string> {
-  return new Set(policy.toHost.map((rule) => rule.kind));
+function planInput(context: TenantPlanContext) {
+  return {
+    tenant: context.tenant,
+    policy: context.policy,
+    completeKinds: context.completeKinds,
+    rules: context.rules,
+    ...(context.hashKey === undefined ? {} : { hashKey: context.hashKey }),
+  };
 }
 
 function namespaceReason(d: PlannedDecisionWithObject, tenant: string): PlannedDecisionWithObject {
@@ -144,28 +130,9 @@ function isDeleting(source: unknown): boolean {
   return meta?.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
 }
 
-function identityOf(kind: string, namespace: string, name: string): string {
-  return `${kind}/${namespace}/${name}`;
-}
-
-function nameOf(obj: unknown): string {
-  return (obj as ObjectMeta).metadata?.name ?? "";
-}
-
-function policyDelete(tenant: string, host: unknown, kind: string, policyName: string | undefined) {
-  const meta = (host as ObjectMeta).metadata ?? {};
-  const source = reverseLookup(meta);
-  const policy = policyName === undefined ? "the default SyncPolicy" : `SyncPolicy ${policyName}`;
-  const decision: PlannedDecisionWithObject = {
-    tenant,
-    action: "Delete",
-    kind,
-    tenantRef: { namespace: source?.namespace ?? "", name: source?.name ?? meta.name ?? "(unknown)" },
-    hostRef: { namespace: hostNamespaceFor(tenant), name: meta.name ?? "(unknown)" },
-    hashed: false,
-    reason: `kind ${kind} removed from ${policy} toHost`,
-  };
-  return decision;
+function identityOf(obj: unknown): string {
+  const o = obj as ObjectMeta;
+  return `${o.kind ?? ""}/${namespaceOf(obj)}/${o.metadata?.name ?? ""}`;
 }
 
 /** A sync copy of this tenant (managed-by, tenant and kind labels), whatever its source. */
@@ -178,25 +145,11 @@ export function isTenantCopy(host: unknown, tenant: string): boolean {
   );
 }
 
-/** A sync copy of this tenant whose reverse mapping names exactly `key`. */
-export function isCopyOf(host: unknown, tenant: string, key: SourceKey): boolean {
-  if (!isTenantCopy(host, tenant)) return false;
-  const source = reverseLookup((host as ObjectMeta).metadata ?? {});
-  return (
-    source !== undefined && source.kind === key.kind && source.namespace === key.namespace && source.name === key.name
-  );
-}
-
 /** The source key a host copy maps back to, or undefined for objects that are not this tenant's copies. */
 export function sourceOfCopy(host: unknown, tenant: string): SourceKey | undefined {
   if (!isTenantCopy(host, tenant)) return undefined;
   const source = reverseLookup((host as ObjectMeta).metadata ?? {});
   return source && { kind: source.kind, namespace: source.namespace, name: source.name };
-}
-
-function kindOf(obj: unknown): string {
-  const o = obj as ObjectMeta;
-  return o.kind ?? o.metadata?.labels?.[LABEL_KIND] ?? "";
 }
 
 function namespaceOf(obj: unknown): string {

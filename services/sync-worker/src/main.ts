@@ -40,6 +40,7 @@ const supervisor = new Supervisor({
     tenantConcurrency: env.TENANT_CONCURRENCY,
     tenantWriteQps: env.TENANT_WRITE_QPS,
     tenantWriteBurst: env.TENANT_WRITE_BURST,
+    hashKey: env.CONTENT_HASH_KEY,
   },
   hostClient,
   writer,

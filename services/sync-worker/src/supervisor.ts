@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import {
   API_VERSION,
+  PLURAL_ISOLATION_PROFILES,
   PLURAL_SYNC_POLICIES,
   PLURAL_TENANT_CLUSTERS,
   type Condition,
@@ -18,6 +19,7 @@ import {
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { describe as describeError, sleep, type Logger } from "@tenantplane/runtime";
 import { applyTenantStatus, type ConditionInput } from "@tenantplane/service";
+import type { HostRules } from "@tenantplane/sync";
 import { FairQueue } from "./fair-queue.js";
 import type { HostWriter } from "./host-writer.js";
 import type { SyncMetrics } from "./metrics.js";
@@ -34,6 +36,8 @@ export interface SupervisorSettings {
   tenantConcurrency: number;
   tenantWriteQps: number;
   tenantWriteBurst: number;
+  /** Keys the content hash on host copies; undefined leaves it unkeyed. */
+  hashKey: string | undefined;
 }
 
 /** What the supervisor is given by main.ts. */
@@ -78,6 +82,7 @@ export class Supervisor {
   private readonly reported = new Map<string, string>();
   private tenants!: ListWatch;
   private policies!: ListWatch;
+  private profiles!: ListWatch;
   private stopping = false;
   private readonly waiters = new Set<() => void>();
   private loops: Promise<void>[] = [];
@@ -111,13 +116,21 @@ export class Supervisor {
       logger: logger.child({ watch: "syncpolicies" }),
       onEvent: () => this.reconcileAll(),
     });
+    this.profiles = startListWatch({
+      client: hostClient,
+      path: `/apis/${API_VERSION}/${PLURAL_ISOLATION_PROFILES}`,
+      apiVersion: API_VERSION,
+      kind: "IsolationProfile",
+      logger: logger.child({ watch: "isolationprofiles" }),
+      onEvent: () => this.reconcileAll(),
+    });
     for (let i = 0; i < this.deps.settings.concurrency; i++) this.loops.push(this.work());
     this.secretTimer = setInterval(() => this.reconcileAll(), this.deps.settings.kubeconfigCheckMs);
   }
 
   /** Resolves once the tenant and policy lists are in. */
   get synced(): Promise<void> {
-    return Promise.all([this.tenants.synced, this.policies.synced]).then(() => undefined);
+    return Promise.all([this.tenants.synced, this.policies.synced, this.profiles.synced]).then(() => undefined);
   }
 
   /** Re-evaluates every known tenant (ownership changed, a policy changed, or a periodic check). */
@@ -138,6 +151,7 @@ export class Supervisor {
     clearInterval(this.secretTimer);
     this.tenants?.stop();
     this.policies?.stop();
+    this.profiles?.stop();
     this.stopTenants();
     this.wake();
     await Promise.all(this.loops);
@@ -162,7 +176,11 @@ export class Supervisor {
   private async reconcileNow(tenant: string): Promise<void> {
     if (this.stopping) return;
     const tc = this.tenants.get(undefined, tenant);
-    const plan = planTenant(tc, (name) => this.policies.get(undefined, name));
+    const plan = planTenant(
+      tc,
+      (name) => this.policies.get(undefined, name),
+      (name) => this.profiles.get(undefined, name),
+    );
     const current = this.running.get(tenant);
     if (!plan.run || !this.deps.owns(tenant)) {
       if (current) this.stopTenant(tenant, plan.run ? "partition not held" : plan.why);
@@ -219,7 +237,7 @@ export class Supervisor {
 
   private startTenant(
     tenant: string,
-    plan: { policy: SyncPolicySpec; policyName: string | undefined },
+    plan: { policy: SyncPolicySpec; policyName: string | undefined; rules: HostRules },
     identity: string,
     secretVersion: string,
     tenantClient: JsonClient,
@@ -235,6 +253,8 @@ export class Supervisor {
       tenant,
       policy: plan.policy,
       policyName: plan.policyName,
+      rules: plan.rules,
+      hashKey: this.deps.settings.hashKey,
       tenantClient,
       hostClient: this.deps.hostClient,
       writer: this.deps.writer,

@@ -61,6 +61,41 @@ describe("planTenant", () => {
   });
 });
 
+describe("planTenant and the IsolationProfile", () => {
+  const profile = (spec: unknown): RawObject => ({
+    apiVersion: "tenantplane.io/v1alpha1",
+    kind: "IsolationProfile",
+    metadata: { name: "strict" },
+    spec,
+  });
+
+  it("syncs under the named profile's rules, and not at all while that profile is missing or invalid", () => {
+    const named = tc({ spec: { isolationProfileRef: { name: "strict" } } });
+    expect(
+      planTenant(
+        named,
+        () => undefined,
+        () => undefined,
+      ),
+    ).toMatchObject({ run: false, problem: { reason: "IsolationProfileUnavailable" } });
+    expect(
+      planTenant(
+        named,
+        () => undefined,
+        () => profile({ podSecurity: { enforce: "nonsense" } }),
+      ),
+    ).toMatchObject({ run: false });
+    const strict = planTenant(
+      named,
+      () => undefined,
+      () => profile({ podSecurity: { enforce: "restricted" } }),
+    );
+    expect(strict.run && strict.rules.podSecurity).toBe("restricted");
+    const plain = planTenant(tc(), () => undefined);
+    expect(plain.run && plain.rules.podSecurity).toBe("baseline");
+  });
+});
+
 describe("syncerIdentity", () => {
   it("changes with the policy's kinds and the kubeconfig, not with rule order", () => {
     const a = syncerIdentity({ policyName: "p", policy: { toHost: [{ kind: "Pod" }, { kind: "Secret" }] } }, "h1");

@@ -10,9 +10,9 @@ import {
 } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { describe, normalizeError, type Logger } from "@tenantplane/runtime";
-import type { HostObject, PlannedDecisionWithObject } from "@tenantplane/sync";
+import type { HostObject, HostRules, PlannedDecisionWithObject } from "@tenantplane/sync";
 import { pluralOf, type HostWriter } from "./host-writer.js";
-import { planKey, planPass, sourceOfCopy, type KeyPlan } from "./key-plan.js";
+import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
 import { SkipMemory } from "./skip-memory.js";
 import { decodeKey, encodeKey, type SourceKey } from "./source-key.js";
 import type { SyncCounts } from "./sync-status.js";
@@ -25,6 +25,10 @@ export interface SyncerDeps {
   tenant: string;
   policy: SyncPolicySpec;
   policyName: string | undefined;
+  /** What the tenant's objects may do to the host, from its IsolationProfile. */
+  rules: HostRules;
+  /** Keys the content hash on host copies; undefined leaves it unkeyed. */
+  hashKey: string | undefined;
   tenantClient: JsonClient;
   hostClient: JsonClient;
   writer: HostWriter;
@@ -177,22 +181,11 @@ export class TenantSyncer {
     if (this.stopped || !this.started) return;
     const sources = [...this.tenantWatches.values()].flatMap((w) => w.list());
     const hosts = [...this.hostWatches.values()].flatMap((w) => w.list());
-    const completeKinds = new Set<string>();
-    for (const kind of SYNC_KINDS) {
-      const host = this.hostWatches.get(kind)?.current() ?? false;
-      const tenantSide = this.kinds.has(kind)
-        ? (this.tenantWatches.get(kind)?.current() ?? false) && this.namespaces.current()
-        : true;
-      if (host && tenantSide) completeKinds.add(kind);
-    }
     const result = planPass({
-      tenant: this.deps.tenant,
-      policy: this.deps.policy,
-      policyName: this.deps.policyName,
+      ...this.context(),
       sources,
       hosts,
       deletedNamespaces: this.deletedNamespaces(),
-      completeKinds,
     });
     for (const t of result.inSync) this.outcomes.set(encodeKey(targetKey(t)), "inSync");
     for (const d of result.decisions) this.deps.enqueue(encodeKey(targetKey(d)));
@@ -257,9 +250,7 @@ export class TenantSyncer {
       hosts.push(found);
     }
     return planKey({
-      tenant: this.deps.tenant,
-      policy: this.deps.policy,
-      policyName: this.deps.policyName,
+      ...this.context(),
       key,
       source,
       namespaceDeleted: this.deletedNamespaces().has(key.namespace),
@@ -337,6 +328,21 @@ export class TenantSyncer {
       hostRef: d.hostRef,
       reason: d.reason,
     });
+  }
+
+  /**
+   * The plan context now: a kind is complete while its host listing is current and, for a
+   * policy kind, its tenant listing and the tenant's namespaces are current too.
+   */
+  private context(): TenantPlanContext {
+    const completeKinds = SYNC_KINDS.filter((kind) => this.deleteAllowed(kind));
+    return {
+      tenant: this.deps.tenant,
+      policy: this.deps.policy,
+      rules: this.deps.rules,
+      hashKey: this.deps.hashKey,
+      completeKinds,
+    };
   }
 
   private deleteAllowed(kind: string): boolean {
