@@ -74,6 +74,15 @@ async function startLink(targetPort: number) {
   };
 }
 
+// LEASE_DEBUG=1 prints every lease log line, for diagnosing a failure.
+function debugLogger(name: string) {
+  const print = (level: string) => (obj: object, msg?: string) => {
+    if (process.env.LEASE_DEBUG)
+      console.error(`${clock().toFixed(0)} ${name} ${level} ${msg ?? ""} ${JSON.stringify(obj)}`);
+  };
+  return { debug: print("debug"), info: print("info"), warn: print("warn") };
+}
+
 let link: Awaited<ReturnType<typeof startLink>> | undefined;
 
 async function startWorker(name: string, url = nats.url): Promise<Worker> {
@@ -87,6 +96,7 @@ async function startWorker(name: string, url = nats.url): Promise<Worker> {
     ttlMs: TTL_MS,
     registry,
     clock,
+    logger: debugLogger(name),
     onAcquired: (partition) => changes.push({ at: clock(), worker: name, partition, change: "acquired" }),
     onLost: (partition, reason) => changes.push({ at: clock(), worker: name, partition, change: "lost", reason }),
   });
@@ -403,6 +413,20 @@ describe("PartitionLeases on nats-server", () => {
       timeoutMs: 15_000,
       intervalMs: 20,
     });
+  });
+
+  it("re-declares the bucket and recovers the leases when an operator deletes it", async () => {
+    const workersNow = workers.filter((w) => w.name === "worker-a" || w.name === "worker-e");
+    const deletedAt = clock();
+    await jsm.streams.delete(`KV_${BUCKET}`);
+    await waitFor(() => settled(workersNow, Math.ceil(P / 2)), {
+      description: "a and e share the 16 partitions again in a re-created bucket",
+      timeoutMs: 20_000,
+      intervalMs: 50,
+    });
+    console.error(`[partition-leases] recovery after the bucket was deleted: ${(clock() - deletedAt).toFixed(0)} ms`);
+    const config = (await jsm.streams.info(`KV_${BUCKET}`)).config;
+    expect(config).toMatchObject({ max_msgs_per_subject: 1, max_age: nanos(TTL_MS), allow_msg_ttl: true });
   });
 
   it("never had two workers acting for one partition at the same instant", () => {

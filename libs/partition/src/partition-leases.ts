@@ -5,7 +5,7 @@ import { KvWatchInclude, type KV, type KvWatchEntry } from "@nats-io/kv";
 import type { NatsConnection, QueuedIterator } from "@nats-io/transport-node";
 import { TerminalError, backoffDelay, describe, sleep } from "@tenantplane/runtime";
 import type { Registry } from "prom-client";
-import { ensureLeaseBucket, isCasConflict } from "./internal/bucket.js";
+import { ensureLeaseBucket, isCasConflict, type LeaseBucketSpec } from "./internal/bucket.js";
 import { encodeRecord, memberKey, partitionKey, workerIdSchema, workerOf } from "./internal/keys.js";
 import { LeaseMachine, type LeaseEffect, type LossReason, type WriteOutcome } from "./internal/lease-machine.js";
 import { createLeaseMetrics, type LeaseMetrics } from "./metrics.js";
@@ -62,6 +62,9 @@ export function defaultWorkerId(): string {
   return `${host || "worker"}-${randomBytes(4).toString("hex")}`;
 }
 
+/** Transient write failures in a row (no success between) after which the watch is rebuilt. */
+const WATCH_RESET_AFTER_FAILURES = 4;
+
 const silent: LeaseLogger = { debug() {}, info() {}, warn() {} };
 
 /**
@@ -96,6 +99,12 @@ export class PartitionLeases {
   private state: "new" | "starting" | "running" | "stopping" | "stopped" = "new";
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
+  private failuresInARow = 0;
+  private bucketCreatedAt = Number.NaN;
+  /** A heartbeat written but not yet seen on the watch. */
+  private echo: { revision: number; due: number } | undefined;
+  /** Revisions of this worker's membership key the current watch delivered (recent ones only). */
+  private readonly ownEntriesSeen = new Set<number>();
 
   constructor(options: PartitionLeasesOptions) {
     this.options = options;
@@ -137,22 +146,18 @@ export class PartitionLeases {
   private async join(): Promise<void> {
     this.state = "starting";
     try {
-      const kv = await ensureLeaseBucket(this.js, {
-        name: this.bucket,
-        ttlMs: this.timings.ttlMs,
-        markerTtlMs: this.timings.ttlMs,
-        replicas: this.options.replicas ?? 1,
-        partitions: this.partitions,
-      });
+      const bucket = await ensureLeaseBucket(this.js, this.bucketSpec());
       // Join before watching, so the watch's snapshot already counts this worker.
-      await kv.put(memberKey(this.workerId), encodeRecord(this.workerId));
-      this.kv = kv;
+      await bucket.kv.put(memberKey(this.workerId), encodeRecord(this.workerId));
+      this.kv = bucket.kv;
+      this.bucketCreatedAt = bucket.createdAt;
+      this.machine.holdOff(this.clock() + this.youngBucketWait(bucket.createdAt));
     } catch (err) {
       this.state = "stopped";
       throw err;
     }
     this.state = "running";
-    this.watchLoop = this.watch(this.kv);
+    this.watchLoop = this.watch();
     void this.followConnection();
     this.apply((now) => this.machine.tick(now));
     this.logger.info(
@@ -232,7 +237,10 @@ export class PartitionLeases {
     if (this.state !== "running") return;
     const now = this.clock();
     const delay = Math.min(this.timings.renewIntervalMs, Math.max(0, this.machine.nextWakeAt(now) - now));
-    this.timer = setTimeout(() => this.apply((t) => this.machine.tick(t)), delay);
+    this.timer = setTimeout(() => {
+      this.checkEcho();
+      this.apply((t) => this.machine.tick(t));
+    }, delay);
   }
 
   private perform(effect: LeaseEffect): void {
@@ -255,7 +263,14 @@ export class PartitionLeases {
       case "heartbeat":
         this.track(
           kv.put(memberKey(this.workerId), encodeRecord(this.workerId)).then(
-            () => undefined,
+            (revision) => {
+              this.failuresInARow = 0;
+              // The watch may deliver the write before its reply arrives. Keep the oldest unechoed
+              // heartbeat: replacing it each round would push the deadline forever.
+              if (!this.ownEntriesSeen.has(revision)) {
+                this.echo ??= { revision, due: this.clock() + this.timings.renewIntervalMs };
+              }
+            },
             (err: unknown) => this.failed("heartbeat", err),
           ),
         );
@@ -305,7 +320,10 @@ export class PartitionLeases {
     }
     this.track(
       request.then(
-        (revision) => this.apply((now) => done({ ok: true, revision, sentAt }, now)),
+        (revision) => {
+          this.failuresInARow = 0;
+          this.apply((now) => done({ ok: true, revision, sentAt }, now));
+        },
         (err: unknown) => {
           const conflict = isCasConflict(err);
           // A conflicting create is the normal race for a free partition, not a failure.
@@ -316,7 +334,71 @@ export class PartitionLeases {
     );
   }
 
+  /**
+   * The watch must echo this worker's own heartbeat within a renew interval. A watch whose
+   * consumer vanished (its stream was deleted and re-created) delivers nothing and reports no
+   * error, so silence about our own write is the signal to rebuild it.
+   */
+  private checkEcho(): void {
+    if (this.state !== "running" || this.echo === undefined || this.clock() < this.echo.due) return;
+    this.logger.warn({ worker: this.workerId }, "lease watch did not echo this worker's heartbeat; restarting it");
+    this.echo = undefined;
+    this.watcher?.stop();
+  }
+
+  /**
+   * Declares the bucket again. A bucket re-created since we last looked restarted its sequence
+   * numbers, so no revision from before can be trusted and holders of the old bucket may still
+   * believe in their leases: void every lease and acquire nothing for one TTL.
+   */
+  private async redeclare(): Promise<void> {
+    const bucket = await ensureLeaseBucket(this.js, this.bucketSpec());
+    this.kv = bucket.kv;
+    if (bucket.createdAt !== this.bucketCreatedAt) {
+      this.logger.warn(
+        { worker: this.workerId, bucket: this.bucket },
+        "lease bucket was re-created; every lease is void",
+      );
+      this.bucketCreatedAt = bucket.createdAt;
+      this.apply((now) => this.machine.resetLeases(now, now + this.timings.ttlMs));
+    }
+    this.machine.holdOff(this.clock() + this.youngBucketWait(bucket.createdAt));
+  }
+
+  /**
+   * How long to wait before acquiring in a bucket created less than a TTL ago: it may replace a
+   * deleted one whose holders have not fenced yet. Compares the server's creation time with this
+   * host's wall clock, so it is as good as their synchronisation.
+   */
+  private youngBucketWait(createdAt: number): number {
+    return Number.isFinite(createdAt)
+      ? Math.max(0, Math.min(this.timings.ttlMs, createdAt + this.timings.ttlMs - Date.now()))
+      : 0;
+  }
+
+  private echoed(revision: number): void {
+    if (this.ownEntriesSeen.size >= 64) this.ownEntriesSeen.clear();
+    this.ownEntriesSeen.add(revision);
+    if (this.echo !== undefined && revision >= this.echo.revision) this.echo = undefined;
+  }
+
+  private bucketSpec(): LeaseBucketSpec {
+    return {
+      name: this.bucket,
+      ttlMs: this.timings.ttlMs,
+      markerTtlMs: this.timings.ttlMs,
+      replicas: this.options.replicas ?? 1,
+      partitions: this.partitions,
+    };
+  }
+
   private failed(what: string, err: unknown, conflict = false): void {
+    if (!conflict && this.state === "running" && ++this.failuresInARow >= WATCH_RESET_AFTER_FAILURES) {
+      // Writes keep failing while the watch is quiet: the bucket may be gone or the watch stuck.
+      // Restarting the watch re-declares the bucket and rebuilds the view from the server.
+      this.failuresInARow = 0;
+      this.watcher?.stop();
+    }
     if (what === "renew" || what === "heartbeat") {
       this.metrics?.renewFailures.inc({
         key: what === "renew" ? "partition" : "member",
@@ -346,11 +428,13 @@ export class PartitionLeases {
    * key; acquisitions wait until it is complete. Whenever the watch ends (or the connection
    * reconnects) the view is dropped and rebuilt from a fresh watch.
    */
-  private async watch(kv: KV): Promise<void> {
+  private async watch(): Promise<void> {
     for (let attempt = 0; this.state === "running" || this.state === "stopping"; attempt++) {
       let fallback: NodeJS.Timeout | undefined;
       try {
-        const iterator = await kv.watch({ include: KvWatchInclude.LastValue });
+        // Every watch after the first re-declares the bucket: an operator may have deleted it.
+        if (this.watcher !== undefined) await this.redeclare();
+        const iterator = await this.kv!.watch({ include: KvWatchInclude.LastValue });
         this.watcher = iterator;
         let ready = false;
         const markReady = () => {
@@ -360,8 +444,11 @@ export class PartitionLeases {
         };
         // A watch that starts on an empty bucket never flags its snapshot as complete.
         fallback = setTimeout(markReady, this.timings.renewIntervalMs);
+        this.echo = undefined;
+        this.ownEntriesSeen.clear();
         for await (const entry of iterator) {
           attempt = 0;
+          if (entry.key === memberKey(this.workerId)) this.echoed(entry.revision);
           this.apply((now) =>
             this.machine.observe(
               {

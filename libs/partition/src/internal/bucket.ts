@@ -22,13 +22,23 @@ export interface LeaseBucketSpec {
   partitions: number;
 }
 
+/** An open lease bucket and when its stream was created (server wall clock, epoch ms). */
+export interface LeaseBucket {
+  kv: KV;
+  /**
+   * Identifies this incarnation of the bucket: a deleted and re-created bucket restarts its
+   * sequence numbers, so revisions from before mean nothing in it.
+   */
+  createdAt: number;
+}
+
 /**
  * Declares the lease bucket idempotently and opens it. A missing bucket is created; an existing
  * one gets this spec's max age, history 1 and delete markers, but keeps a higher replica count
  * than asked for (replicas are never reduced from here). A bucket declared for another partition
  * count is refused: two workers hashing tenants differently would sync one tenant twice.
  */
-export async function ensureLeaseBucket(js: JetStreamClient, spec: LeaseBucketSpec): Promise<KV> {
+export async function ensureLeaseBucket(js: JetStreamClient, spec: LeaseBucketSpec): Promise<LeaseBucket> {
   const jsm = await js.jetstreamManager();
   const kvm = new Kvm(js);
   const stream = `KV_${spec.name}`;
@@ -61,7 +71,7 @@ export async function ensureLeaseBucket(js: JetStreamClient, spec: LeaseBucketSp
     }
     const wanted = desiredConfig(info.config, spec);
     if (wanted !== undefined) await jsm.streams.update(stream, wanted);
-    return kvm.open(spec.name);
+    return { kv: await kvm.open(spec.name), createdAt: Date.parse(info.created) };
   }
 }
 

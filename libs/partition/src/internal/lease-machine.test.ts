@@ -168,6 +168,33 @@ describe("LeaseMachine watch", () => {
   });
 });
 
+describe("LeaseMachine bucket reset and hold-off", () => {
+  it("voids every lease when the bucket is re-created and acquires nothing for the hold-off", () => {
+    const m = holdingAll("a", 2);
+    const effects = m.resetLeases(100, 3_100);
+    expect(effects).toEqual([
+      { type: "lost", partition: 0, reason: "reset" },
+      { type: "lost", partition: 1, reason: "reset" },
+    ]);
+    expect(m.held(100)).toEqual([]);
+    // Renewals of the void leases are not sent: their revisions mean nothing in the new bucket.
+    expect(ofType(m.tick(1_000), "renew")).toEqual([]);
+    expect(ofType(m.observe({ key: "p.0", operation: "DEL", revision: 2 }, 1_500), "acquire")).toEqual([]);
+    expect(m.nextWakeAt(1_500)).toBeLessThanOrEqual(3_100);
+    expect(ofType(m.tick(3_100), "acquire")).toHaveLength(2);
+  });
+
+  it("does not adopt its own entries seen during the hold-off", () => {
+    const m = machine("a", 1);
+    m.observe(put("m.a", 1, "a"), 0);
+    m.holdOff(3_000);
+    m.markReady(0);
+    m.observe(put("p.0", 2, "a"), 10);
+    expect(ofType(m.tick(1_000), "renew")).toEqual([]);
+    expect(ofType(m.tick(3_000), "renew")).toEqual([{ type: "renew", partition: 0, revision: 2 }]);
+  });
+});
+
 describe("LeaseMachine rebalancing and stop", () => {
   it("sheds surplus above the new share when a member joins, announcing the loss before the delete", () => {
     const m = holdingAll("a", 4);

@@ -15,7 +15,9 @@ export type LossReason =
   /** Given up because a new member lowered this worker's share. */
   | "shed"
   /** Given up because this worker is stopping. */
-  | "released";
+  | "released"
+  /** The bucket was deleted or re-created: every lease in it is void. */
+  | "reset";
 
 /** What the machine asks its driver to do or announce, in the order given. */
 export type LeaseEffect =
@@ -81,6 +83,7 @@ export class LeaseMachine {
   private readonly preference: readonly number[];
   private ready = false;
   private stopping = false;
+  private holdOffUntil = Number.NEGATIVE_INFINITY;
   private nextRoundAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: LeaseMachineOptions) {
@@ -117,6 +120,7 @@ export class LeaseMachine {
     let wake = this.stopping ? Number.POSITIVE_INFINITY : this.nextRoundAt;
     for (const m of this.mine.values()) if (m.state === "held") wake = Math.min(wake, m.validUntil);
     for (const until of this.cooldownUntil.values()) if (until > now) wake = Math.min(wake, until);
+    if (this.holdOffUntil > now) wake = Math.min(wake, this.holdOffUntil);
     return wake;
   }
 
@@ -144,6 +148,26 @@ export class LeaseMachine {
   markReady(now: number): LeaseEffect[] {
     this.ready = true;
     return this.step(now);
+  }
+
+  /**
+   * The bucket was re-created (or is younger than one TTL): every lease this worker knew is void,
+   * and no partition is acquired before `until`, by when every holder from the old bucket has fenced.
+   */
+  resetLeases(now: number, until: number): LeaseEffect[] {
+    const out: LeaseEffect[] = [];
+    this.fence(now, out);
+    for (const [partition, m] of this.mine) {
+      if (m.state === "held") out.push({ type: "lost", partition, reason: "reset" });
+    }
+    this.mine.clear();
+    this.holdOff(until);
+    return out;
+  }
+
+  /** Acquires nothing before `until` (keeps the later of this and any earlier hold-off). */
+  holdOff(until: number): void {
+    this.holdOffUntil = Math.max(this.holdOffUntil, until);
   }
 
   /** The watcher restarted: forget what it said, and acquire nothing until its new snapshot is complete. */
@@ -350,7 +374,7 @@ export class LeaseMachine {
   private balance(now: number, out: LeaseEffect[]): void {
     if (!this.ready || this.stopping) return;
     for (const [partition, v] of this.view) {
-      if (v.worker === this.self && !this.mine.has(partition)) {
+      if (now >= this.holdOffUntil && v.worker === this.self && !this.mine.has(partition)) {
         this.mine.set(partition, { state: "unconfirmed", revision: v.revision, renewing: false });
       }
     }
@@ -370,6 +394,7 @@ export class LeaseMachine {
       }
       return;
     }
+    if (now < this.holdOffUntil) return;
     let wanted = share - claimed;
     for (const partition of this.preference) {
       if (wanted <= 0) break;
