@@ -101,6 +101,9 @@ export class PartitionLeases {
   private stopping: Promise<void> | undefined;
   private failuresInARow = 0;
   private bucketCreatedAt = Number.NaN;
+  /** Lease writes wait while true: from a disconnect until the bucket's identity is re-checked. */
+  private suspended = false;
+  private disconnects = 0;
   /** A heartbeat written but not yet seen on the watch. */
   private echo: { revision: number; due: number } | undefined;
   /** Revisions of this worker's membership key the current watch delivered (recent ones only). */
@@ -314,7 +317,11 @@ export class PartitionLeases {
     const sentAt = this.clock();
     let request: Promise<number>;
     try {
-      request = send();
+      // After a reconnect the bucket may be a re-created one whose sequence numbers restarted: a
+      // CAS on a revision from before could match a stranger's entry. Write once it is re-checked.
+      request = this.suspended
+        ? Promise.reject(new Error("waiting to re-check the lease bucket after a reconnect"))
+        : send();
     } catch (err) {
       request = Promise.reject(err);
     }
@@ -352,6 +359,7 @@ export class PartitionLeases {
    * believe in their leases: void every lease and acquire nothing for one TTL.
    */
   private async redeclare(): Promise<void> {
+    const disconnects = this.disconnects;
     const bucket = await ensureLeaseBucket(this.js, this.bucketSpec());
     this.kv = bucket.kv;
     if (bucket.createdAt !== this.bucketCreatedAt) {
@@ -363,6 +371,7 @@ export class PartitionLeases {
       this.apply((now) => this.machine.resetLeases(now, now + this.timings.ttlMs));
     }
     this.machine.holdOff(this.clock() + this.youngBucketWait(bucket.createdAt));
+    if (this.disconnects === disconnects) this.suspended = false;
   }
 
   /**
@@ -405,7 +414,8 @@ export class PartitionLeases {
         reason: conflict ? "conflict" : "error",
       });
     }
-    if (this.state === "running" || this.state === "stopping") {
+    // While disconnected every write fails the same way; the disconnect was logged once.
+    if ((this.state === "running" || this.state === "stopping") && !this.suspended) {
       this.logger.warn({ worker: this.workerId, err: describe(err), conflict }, `lease ${what} failed`);
     }
   }
@@ -489,6 +499,8 @@ export class PartitionLeases {
         this.logger.info({ worker: this.workerId }, "NATS reconnected; restarting the lease watch");
         this.watcher?.stop();
       } else if (status.type === "disconnect") {
+        this.disconnects++;
+        this.suspended = true;
         this.logger.warn({ worker: this.workerId }, "NATS disconnected; leases fence if it lasts");
       }
     }
