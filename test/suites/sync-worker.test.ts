@@ -5,6 +5,7 @@ import {
   KubeConfig,
   KubernetesObjectApi,
   PatchStrategy,
+  setHeaderOptions,
   type KubernetesObject,
 } from "@kubernetes/client-node";
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
@@ -447,7 +448,7 @@ describe("sync worker: objects reach the host, explained", () => {
     expect(await readHost("ConfigMap", a, hostNameOf(a, "doomed", "c1"))).toBeUndefined();
   });
 
-  it("deletes the copies of a kind removed from the SyncPolicy, naming the policy", async () => {
+  it("deletes the copies of a kind removed from the SyncPolicy, with a reason naming the policy change", async () => {
     await tenantCreate(b, {
       apiVersion: "v1",
       kind: "Secret",
@@ -572,6 +573,87 @@ describe("sync worker: faults", () => {
       description: "copy after the outage",
     });
     expect(await readHost("ConfigMap", a, hostNameOf(a, "web", "survivor"))).toBeDefined();
+  });
+
+  it("reconnects when the kubeconfig Secret changes", async () => {
+    const name = `${b}-kubeconfig`;
+    const secret = await core.readNamespacedSecret({ name, namespace: hostNs(b) });
+    const key = Object.keys(secret.data ?? {})[0]!;
+    const original = Buffer.from(secret.data![key]!, "base64").toString("utf8");
+    // A new endpoint nobody answers on (inside this suite's address range).
+    const moved = original.replaceAll(`https://${TENANTS.b.address}:6443`, "https://127.0.0.179:6443");
+    expect(moved).not.toBe(original);
+    const put = (text: string) =>
+      core.patchNamespacedSecret(
+        { name, namespace: hostNs(b), body: { data: { [key]: Buffer.from(text).toString("base64") } } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    await put(moved);
+    // The worker follows the Secret within its check interval; the provisioner may put its
+    // own kubeconfig back at any moment after, so the worker's log is the witness.
+    const logs = () =>
+      readdirSync(fleet.logsDir)
+        .filter((f) => f.startsWith("sync-worker"))
+        .map((f) => readFileSync(join(fleet.logsDir, f), "utf8"))
+        .join("\n");
+    const startedAt = (server: string) =>
+      logs()
+        .split("\n")
+        .filter((l) => l.includes('"tenant sync started"') && l.includes(`"tenant":"${b}"`) && l.includes(server))
+        .length;
+    const before = startedAt(TENANTS.b.address);
+    await waitFor(() => startedAt("127.0.0.179") > 0 || undefined, {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      description: `${b} reconnects to the endpoint in the changed kubeconfig`,
+    });
+    await put(original);
+    await waitFor(() => startedAt(TENANTS.b.address) > before || undefined, {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      description: `${b} reconnects to the restored endpoint`,
+    });
+    await waitFor(async () => (await syncedCondition(b)).condition?.status === "True" || undefined, {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      description: `${b} back on the restored endpoint`,
+    });
+    await tenantCreate(b, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { namespace: "web", name: "reconnected" },
+      data: { a: "1" },
+    });
+    await waitFor(() => readHost("ConfigMap", b, hostNameOf(b, "web", "reconnected")), {
+      timeoutMs: 30_000,
+      description: "copy after reconnecting",
+    });
+  });
+
+  it("rides out a nats-server restart mid-sync: the change and its Decision both arrive", async () => {
+    const restarting = nats.restart();
+    await tenantCreate(a, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { namespace: "web", name: "during-nats-restart" },
+      data: { a: "1" },
+    });
+    await restarting;
+    await waitFor(() => readHost("ConfigMap", a, hostNameOf(a, "web", "during-nats-restart")), {
+      timeoutMs: 30_000,
+      description: "copy made while NATS restarted",
+    });
+    await waitForDecision(a, { action: "Create", kind: "ConfigMap", name: "during-nats-restart" });
+    // Leases survive too: afterwards every tenant is synced by exactly one worker.
+    await waitFor(
+      async () => {
+        const counts = new Map<string, number>();
+        for (const tenants of (await activeTenants()).values())
+          for (const t of tenants) counts.set(t, (counts.get(t) ?? 0) + 1);
+        return counts.get(a) === 1 && counts.get(b) === 1 ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: "one owner per tenant after the NATS restart" },
+    );
   });
 
   it("never lets two workers sync one tenant, and a killed worker's tenants move within 10 s with nothing lost", async () => {

@@ -81,8 +81,12 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
       opts.logger.error({ err, path: opts.path }, "list-watch handler failed");
     }
   };
+  // A failure is reported once per outage, including one that starts before the first list.
+  let failureReported = false;
   const setCurrent = (value: boolean, err?: unknown) => {
-    if (value === isCurrent) return;
+    if (value) failureReported = false;
+    if (value === isCurrent && (value || failureReported)) return;
+    if (!value) failureReported = true;
     isCurrent = value;
     opts.onCurrent?.(value, err);
   };
@@ -196,6 +200,7 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
     synced,
     stop: () => {
       abort.abort();
+      failureReported = true;
       setCurrent(false);
     },
   };
