@@ -113,7 +113,7 @@ try {
   }
 
   // Throughput: objects first, then one worker.
-  const sources = tenants.map((t) =>
+  const sources = tenants.map(() =>
     Array.from({ length: M }, (_, i) => tenantObject(KINDS[i % KINDS.length]!, `obj-${i}`)),
   );
   await pool(
