@@ -66,6 +66,8 @@ await Promise.all((["watcher", "provisioner", "isolation", "recorder"] as const)
 const standIns: TenantApiServer[] = [];
 const workers: RunningService[] = [];
 const watches: ListWatch[] = [];
+/** When each host ConfigMap was first seen by the benchmark's own host watch. */
+const seen = new Map<string, number>();
 const startWorker = async () => {
   const w = await fleet.start("sync-worker", {
     RESYNC_INTERVAL_SECONDS: String(RESYNC_SECONDS),
@@ -372,7 +374,6 @@ function hostWatch(tenant: string): ListWatch {
     },
   });
 }
-const seen = new Map<string, number>();
 
 /** 100 ConfigMaps, round-robin over tenants at about 20 per second: create -> first seen on the host. */
 async function latency(clients: JsonClient[], prefix: string): Promise<number[]> {

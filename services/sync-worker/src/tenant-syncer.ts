@@ -9,7 +9,7 @@ import {
   MANAGED_BY,
 } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
-import { describe, normalizeError, type Logger } from "@tenantplane/runtime";
+import { backoffDelay, describe, normalizeError, type Logger } from "@tenantplane/runtime";
 import type { HostObject, HostRules, PlannedDecisionWithObject } from "@tenantplane/sync";
 import { pluralOf, type HostWriter } from "./host-writer.js";
 import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
@@ -63,6 +63,8 @@ export class TenantSyncer {
   private namespaces!: ListWatch;
   private readonly outcomes = new Map<string, Outcome>();
   private readonly skips = new SkipMemory();
+  /** Consecutive failures per key, for the retry backoff. */
+  private readonly attempts = new Map<string, number>();
   private readonly kinds: Set<string>;
   /** Source key → host copies (`kind/name`) whose reverse mapping names it. */
   private readonly copies = new Map<string, Set<string>>();
@@ -201,28 +203,41 @@ export class TenantSyncer {
     if (!this.started) return;
     try {
       await this.converge(key, since);
+      this.attempts.delete(text);
     } catch (err) {
       const e = normalizeError(err);
       this.outcomes.set(text, "failed");
       this.deps.observe.outcome("failed");
-      this.deps.logger.warn({ key: text, err: e.message, code: e.code }, "sync of one object failed");
+      const attempt = this.attempts.get(text) ?? 0;
+      this.attempts.set(text, attempt + 1);
+      // Conflicts, throttling and outages heal: look again soon. A refused object waits for
+      // its next change or the next full pass.
+      const retryMs = e.transient ? (e.retryAfterMs ?? backoffDelay(attempt, 500, 60_000)) : undefined;
+      this.deps.logger.warn({ key: text, err: e.message, code: e.code, retryMs }, "sync of one object failed");
+      if (retryMs !== undefined) {
+        setTimeout(() => {
+          if (!this.stopped) this.deps.enqueue(text);
+        }, retryMs).unref();
+      }
       this.deps.onStatus();
     }
   }
 
-  private async converge(key: SourceKey, since: number, found?: RawObject): Promise<void> {
+  private async converge(key: SourceKey, since: number, found?: RawObject, retried = false): Promise<void> {
     const text = encodeKey(key);
     const plan = this.planOf(key, found);
     if (plan.decisions.length === 0) {
-      if (plan.inSync.length > 0) this.outcomes.set(text, "inSync");
-      else this.outcomes.delete(text);
+      if (plan.inSync.length > 0) {
+        this.outcomes.set(text, "inSync");
+        this.deps.observe.outcome("in_sync");
+      } else this.outcomes.delete(text);
       this.skips.forget(text);
       this.deps.onStatus();
       return;
     }
     let outcome: Outcome | undefined;
     for (const decision of plan.decisions) {
-      const result = await this.apply(key, decision, since, found === undefined);
+      const result = await this.apply(key, decision, since, !retried);
       if (result === "retry-with-found") return;
       if (result !== undefined) outcome = outcome === "skipped" ? outcome : result;
     }
@@ -305,7 +320,7 @@ export class TenantSyncer {
         // The label-selected host cache cannot see a foreign object: read what holds the name and plan again.
         if (!firstTry) throw new Error(`host ${d.kind} ${d.hostRef.name} exists but cannot be read back`);
         const found = await writer.get(d.kind, d.hostRef.namespace, d.hostRef.name);
-        await this.converge(key, since, found);
+        await this.converge(key, since, found, true);
         return "retry-with-found";
       }
     } else {
