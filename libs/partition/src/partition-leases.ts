@@ -283,7 +283,11 @@ export class PartitionLeases {
         return;
       case "acquire":
         this.write(
-          () => kv.create(partitionKey(effect.partition), encodeRecord(this.workerId)),
+          async () => {
+            const revision = await kv.create(partitionKey(effect.partition), encodeRecord(this.workerId));
+            await this.assertSameBucket();
+            return revision;
+          },
           (outcome, now) => this.machine.acquireResult(effect.partition, outcome, now),
           "acquire",
         );
@@ -383,6 +387,21 @@ export class PartitionLeases {
     return Number.isFinite(createdAt)
       ? Math.max(0, Math.min(this.timings.ttlMs, createdAt + this.timings.ttlMs - Date.now()))
       : 0;
+  }
+
+  /**
+   * A create succeeds on any empty key, including one in a bucket re-created behind this worker's
+   * back while the old one's holders still trust their leases. Reading the bucket's creation time
+   * after the create proves the create landed in the incarnation this worker knows; otherwise the
+   * create is not trusted and the watch is rebuilt (which voids every lease and holds off).
+   */
+  private async assertSameBucket(): Promise<void> {
+    const jsm = await this.js.jetstreamManager();
+    const info = await jsm.streams.info(`KV_${this.bucket}`);
+    if (Date.parse(info.created) !== this.bucketCreatedAt) {
+      this.watcher?.stop();
+      throw new Error(`KV bucket ${this.bucket} was re-created; the create is not trusted`);
+    }
   }
 
   private echoed(revision: number): void {
@@ -497,6 +516,10 @@ export class PartitionLeases {
       if (this.state === "stopped") return;
       if (status.type === "reconnect") {
         this.logger.info({ worker: this.workerId }, "NATS reconnected; restarting the lease watch");
+        // Re-check the bucket at once rather than after the watch loop's backoff: writes wait for it.
+        this.redeclare().catch((err: unknown) =>
+          this.logger.warn({ worker: this.workerId, err: describe(err) }, "lease bucket re-check failed"),
+        );
         this.watcher?.stop();
       } else if (status.type === "disconnect") {
         this.disconnects++;
