@@ -100,7 +100,7 @@ export class PartitionLeases {
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private failuresInARow = 0;
-  private bucketCreatedAt = Number.NaN;
+  private incarnation: string | undefined;
   /** Lease writes wait while true: from a disconnect until the bucket's identity is re-checked. */
   private suspended = false;
   private disconnects = 0;
@@ -153,7 +153,7 @@ export class PartitionLeases {
       // Join before watching, so the watch's snapshot already counts this worker.
       await bucket.kv.put(memberKey(this.workerId), encodeRecord(this.workerId));
       this.kv = bucket.kv;
-      this.bucketCreatedAt = bucket.createdAt;
+      this.incarnation = bucket.incarnation;
       this.machine.holdOff(this.clock() + this.youngBucketWait(bucket.createdAt));
     } catch (err) {
       this.state = "stopped";
@@ -366,12 +366,12 @@ export class PartitionLeases {
     const disconnects = this.disconnects;
     const bucket = await ensureLeaseBucket(this.js, this.bucketSpec());
     this.kv = bucket.kv;
-    if (bucket.createdAt !== this.bucketCreatedAt) {
+    if (bucket.incarnation !== this.incarnation) {
       this.logger.warn(
         { worker: this.workerId, bucket: this.bucket },
         "lease bucket was re-created; every lease is void",
       );
-      this.bucketCreatedAt = bucket.createdAt;
+      this.incarnation = bucket.incarnation;
       this.apply((now) => this.machine.resetLeases(now, now + this.timings.ttlMs));
     }
     this.machine.holdOff(this.clock() + this.youngBucketWait(bucket.createdAt));
@@ -398,7 +398,7 @@ export class PartitionLeases {
   private async assertSameBucket(): Promise<void> {
     const jsm = await this.js.jetstreamManager();
     const info = await jsm.streams.info(`KV_${this.bucket}`);
-    if (Date.parse(info.created) !== this.bucketCreatedAt) {
+    if (info.created !== this.incarnation) {
       this.watcher?.stop();
       throw new Error(`KV bucket ${this.bucket} was re-created; the create is not trusted`);
     }

@@ -30,6 +30,8 @@ export interface LeaseBucket {
    * sequence numbers, so revisions from before mean nothing in it.
    */
   createdAt: number;
+  /** The stream's creation timestamp exactly as the server reports it: the incarnation's identity. */
+  incarnation: string;
 }
 
 /**
@@ -71,7 +73,7 @@ export async function ensureLeaseBucket(js: JetStreamClient, spec: LeaseBucketSp
     }
     const wanted = desiredConfig(info.config, spec);
     if (wanted !== undefined) await jsm.streams.update(stream, wanted);
-    return { kv: await kvm.open(spec.name), createdAt: Date.parse(info.created) };
+    return { kv: await kvm.open(spec.name), createdAt: Date.parse(info.created), incarnation: info.created };
   }
 }
 
