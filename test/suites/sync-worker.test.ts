@@ -348,6 +348,20 @@ describe("sync worker: objects reach the host, explained", () => {
         "Update",
         "Delete",
       ]);
+      if (c.kind === "ConfigMap") {
+        // The recorder turns the Decisions into Events on the TenantCluster; a Delete is a Warning.
+        const events = await waitFor(
+          async () => {
+            const list = (await core.listEventForAllNamespaces({ fieldSelector: `involvedObject.name=${a}` })).items;
+            const reasons = new Map(list.map((e) => [e.reason, e]));
+            return reasons.has("CreateConfigMap") && reasons.has("DeleteConfigMap") ? reasons : undefined;
+          },
+          { timeoutMs: 30_000, description: "Create and Delete Events for the ConfigMap" },
+        );
+        expect(events.get("CreateConfigMap")?.type).toBe("Normal");
+        expect(events.get("DeleteConfigMap")?.type).toBe("Warning");
+        expect(events.get("DeleteConfigMap")?.message).toContain(target);
+      }
       if (c.kind === "Secret") {
         expect(JSON.stringify(decisionsFor(a, { kind: "Secret" }))).not.toMatch(/s3cr3t/);
       }

@@ -80,6 +80,7 @@ export class Supervisor {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly limits = new Map<string, RateLimiter>();
   private readonly reported = new Map<string, string>();
+  private readonly retired = new Set<TenantSyncer>();
   private tenants!: ListWatch;
   private policies!: ListWatch;
   private profiles!: ListWatch;
@@ -152,9 +153,11 @@ export class Supervisor {
     this.tenants?.stop();
     this.policies?.stop();
     this.profiles?.stop();
+    const syncers = [...this.running.values()].map((r) => r.syncer);
     this.stopTenants();
     this.wake();
     await Promise.all(this.loops);
+    await Promise.all([...syncers, ...this.retired].map((s) => s.drain()));
   }
 
   private reconcile(tenant: string): void {
@@ -288,6 +291,9 @@ export class Supervisor {
     const current = this.running.get(tenant);
     if (current === undefined) return;
     current.syncer.stop();
+    // Its last Decisions may still be publishing; shutdown waits for them.
+    this.retired.add(current.syncer);
+    void current.syncer.drain().then(() => this.retired.delete(current.syncer));
     clearInterval(current.resync);
     clearTimeout(current.statusTimer);
     this.running.delete(tenant);

@@ -63,6 +63,8 @@ export class TenantSyncer {
   private namespaces!: ListWatch;
   private readonly outcomes = new Map<string, Outcome>();
   private readonly skips = new SkipMemory();
+  /** Decisions of completed writes still being published, per host object. */
+  private readonly publishing = new Map<string, Promise<void>>();
   /** Consecutive failures per key, for the retry backoff. */
   private readonly attempts = new Map<string, number>();
   private readonly kinds: Set<string>;
@@ -307,7 +309,7 @@ export class TenantSyncer {
       if (await writer.delete(current)) {
         this.deps.observe.latency((Date.now() - since) / 1000);
         this.deps.observe.outcome("delete");
-        await this.publish(d);
+        this.publishAfterWrite(d);
       }
       return undefined;
     }
@@ -330,7 +332,7 @@ export class TenantSyncer {
     }
     this.deps.observe.latency((Date.now() - since) / 1000);
     this.deps.observe.outcome(d.action === "Create" ? "create" : "update");
-    await this.publish(d);
+    this.publishAfterWrite(d);
     return "inSync";
   }
 
@@ -343,6 +345,32 @@ export class TenantSyncer {
       hostRef: d.hostRef,
       reason: d.reason,
     });
+  }
+
+  /**
+   * Publishes the Decision for a write that already happened without holding the worker
+   * slot: in order per host object, retried by the service's publisher, awaited by
+   * {@link drain} at shutdown.
+   */
+  private publishAfterWrite(d: PlannedDecisionWithObject): void {
+    const key = `${d.kind}/${d.hostRef.name}`;
+    const next = (this.publishing.get(key) ?? Promise.resolve())
+      .then(() => this.publish(d))
+      .catch((err: unknown) =>
+        this.deps.logger.error(
+          { err: describe(err), kind: d.kind, host: d.hostRef.name, action: d.action },
+          "decision not published",
+        ),
+      );
+    this.publishing.set(key, next);
+    void next.then(() => {
+      if (this.publishing.get(key) === next) this.publishing.delete(key);
+    });
+  }
+
+  /** Resolves once every Decision of a completed write is published (or given up). */
+  async drain(): Promise<void> {
+    while (this.publishing.size > 0) await Promise.all(this.publishing.values());
   }
 
   /**
