@@ -107,6 +107,7 @@ try {
   const idle = await startWorker();
   await new Promise((r) => setTimeout(r, 5_000));
   const idleRss = rssMib(idle.process.pid);
+  const idleHeap = await heapMib(idle);
   await idle.stop();
   workers.length = 0;
   await Promise.all(tenants.map(provision));
@@ -154,7 +155,7 @@ try {
   const syncSeconds = (performance.now() - syncStart) / 1000;
   await verifyCopies(total);
   await settle();
-  const rss1 = { objects: total, mib: rssMib(one.process.pid) };
+  const rss1 = { objects: total, mib: rssMib(one.process.pid), heap: await heapMib(one) };
 
   // Latency with one worker, then with three.
   for (const t of tenants) watches.push(hostWatch(t.name));
@@ -219,9 +220,10 @@ try {
     },
   );
   await settle();
-  const rss2 = { objects: grownTotal, mib: rssMib(grown.process.pid) };
-  const perObjectKiB = ((rss2.mib - rss1.mib) / (rss2.objects - rss1.objects)) * 1024;
-  const perTenantMiB = (rss1.mib - idleRss - (perObjectKiB / 1024) * rss1.objects) / T;
+  const rss2 = { objects: grownTotal, mib: rssMib(grown.process.pid), heap: await heapMib(grown) };
+  // V8's heap in use is the steadier signal: RSS keeps whatever the heap once grew to.
+  const perObjectKiB = ((rss2.heap - rss1.heap) / (rss2.objects - rss1.objects)) * 1024;
+  const perTenantMiB = (rss1.heap - idleHeap - (perObjectKiB / 1024) * rss1.objects) / T;
 
   const rawRate = total / rawSeconds;
   const syncRate = total / syncSeconds;
@@ -493,6 +495,13 @@ function pct(values: number[], p: number): number {
 
 function ms(value: number): string {
   return `${value.toFixed(0)} ms`;
+}
+
+/** V8 heap in use, from the worker's own process metrics. */
+async function heapMib(w: RunningService): Promise<number> {
+  const body = (await w.probe("/metrics")).body;
+  const line = body.split("\n").find((l) => l.startsWith("tenantplane_nodejs_heap_size_used_bytes"));
+  return Number(line?.split(" ").at(-1) ?? 0) / 1024 / 1024;
 }
 
 async function bareNodeRss(): Promise<number> {

@@ -368,6 +368,8 @@ export class Supervisor {
         if (current) await current.syncer.process(item.key, item.since);
       } finally {
         this.queue.done(item.tenant, item.key);
+        // A tenant below its in-flight limit again may have work for a sleeping worker.
+        this.wake();
       }
     }
   }

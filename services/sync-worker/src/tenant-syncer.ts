@@ -110,8 +110,10 @@ export class TenantSyncer {
       apiVersion: "v1",
       kind: "Namespace",
       logger: logger.child({ side: "tenant", kind: "Namespace" }),
+      // Objects and their namespace arrive on separate watches: whichever comes second
+      // replans the namespace's objects, so a new namespace's objects are never missed.
       onEvent: (e) => {
-        if (e.type !== "add" || e.object.metadata.deletionTimestamp) this.enqueueNamespace(e.object.metadata.name);
+        if (this.started) this.enqueueNamespace(e.object.metadata.name);
       },
       onCurrent: onTenantCurrent,
     });
@@ -270,7 +272,7 @@ export class TenantSyncer {
       ...this.context(),
       key,
       source,
-      namespaceDeleted: this.deletedNamespaces().has(key.namespace),
+      namespaceDeleted: this.namespaceGone(key.namespace),
       hosts,
     });
   }
@@ -402,6 +404,13 @@ export class TenantSyncer {
     this.started = true;
     this.deps.logger.info("tenant caches listed; first full pass");
     this.fullPass();
+  }
+
+  /** The tenant namespace is deleted or terminating (known only once the namespaces have listed). */
+  private namespaceGone(namespace: string): boolean {
+    if (!this.started) return false;
+    const ns = this.namespaces.get(undefined, namespace);
+    return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
   }
 
   private deletedNamespaces(): Set<string> {
