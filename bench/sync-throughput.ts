@@ -336,6 +336,20 @@ async function rawBaseline(sources: ReturnType<typeof tenantObject>[][]): Promis
   for (const [ti, list] of sources.entries()) {
     const ns = `raw-${ti}`;
     await core.createNamespace({ body: { metadata: { name: ns } } });
+    // The same admission work as a tenant namespace: its quota and limit range, copied.
+    for (const [plural, name] of [
+      ["resourcequotas", "tenantplane-quota"],
+      ["limitranges", "tenantplane-limits"],
+    ] as const) {
+      const source = await hostJson.request<{ kind?: string; spec: unknown }>(
+        "GET",
+        resourcePath("v1", plural, `tp-${tenants[ti]!.name}`, name),
+      );
+      const kind = plural === "resourcequotas" ? "ResourceQuota" : "LimitRange";
+      await hostJson.request("POST", resourcePath("v1", plural, ns), {
+        body: { apiVersion: "v1", kind, metadata: { name }, spec: source.spec },
+      });
+    }
     for (const obj of list) {
       // The tenant API fills stringData into data; give the planner what it would read.
       const read =
