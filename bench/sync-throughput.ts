@@ -68,6 +68,7 @@ const workers: RunningService[] = [];
 const watches: ListWatch[] = [];
 /** When each host ConfigMap was first seen by the benchmark's own host watch. */
 const seen = new Map<string, number>();
+let rawCpuSeconds = 0;
 const startWorker = async () => {
   const w = await fleet.start("sync-worker", {
     RESYNC_INTERVAL_SECONDS: String(RESYNC_SECONDS),
@@ -137,6 +138,7 @@ try {
   const rawSeconds = await rawBaseline(sources);
   const bareRss = await bareNodeRss();
   const one = await startWorker();
+  const cpuBefore = await counter(one, "tenantplane_process_cpu_seconds_total", "");
   const syncStart = performance.now();
   await waitFor(async () => (await ownersOf()).size === T || undefined, {
     timeoutMs: 60_000,
@@ -153,6 +155,7 @@ try {
     },
   );
   const syncSeconds = (performance.now() - syncStart) / 1000;
+  const syncCpu = (await counter(one, "tenantplane_process_cpu_seconds_total", "")) - cpuBefore;
   await verifyCopies(total);
   await settle();
   const rss1 = { objects: total, mib: rssMib(one.process.pid), heap: await heapMib(one) };
@@ -237,6 +240,7 @@ try {
   console.log(
     `  ratio sync / raw rate                             ${(syncRate / rawRate).toFixed(2)}x (target >= 0.8x)`,
   );
+  console.log(`  CPU: raw client ${rawCpuSeconds.toFixed(2)}s, sync worker ${syncCpu.toFixed(2)}s`);
   const steadyRate = total / (syncSeconds - ownedAfter);
   console.log(
     `  after the worker held every tenant (${ownedAfter.toFixed(2)}s)      ${steadyRate.toFixed(0)} obj/s = ${(steadyRate / rawRate).toFixed(2)}x raw`,
@@ -368,7 +372,10 @@ async function rawBaseline(sources: ReturnType<typeof tenantObject>[][]): Promis
     }
   }
   const started = performance.now();
+  const cpu = process.cpuUsage();
   await pool(jobs, CONCURRENCY);
+  const used = process.cpuUsage(cpu);
+  rawCpuSeconds = (used.user + used.system) / 1e6;
   return (performance.now() - started) / 1000;
 }
 

@@ -1,4 +1,4 @@
-import { request as httpsRequest, type RequestOptions } from "node:https";
+import { Agent, request as httpsRequest, type RequestOptions } from "node:https";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import type { KubeConfig } from "@kubernetes/client-node";
 
@@ -36,6 +36,8 @@ export function resourcePath(
  */
 export class JsonClient {
   private readonly server: URL;
+  /** One keep-alive pool per client, so requests reuse TLS connections whatever the Node default. */
+  private agent: Agent | undefined;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -103,7 +105,20 @@ export class JsonClient {
       method,
       headers: { Accept: "application/json" } as Record<string, string>,
     };
+    // Per request: credentials (a token file may rotate) come from the KubeConfig each time.
     await this.kc.applyToHTTPSOptions(options);
+    if (url.protocol === "https:") {
+      this.agent ??= new Agent({
+        keepAlive: true,
+        maxSockets: 64,
+        ca: options.ca,
+        cert: options.cert,
+        key: options.key,
+        ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
+        ...(options.servername === undefined ? {} : { servername: options.servername }),
+      });
+      options.agent = this.agent;
+    }
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     const headers = options.headers as Record<string, string>;
     if (body !== undefined) {
