@@ -73,6 +73,8 @@ const startWorker = async () => {
   const w = await fleet.start("sync-worker", {
     RESYNC_INTERVAL_SECONDS: String(RESYNC_SECONDS),
     SYNC_CONCURRENCY: String(CONCURRENCY),
+    TENANT_CONCURRENCY: process.env.TENANT_CONCURRENCY ?? "4",
+    LOG_LEVEL: "warn",
     PARTITIONS: "32",
     LEASE_TTL_SECONDS: "3",
     CONTENT_HASH_KEY: HASH_KEY,
