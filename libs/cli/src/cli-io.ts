@@ -5,6 +5,8 @@ export interface CliIo {
   /** Reads a UTF-8 file; `-` reads standard input. */
   readFile(path: string): Promise<string>;
   now(): Date;
+  /** Print stacks of unexpected errors (TENANTPLANE_DEBUG=1). */
+  debug?: boolean;
 }
 
 /** Exit status for input the command could not use (files, tenant name, policy). */

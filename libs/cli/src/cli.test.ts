@@ -32,20 +32,26 @@ describe("runCli", () => {
     expect(out.stderr).toMatch(/^tenantplane: unknown command "explain"/);
   });
 
-  it("lets errors that are not the user's propagate", async () => {
+  it("reports errors that are not the user's as one line with exit 1", async () => {
     const { io } = fakeIo(async () => {
       throw new Error("boom");
     });
     const argv = ["explain-sync", "--offline", "--tenant", "dev", "-f", "x"];
-    // A read failure is the user's (exit 1); a failing stdout is a bug and must surface.
+    // A read failure is the user's (exit 1); a failing stdout is a bug, surfaced without a stack.
     expect(await runCli(argv, io)).toBe(1);
+    let stderr = "";
     const broken: CliIo = {
       ...io,
       readFile: async () => "kind: ConfigMap\n",
       stdout: () => {
         throw new TypeError("closed");
       },
+      stderr: (text) => void (stderr += text),
     };
-    await expect(runCli(argv, broken)).rejects.toThrow("closed");
+    expect(await runCli(argv, broken)).toBe(1);
+    expect(stderr).toBe("tenantplane explain-sync: unexpected error: closed\n");
+    stderr = "";
+    expect(await runCli(argv, { ...broken, debug: true })).toBe(1);
+    expect(stderr).toMatch(/^tenantplane explain-sync: unexpected error: TypeError: closed\n +at /);
   });
 });

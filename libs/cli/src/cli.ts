@@ -1,4 +1,4 @@
-import { CliError, type CliIo, EXIT_USAGE } from "./cli-io.js";
+import { CliError, type CliIo, EXIT_INVALID_INPUT, EXIT_USAGE } from "./cli-io.js";
 import { explainSync } from "./explain-sync.js";
 
 /** Usage text of `tenantplane`. */
@@ -16,7 +16,8 @@ const COMMANDS: Record<string, (args: readonly string[], io: CliIo) => Promise<n
 
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns the exit
- * status; user errors are printed on stderr, anything else is a bug and propagates.
+ * status. User errors are printed on stderr as they are; anything else is a bug, printed
+ * as one line (set TENANTPLANE_DEBUG=1 in the environment for the stack) with exit 1.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, ...args] = argv;
@@ -32,8 +33,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     return await run(args, io);
   } catch (error) {
-    if (!(error instanceof CliError)) throw error;
-    io.stderr(`tenantplane ${command}: ${error.message}\n`);
-    return error.exitCode;
+    if (error instanceof CliError) {
+      io.stderr(`tenantplane ${command}: ${error.message}\n`);
+      return error.exitCode;
+    }
+    const detail = io.debug === true && error instanceof Error ? (error.stack ?? error.message) : firstLine(error);
+    io.stderr(`tenantplane ${command}: unexpected error: ${detail}\n`);
+    return EXIT_INVALID_INPUT;
   }
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split("\n")[0] ?? message;
 }

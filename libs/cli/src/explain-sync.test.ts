@@ -70,10 +70,10 @@ describe("explain-sync on examples/tenant/workloads.yaml", () => {
     );
   });
 
-  it("refuses examples/tenant/bad.yaml, naming the document", async () => {
+  it("plans the rest of examples/tenant/bad.yaml, names the broken document and exits 1", async () => {
     const { code, stdout, stderr } = await explain("-f", `${examples}bad.yaml`);
     expect(code).toBe(1);
-    expect(stdout).toBe("");
+    expect(stdout).toMatch(/^ConfigMap +shop\/fine .* Create /m);
     expect(stderr).toMatch(/^tenantplane explain-sync: .*bad\.yaml: document 2: .*line 14, column 1\n$/);
   });
 
@@ -104,20 +104,173 @@ describe("explain-sync input handling", () => {
     ]);
   });
 
-  it("reports malformed objects as Skips and carries on", async () => {
+  it("reports malformed objects as Skips, carries on, and exits 1", async () => {
     const text =
       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n";
-    const { code, stdout } = await cli(
+    const { code, stdout, stderr } = await cli(
       ["explain-sync", "--offline", "--tenant", "dev", "-f", "in.yaml", "-o", "json"],
       { "in.yaml": text },
     );
-    expect(code).toBe(0);
+    expect(code).toBe(1);
+    expect(stderr).toBe("tenantplane explain-sync: in.yaml: 1 malformed object (Skip rows citing 'item N')\n");
     expect(
       JSON.parse(stdout).map((d: { action: string; reason: string }) => [d.action, d.reason.split(":")[0]]),
     ).toEqual([
       ["Skip", "malformed ConfigMap (item 1)"],
       ["Create", "host ConfigMap tp-dev/ok-x-default-x-dev absent"],
     ]);
+  });
+
+  const fine = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n";
+  const run = (text: string, ...args: string[]) =>
+    cli(["explain-sync", "--offline", "--tenant", "dev", "-f", "in.yaml", ...args], { "in.yaml": text });
+
+  it.each([
+    ["a name that is not a DNS subdomain", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: Not_Valid\n"],
+    ["no name", "apiVersion: v1\nkind: Secret\nmetadata: {}\n"],
+    ["no metadata", "apiVersion: v1\nkind: Secret\n"],
+    ["metadata that is a string", "apiVersion: v1\nkind: Secret\nmetadata: x\n"],
+    ["no kind", "apiVersion: v1\nmetadata:\n  name: a\n"],
+    ["a kind that is a number", "apiVersion: v1\nkind: 5\nmetadata:\n  name: a\n"],
+    ["no apiVersion", "kind: Secret\nmetadata:\n  name: a\n"],
+    ["the wrong apiVersion", "apiVersion: apps/v1\nkind: Secret\nmetadata:\n  name: a\n"],
+    ["a namespace that is not a DNS label", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n  namespace: Shop\n"],
+    ["a label value that is not a string", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n  labels: {n: 1}\n"],
+    ["an annotation that is a list", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n  annotations: {n: [1]}\n"],
+    ["Secret data that is not base64", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\ndata: {k: hunter2}\n"],
+    ["ConfigMap data that is a number", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {k: 1}\n"],
+    ["a Service of an unknown type", "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\nspec: {type: Internal}\n"],
+    ["a Service name with a dot", "apiVersion: v1\nkind: Service\nmetadata:\n  name: a.b\n"],
+    ["Pod volumes that are not a list", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec: {volumes: 3}\n"],
+    ["a Pod spec that is a string", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec: x\n"],
+    [
+      "a Service selector with a number",
+      "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\nspec: {selector: {app: 1}}\n",
+    ],
+    ["a list item that is a number", "apiVersion: v1\nkind: List\nitems: [1]\n"],
+    ["a document that is a string", "just text\n"],
+    ["a document that is a list of strings", "- a\n- b\n"],
+  ])("plans the rest and exits 1 for %s", async (_what, bad) => {
+    for (const output of ["table", "json"]) {
+      const { code, stdout, stderr } = await run(`${fine}---\n${bad}`, "-o", output);
+      expect(code).toBe(1);
+      expect(stdout).toContain("fine-x-default-x-dev");
+      expect(stdout).toMatch(/malformed|cannot translate/);
+      expect(stderr).toMatch(
+        /^tenantplane explain-sync: in\.yaml: \d malformed objects? \(Skip rows citing 'item N'\)\n$/,
+      );
+    }
+  });
+
+  it("says a non-object document is not an object", async () => {
+    const { stdout } = await run(`${fine}---\n42\n`);
+    expect(stdout).toMatch(/Skip +malformed object \(item 2\): expected a Kubernetes object, found a number$/m);
+  });
+
+  it("refuses a YAML alias bomb with one line naming the document, and plans the rest", async () => {
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x","x"]',
+      "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]",
+      "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]",
+      "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]",
+      "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]",
+      "f: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]",
+    ].join("\n");
+    const { code, stdout, stderr } = await run(`${fine}---\n${bomb}\n`);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^ConfigMap +default\/fine .* Create /m);
+    expect(stderr).toMatch(/^tenantplane explain-sync: in\.yaml: document 2: Excessive alias count[^\n]*\n$/);
+  });
+
+  it.each([
+    ["an unclosed flow mapping", "labels: {app: web\n"],
+    ["a tab indentation", "a:\n\tb: 1\n"],
+    ["duplicate keys", "a: 1\na: 2\n"],
+    ["an undefined alias", "a: *nowhere\n"],
+  ])("reports %s as one line naming the document, never a stack trace", async (_what, bad) => {
+    const { code, stderr } = await run(`${fine}---\n${bad}---\n${fine.replace("fine", "after")}`);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^tenantplane explain-sync: in\.yaml: document 2: [^\n]+\n$/);
+  });
+
+  it('reads namespace "" as default, as kubectl does', async () => {
+    const { code, stdout } = await run("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ''\n");
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^ConfigMap +default\/c +tp-dev\/c-x-default-x-dev +no +Create /m);
+  });
+
+  it("shows host-rule refusals and Pod Security predictions, with the built-in profile or --profile", async () => {
+    const pods = [
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: netns\nspec:\n  hostNetwork: true\n  containers: [{name: c}]\n",
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: admin\nspec:\n  containers: [{name: c, securityContext: {capabilities: {add: [SYS_ADMIN]}}}]\n",
+      "apiVersion: v1\nkind: Service\nmetadata:\n  name: steal\nspec:\n  type: ExternalName\n  externalName: k3s.tp-victim.svc.cluster.local\n",
+      "apiVersion: v1\nkind: Service\nmetadata:\n  name: lb\nspec:\n  type: LoadBalancer\n",
+    ].join("---\n");
+    const { code, stdout } = await run(pods);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /^Pod +default\/netns .* Skip +refused by host rules: spec\.hostNetwork: shares the host's namespaces/m,
+    );
+    expect(stdout).toMatch(
+      /^Pod +default\/admin .* Skip +refused by host rules: spec\.containers\[0\]\.securityContext\.capabilities\.add\[0\]: capability SYS_ADMIN is forbidden \(Pod Security baseline\)$/m,
+    );
+    expect(stdout).toMatch(/^Service +default\/steal .* Skip +.*points at tenant victim's host namespace tp-victim/m);
+    expect(stdout).toMatch(/^Service +default\/lb .* Skip +.*LoadBalancer Services are not allowed/m);
+
+    const profile = `${fileURLToPath(new URL("../../../examples/", import.meta.url))}isolationprofile.yaml`;
+    const withProfile = await run(pods, "--profile", profile);
+    expect(withProfile.stdout).toMatch(/^Service +default\/lb .* Create /m);
+    const privileged =
+      "apiVersion: tenantplane.io/v1alpha1\nkind: IsolationProfile\nmetadata:\n  name: p\nspec:\n  podSecurity: {enforce: privileged}\n";
+    const loose = await cli(["explain-sync", "--offline", "--tenant", "dev", "-f", "in.yaml", "--profile", "p.yaml"], {
+      "in.yaml": pods,
+      "p.yaml": privileged,
+    });
+    expect(loose.stdout).toMatch(/^Pod +default\/admin .* Create /m);
+    expect(loose.stdout).toMatch(/^Pod +default\/netns .* Skip +refused by host rules: spec\.hostNetwork/m);
+  });
+
+  it("predicts Services past the profile's load-balancer quota as Skips", async () => {
+    const profile = `${fileURLToPath(new URL("../../../examples/", import.meta.url))}isolationprofile.yaml`;
+    const lbs = ["a", "b", "c"]
+      .map((name) => `apiVersion: v1\nkind: Service\nmetadata:\n  name: ${name}\nspec: {type: LoadBalancer}\n`)
+      .join("---\n");
+    const { code, stdout } = await run(lbs, "--profile", profile);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Service +default\/b .* Create /m);
+    expect(stdout).toMatch(
+      /^Service +default\/c .* Skip +refused by host rules: spec\.type: LoadBalancer would exceed resourceQuota services\.loadbalancers \(2, 2 in use\)$/m,
+    );
+  });
+
+  it("refuses an invalid --profile, naming the field", async () => {
+    const bad =
+      "apiVersion: tenantplane.io/v1alpha1\nkind: IsolationProfile\nmetadata:\n  name: p\nspec:\n  workloads: {tolerations: [{effect: Never}]}\n";
+    const { code, stderr } = await cli(
+      ["explain-sync", "--offline", "--tenant", "dev", "-f", "in.yaml", "--profile", "p.yaml"],
+      {
+        "in.yaml": fine,
+        "p.yaml": bad,
+      },
+    );
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /p\.yaml: document 1: IsolationProfile "p" is invalid: spec\.workloads\.tolerations\[0\]\.effect/,
+    );
+  });
+
+  it("turns an unexpected failure into one line with exit 1, never a stack trace", async () => {
+    let stderr = "";
+    const code = await runCli(["explain-sync", "--offline", "--tenant", "dev", "-f", "in.yaml", "-o", "json"], {
+      stdout: () => undefined,
+      stderr: (text) => void (stderr += text),
+      readFile: async () => fine,
+      now: () => {
+        throw new TypeError("clock broken\n    at somewhere (file.js:1:1)");
+      },
+    });
+    expect(code).toBe(1);
+    expect(stderr).toBe("tenantplane explain-sync: unexpected error: clock broken\n");
   });
 
   it("says when a file holds no objects", async () => {

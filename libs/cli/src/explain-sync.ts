@@ -1,17 +1,25 @@
 import { parseArgs } from "node:util";
 import { defaultSyncPolicySpec, TENANT_NAME_MESSAGE, TenantNameSchema } from "@tenantplane/api";
 import { type Decision, DecisionSchema } from "@tenantplane/messaging";
-import { contentHash, explanation, plan, type PlannedDecisionWithObject } from "@tenantplane/sync";
-import { CliError, type CliIo, EXIT_USAGE } from "./cli-io.js";
+import {
+  applyServiceQuota,
+  compileHostRules,
+  contentHash,
+  defaultHostRules,
+  explanation,
+  plan,
+  type PlannedDecisionWithObject,
+} from "@tenantplane/sync";
+import { CliError, type CliIo, EXIT_INVALID_INPUT, EXIT_USAGE } from "./cli-io.js";
 import { formatDecisions, formatTable, OUTPUT_FORMATS, type OutputFormat } from "./format.js";
-import { parseManifests } from "./read-manifests.js";
-import { parsePolicyManifest } from "./read-policy.js";
+import { readManifests } from "./read-manifests.js";
+import { parsePolicyManifest, parseProfileManifest } from "./read-policy.js";
 
 /** The `service` field of Decisions printed by explain-sync. */
 export const EXPLAIN_SYNC_SERVICE = "explain-sync";
 
 /** Usage text of `tenantplane explain-sync`. */
-export const EXPLAIN_SYNC_HELP = `Usage: tenantplane explain-sync --offline --tenant <name> -f <file|-> [--policy <file>] [-o table|json|yaml]
+export const EXPLAIN_SYNC_HELP = `Usage: tenantplane explain-sync --offline --tenant <name> -f <file|-> [--policy <file>] [--profile <file>] [-o table|json|yaml]
 
 Predicts where each tenant object would land on the host and what the sync engine would
 do with it, using the same planner as the sync service against an empty host namespace.
@@ -21,20 +29,25 @@ Options:
   --tenant <name>     tenant name: a DNS label of at most 60 characters
   -f, --file <file>   multi-document YAML or JSON with tenant objects; '-' reads stdin.
                       List kinds contribute their items; objects without a namespace
-                      are placed in 'default'. Reasons cite objects as 'item N', counting
-                      objects (List items one by one) from 1.
+                      (or namespace "") are placed in 'default'. Reasons cite objects as
+                      'item N', counting objects (List items one by one) from 1.
   --policy <file>     a SyncPolicy manifest (apiVersion tenantplane.io/v1alpha1);
                       default: every supported kind is synced
+  --profile <file>    an IsolationProfile manifest whose host rules (spec.workloads, the
+                      Pod Security enforce level, the Service quota) the plan applies;
+                      default: the built-in profile
   -o, --output <fmt>  table (default), json or yaml; json and yaml print Decisions
   -h, --help          show this help
 
-Exit status: 0 planned, 1 invalid input (file, tenant, policy), 2 invalid command line.
+Exit status: 0 planned, 1 invalid input (an unreadable file, tenant, policy or profile;
+or any malformed document or object, after planning all the others), 2 invalid command line.
 `;
 
 interface ExplainOptions {
   tenant: string;
   file: string;
   policy: string | undefined;
+  profile: string | undefined;
   output: OutputFormat;
 }
 
@@ -52,9 +65,14 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
     options.policy === undefined
       ? defaultSyncPolicySpec
       : parsePolicyManifest(await read(io, options.policy), options.policy);
+  const rules =
+    options.profile === undefined
+      ? defaultHostRules
+      : compileHostRules(parseProfileManifest(await read(io, options.profile), options.profile));
   const source = options.file === "-" ? "<stdin>" : options.file;
-  const tenantObjects = parseManifests(await read(io, options.file), source);
-  const entries = explanation(plan({ tenant: options.tenant, policy, tenantObjects, hostObjects: [] }));
+  const { objects: tenantObjects, problems } = readManifests(await read(io, options.file), source);
+  const planned = plan({ tenant: options.tenant, policy, rules, tenantObjects, hostObjects: [] });
+  const entries = explanation(applyServiceQuota(planned, rules, options.tenant, []));
 
   if (options.output === "table") {
     io.stdout(entries.length === 0 ? `no objects found in ${source}\n` : formatTable(entries));
@@ -67,7 +85,15 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
       ),
     );
   }
-  return 0;
+  // Everything readable is planned and printed first; bad input still fails the run.
+  for (const problem of problems) io.stderr(`tenantplane explain-sync: ${problem}\n`);
+  const malformed = entries.filter((entry) => entry.malformed === true).length;
+  if (malformed > 0) {
+    io.stderr(
+      `tenantplane explain-sync: ${source}: ${malformed} malformed ${malformed === 1 ? "object" : "objects"} (Skip rows citing 'item N')\n`,
+    );
+  }
+  return problems.length > 0 || malformed > 0 ? EXIT_INVALID_INPUT : 0;
 }
 
 /** A planned entry stamped as a Decision; the id is a hash of its content, so reruns agree. */
@@ -89,6 +115,7 @@ function parseOptions(args: readonly string[]): ExplainOptions | "help" {
         tenant: { type: "string" },
         file: { type: "string", short: "f" },
         policy: { type: "string" },
+        profile: { type: "string" },
         output: { type: "string", short: "o", default: "table" },
         help: { type: "boolean", short: "h" },
       },
@@ -107,7 +134,7 @@ function parseOptions(args: readonly string[]): ExplainOptions | "help" {
   if (!TenantNameSchema.safeParse(values.tenant).success) {
     throw new CliError(`--tenant ${JSON.stringify(values.tenant)}: a tenant name ${TENANT_NAME_MESSAGE}`);
   }
-  return { tenant: values.tenant, file: values.file, policy: values.policy, output };
+  return { tenant: values.tenant, file: values.file, policy: values.policy, profile: values.profile, output };
 }
 
 async function read(io: CliIo, path: string): Promise<string> {

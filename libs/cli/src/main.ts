@@ -8,4 +8,5 @@ process.exitCode = await runCli(process.argv.slice(2), {
   stderr: (chunk) => process.stderr.write(chunk),
   readFile: (path) => (path === "-" ? text(process.stdin) : readFile(path, "utf8")),
   now: () => new Date(),
+  debug: process.env["TENANTPLANE_DEBUG"] === "1",
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CliError } from "./cli-io.js";
-import { parseManifests } from "./read-manifests.js";
+import { parseManifests, readManifests } from "./read-manifests.js";
 
 describe("parseManifests", () => {
   it("reads every document of a YAML stream in order, skipping empty ones", () => {
@@ -35,5 +35,15 @@ describe("parseManifests", () => {
     const call = () => parseManifests("kind: A\n---\nkind: [B\n", "bad.yaml");
     expect(call).toThrow(CliError);
     expect(call).toThrow(/^bad\.yaml: document 2: .*line \d+, column \d+$/);
+  });
+
+  it("reads every other document when some cannot be read, reporting each by position", () => {
+    const text = "kind: A\n---\nkind: [B\n---\na: &x [1]\nb: *y\n---\nkind: C\n";
+    const { objects, problems } = readManifests(text, "f.yaml");
+    expect(objects).toEqual([{ kind: "A" }, { kind: "C" }]);
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/^f\.yaml: document 2: /);
+    expect(problems[1]).toMatch(/^f\.yaml: document 3: /);
+    expect(problems.every((p) => !p.includes("\n"))).toBe(true);
   });
 });

@@ -1,4 +1,10 @@
-import { parseSyncPolicy, type SyncPolicySpec, ValidationError } from "@tenantplane/api";
+import {
+  type IsolationProfileSpec,
+  parseIsolationProfile,
+  parseSyncPolicy,
+  type SyncPolicySpec,
+  ValidationError,
+} from "@tenantplane/api";
 import { CliError } from "./cli-io.js";
 import { parseDocuments } from "./read-manifests.js";
 
@@ -7,13 +13,25 @@ import { parseDocuments } from "./read-manifests.js";
  * Throws a {@link CliError} naming `source`, the document and each bad field.
  */
 export function parsePolicyManifest(text: string, source: string): SyncPolicySpec {
+  return parseSingle(text, source, "SyncPolicy", (value) => parseSyncPolicy(value).spec);
+}
+
+/**
+ * The spec of the single IsolationProfile manifest in `text`, defaults applied. Throws a
+ * {@link CliError} naming `source`, the document and each bad field.
+ */
+export function parseProfileManifest(text: string, source: string): IsolationProfileSpec {
+  return parseSingle(text, source, "IsolationProfile", (value) => parseIsolationProfile(value).spec);
+}
+
+function parseSingle<T>(text: string, source: string, kind: string, parse: (value: unknown) => T): T {
   const documents = parseDocuments(text, source);
   const [only] = documents;
   if (only === undefined || documents.length > 1) {
-    throw new CliError(`${source}: expected exactly one SyncPolicy document, found ${documents.length}`);
+    throw new CliError(`${source}: expected exactly one ${kind} document, found ${documents.length}`);
   }
   try {
-    return parseSyncPolicy(only.value).spec;
+    return parse(only.value);
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     const fields = error.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");

@@ -6,3 +6,4 @@ export * from "./system-objects.js";
 export * from "./transform.js";
 export * from "./host-rules.js";
 export * from "./check-host-rules.js";
+export * from "./service-quota.js";

@@ -42,6 +42,17 @@ const tenantObject = fc.oneof(
       spec: { volumes: 3 },
     })),
   },
+  // Refused by the host rules: a Skip whose old copy, if any, is deleted.
+  {
+    weight: 1,
+    arbitrary: ref.map(({ namespace, name }) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, namespace },
+      spec: { hostNetwork: true, containers: [{ name: "c" }] },
+    })),
+  },
+  { weight: 1, arbitrary: fc.constant("not an object") },
 );
 
 // Every way a host object can relate to a key: its own copy (current or stale), a stray

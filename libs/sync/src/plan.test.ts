@@ -312,7 +312,7 @@ describe("plan", () => {
       ["Skip", expect.stringMatching(/^malformed ConfigMap \(item 2\): metadata\.name: use lowercase letters/)],
       ["Create", "host ConfigMap tp-dev/fine-x-default-x-dev absent"],
       ["Skip", "malformed Pod (item 4): apiVersion: Pod is served as v1, not apps/v1"],
-      ["Skip", "cannot translate Pod default/p2: spec.containers: expected a list"],
+      ["Skip", "cannot translate Pod default/p2 (item 6): spec.containers: expected a list"],
       ["Skip", "malformed Secret (item 3): metadata.labels.n: expected a string value"],
     ]);
   });

@@ -84,9 +84,9 @@ export interface PlanResult {
 /**
  * Plans one sync pass for `tenant`: Create where the host copy is absent, Update where
  * its content hash differs, Skip where the name is held by another source or a foreign
- * object, Delete for sync copies of policy kinds whose source is gone. Pure and
- * deterministic; a malformed object becomes a Skip and never stops the pass. Host
- * objects outside `tp-<tenant>`, and kinds outside the policy, are never deleted.
+ * object or the host rules refuse the object, Delete for sync copies nobody claims, of
+ * kinds in `completeKinds`. Pure and deterministic; a malformed object becomes a Skip and
+ * never stops the pass. Host objects outside `tp-<tenant>` are never considered.
  */
 export function plan(input: PlanInput): PlanResult {
   if (!isValidTenantName(input.tenant)) {
@@ -104,7 +104,9 @@ export function plan(input: PlanInput): PlanResult {
  * identity (none: deleted) and the host objects relevant to it, namely the object at its
  * target host name and any sync copy whose reverse mapping names it. Other objects in
  * `input` are ignored, so a caller may pass just those. Reasons keep their `item N`
- * positions in `input.tenantObjects`.
+ * positions in `input.tenantObjects`. A Delete in the answer may name another source
+ * (a stray copy sitting at this key's name); a host copy without a readable source is
+ * planned under the key `{kind, namespace: "", name: <its host name>}`.
  */
 export function planKey(input: PlanInput, key: SourceKey): PlanResult {
   if (!isValidTenantName(input.tenant)) {
@@ -260,7 +262,8 @@ class Pass {
       note = this.unsyncedReferences(translation.references);
     } catch (error) {
       this.claim(target, id);
-      this.reject(target, `cannot translate ${label}: ${error instanceof Error ? error.message : String(error)}`);
+      const message = error instanceof Error ? error.message : String(error);
+      this.reject(target, `cannot translate ${label} (item ${item}): ${message}`);
       return;
     }
     this.reconcile(target, id, desired, note);

@@ -46,9 +46,11 @@ export function serviceViolations(service: JsonObject, rules: HostRules, tenant:
   return found;
 }
 
-// Every port of a NodePort Service takes a node port, and so does every port of a
-// LoadBalancer unless it opts out of node port allocation.
-function nodePortsNeeded(spec: unknown, type: unknown): number {
+/**
+ * Node ports a Service spec takes: one per port of a NodePort Service, and of a
+ * LoadBalancer unless it opts out of node port allocation.
+ */
+export function nodePortsNeeded(spec: unknown, type: unknown): number {
   const ports = items(read(spec, "ports")).length;
   if (type === "NodePort") return ports;
   if (type === "LoadBalancer" && read(spec, "allocateLoadBalancerNodePorts") !== false) return ports;
