@@ -10,7 +10,7 @@ import {
 } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { backoffDelay, describe, normalizeError, type Logger } from "@tenantplane/runtime";
-import type { HostObject, HostRules, PlannedDecisionWithObject } from "@tenantplane/sync";
+import { applyServiceQuota, type HostObject, type HostRules, type PlannedDecisionWithObject } from "@tenantplane/sync";
 import { pluralOf, type HostWriter } from "./host-writer.js";
 import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
 import { SkipMemory } from "./skip-memory.js";
@@ -268,13 +268,21 @@ export class TenantSyncer {
     if (found !== undefined && !hosts.some((h) => h.kind === found.kind && h.metadata.name === found.metadata.name)) {
       hosts.push(found);
     }
-    return planKey({
+    const plan = planKey({
       ...this.context(),
       key,
       source,
       namespaceDeleted: this.namespaceGone(key.namespace),
       hosts,
     });
+    // Load balancers and node ports are counted across Services: against the host
+    // namespace's Services as the cache holds them, this key claiming what is left.
+    const growsServices = plan.decisions.some(
+      (d) => d.kind === "Service" && (d.action === "Create" || d.action === "Update"),
+    );
+    if (!growsServices) return plan;
+    const services = this.hostWatches.get("Service")?.list() ?? [];
+    return applyServiceQuota(plan, this.deps.rules, this.deps.tenant, services);
   }
 
   private async apply(
