@@ -313,7 +313,8 @@ export class TenantSyncer {
         this.deps.logger.info({ key: text }, "delete deferred: listings not complete and current");
         return undefined;
       }
-      if (current === undefined) return undefined;
+      // Gone, or already on its way out (a Pod's grace period): nothing to write or announce again.
+      if (current === undefined || current.metadata.deletionTimestamp !== undefined) return undefined;
       await this.deps.writeToken();
       if (this.stopped || !this.deps.mayWrite()) return undefined;
       if (await writer.delete(current)) {
