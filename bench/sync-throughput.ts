@@ -9,7 +9,7 @@
 //               intervals after convergence (apiserver_request_total), and the workers' own
 //               request counters;
 //   failover    SIGKILL of the worker syncing tenant 0 -> a change made meanwhile on the host;
-//   memory      worker RSS per tenant and per synced object, fitted over two sizes.
+//   memory      worker heap per tenant and per synced object, fitted over two sizes (RSS shown).
 //
 //   npm run build && npm run bench:sync            (TENANTS=10 OBJECTS=300 by default)
 import { spawn } from "node:child_process";
@@ -268,11 +268,14 @@ try {
   for (const [verb, n] of ownAfter)
     console.log(`  workers' own host ${verb.padEnd(6)} +${n - (ownBefore.get(verb) ?? 0)}`);
   console.log(`\nFailover: SIGKILL -> change on the host ${failoverSeconds.toFixed(2)}s (lease TTL 3s)`);
-  console.log(`\nWorker memory (VmRSS; bare node ${bareRss.toFixed(1)} MiB, idle worker ${idleRss.toFixed(1)} MiB)`);
   console.log(
-    `  ${rss1.objects} objects ${rss1.mib.toFixed(1)} MiB, ${rss2.objects} objects ${rss2.mib.toFixed(1)} MiB`,
+    `\nWorker memory (bare node RSS ${bareRss.toFixed(1)} MiB; idle worker RSS ${idleRss.toFixed(1)} MiB, heap ${idleHeap.toFixed(1)} MiB)`,
   );
-  console.log(`  per synced object ${perObjectKiB.toFixed(2)} KiB, per tenant ${perTenantMiB.toFixed(2)} MiB`);
+  console.log(`  ${rss1.objects} objects: RSS ${rss1.mib.toFixed(1)} MiB, heap ${rss1.heap.toFixed(1)} MiB`);
+  console.log(`  ${rss2.objects} objects: RSS ${rss2.mib.toFixed(1)} MiB, heap ${rss2.heap.toFixed(1)} MiB`);
+  console.log(
+    `  heap per synced object ${perObjectKiB.toFixed(2)} KiB, per tenant ${perTenantMiB.toFixed(2)} MiB (one sample per size: noisy)`,
+  );
   console.log(`\nreproduce: ${command}`);
 } finally {
   for (const w of watches) w.stop();
