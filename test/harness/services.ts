@@ -9,7 +9,7 @@ import { waitFor } from "./wait-for.js";
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
 /** The tenantplane services the harness can run, by their directory under services/. */
-export type ServiceName = "watcher" | "provisioner" | "isolation" | "recorder";
+export type ServiceName = "watcher" | "provisioner" | "isolation" | "recorder" | "sync-worker";
 
 /** A running tenantplane service process with its health port. */
 export interface RunningService {

@@ -19,6 +19,7 @@ import {
   type V1Deployment,
   type V1EnvVar,
 } from "@kubernetes/client-node";
+import { JsonClient, resourcePath } from "@tenantplane/kube";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -39,7 +40,7 @@ const namespace = "tenantplane-system";
 const natsUrl = "nats://nats.nats.svc:4222";
 // The test cluster's version: the go-installed helm would otherwise assume v1.20, below the chart's kubeVersion.
 const kubeVersion = "1.34.4";
-const services = ["isolation", "provisioner", "recorder", "watcher"] as const;
+const services = ["isolation", "provisioner", "recorder", "sync-worker", "watcher"] as const;
 const fieldManager = "tenantplane-chart-test";
 
 /** Helm with its own config and cache directories, so a developer's repositories and plugins play no part. */
@@ -143,6 +144,7 @@ describe("chart rendering", () => {
       `${release}-isolation-events`,
       `${release}-provisioner-events`,
       `${release}-recorder-events`,
+      `${release}-sync-worker-events`,
     ]);
     for (const o of objects) {
       const eventsRbac = (o.kind === "Role" || o.kind === "RoleBinding") && o.metadata?.name?.endsWith("-events");
@@ -159,7 +161,7 @@ describe("chart rendering", () => {
     for (const service of services) {
       const { deployment, container: c, env } = container(objects, service);
       const pod = deployment.spec?.template;
-      expect(deployment.spec?.replicas, service).toBe(service === "watcher" ? 2 : 1);
+      expect(deployment.spec?.replicas, service).toBe(service === "watcher" || service === "sync-worker" ? 2 : 1);
       expect(pod?.metadata?.labels?.["tenantplane.io/component"]).toBe(service);
       expect(c.image).toBe(`ghcr.io/tenantplane/tenantplane:${appVersion}`);
       expect(c.command).toEqual(["node", `services/${service}/dist/main.js`]);
@@ -490,6 +492,23 @@ describe("chart rendering", () => {
     );
   });
 
+  it("keeps a sync worker through voluntary disruptions with a PodDisruptionBudget on its own pods", async () => {
+    const objects = await render();
+    const pdbs = objects.filter((o) => o.kind === "PodDisruptionBudget");
+    expect(pdbs.map((o) => o.metadata?.name)).toContain(`${release}-sync-worker`);
+    const pdb = pdbs.find((o) => o.metadata?.name === `${release}-sync-worker`) as KubernetesObject & {
+      spec: { maxUnavailable: number; selector: unknown };
+    };
+    expect(pdb.spec.maxUnavailable).toBe(1);
+    const { deployment } = container(objects, "sync-worker");
+    expect(pdb.spec.selector).toEqual(deployment.spec?.selector);
+    expect(deployment.spec?.replicas).toBe(2);
+    expect(deployment.spec?.template.spec?.containers[0]?.command).toEqual([
+      "node",
+      "services/sync-worker/dist/main.js",
+    ]);
+  });
+
   it("ships CRDs byte-identical to libs/api/crds (run charts/tenantplane/sync-crds.sh after a CRD change)", () => {
     const source = join(repoRoot, "libs/api/crds");
     const sourceFiles = readdirSync(source)
@@ -685,6 +704,24 @@ describe("chart against a real API server", () => {
     ["recorder", "create", "events", { namespace: "tp-dev" }, false],
     ["provisioner", "create", "events", { namespace: "kube-system" }, false],
     ["isolation", "create", "events", { namespace: "default" }, true],
+    ["sync-worker", "watch", "tenantclusters", { group: tp }, true],
+    ["sync-worker", "list", "syncpolicies", { group: tp }, true],
+    ["sync-worker", "patch", "tenantclusters", { group: tp, subresource: "status" }, true],
+    ["sync-worker", "get", "secrets", { namespace: "tp-dev" }, true],
+    ["sync-worker", "watch", "configmaps", { namespace: "tp-dev" }, true],
+    ["sync-worker", "create", "pods", { namespace: "tp-dev" }, true],
+    ["sync-worker", "update", "services", { namespace: "tp-dev" }, true],
+    ["sync-worker", "delete", "persistentvolumeclaims", { namespace: "tp-dev" }, true],
+    ["sync-worker", "patch", "serviceaccounts", { namespace: "tp-dev" }, true],
+    ["sync-worker", "create", "events", { namespace: "default" }, true],
+    ["sync-worker", "create", "events", { namespace: "tp-dev" }, false],
+    ["sync-worker", "patch", "tenantclusters", { group: tp }, false],
+    ["sync-worker", "watch", "isolationprofiles", { group: tp }, true],
+    ["sync-worker", "patch", "isolationprofiles", { group: tp }, false],
+    ["sync-worker", "delete", "namespaces", {}, false],
+    ["sync-worker", "create", "networkpolicies", { group: "networking.k8s.io", namespace: "tp-dev" }, false],
+    ["sync-worker", "create", "statefulsets", { group: "apps", namespace: "tp-dev" }, false],
+    ["sync-worker", "create", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, false],
     ["isolation", "create", "events", { namespace: "tp-dev" }, false],
   ];
 
@@ -898,6 +935,64 @@ describe("chart against a real API server", () => {
         .makeApiClient(CustomObjectsApi)
         .listClusterCustomObject({ group: tp, version: "v1alpha1", plural: "tenantclusters" })) as { items: unknown[] },
     ).toMatchObject({ items: [{ metadata: { name: "rbac" } }] });
+
+    // The sync worker's calls, as raw JSON with its own token: list+watch, create, replace
+    // with a resourceVersion, apply a Pod, delete with preconditions, read the kubeconfig Secret.
+    const syncWorker = new JsonClient(await serviceAccountConfig("sync-worker"));
+    const copies = resourcePath("v1", "configmaps", hostNamespace);
+    const labelSelector = "app.kubernetes.io/managed-by=tenantplane,tenantplane.io/tenant=rbac";
+    await syncWorker.request("GET", copies, { query: { labelSelector } });
+    await syncWorker.request("GET", copies, { query: { labelSelector, watch: true, timeoutSeconds: 1 } });
+    const copy = await syncWorker.request<KubernetesObject>("POST", copies, {
+      query: { fieldManager: "tenantplane-sync-worker" },
+      body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c-x-web-x-rbac" }, data: { a: "1" } },
+    });
+    const replaced = await syncWorker.request<KubernetesObject>("PUT", `${copies}/c-x-web-x-rbac`, {
+      query: { fieldManager: "tenantplane-sync-worker" },
+      body: { ...copy, data: { a: "2" } },
+    });
+    await syncWorker.request("DELETE", `${copies}/c-x-web-x-rbac`, {
+      body: { preconditions: { uid: replaced.metadata?.uid, resourceVersion: replaced.metadata?.resourceVersion } },
+    });
+    await syncWorker.request("PATCH", `${resourcePath("v1", "pods", hostNamespace)}/p-x-web-x-rbac`, {
+      query: { fieldManager: "tenantplane-sync-worker", force: true },
+      contentType: "application/apply-patch+yaml",
+      body: {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "p-x-web-x-rbac" },
+        spec: { containers: [{ name: "c", image: "registry.invalid/app:1" }] },
+      },
+    });
+    await syncWorker.request("GET", `${resourcePath("v1", "secrets", hostNamespace)}/rbac-pki`);
+    await syncWorker.request("PATCH", `/apis/${tp}/v1alpha1/tenantclusters/rbac/status`, {
+      query: { fieldManager: "tenantplane-sync-worker", force: true },
+      contentType: "application/apply-patch+yaml",
+      body: {
+        apiVersion: `${tp}/v1alpha1`,
+        kind: "TenantCluster",
+        metadata: { name: "rbac" },
+        status: { sync: { inSync: 0, skipped: 0, failed: 0 } },
+      },
+    });
+    const refused = (request: Promise<unknown>) =>
+      request.then(
+        () => 200,
+        (err: { code?: number }) => err.code ?? 0,
+      );
+    expect(await refused(syncWorker.request("DELETE", `/api/v1/namespaces/${hostNamespace}`))).toBe(403);
+    expect(
+      await refused(
+        syncWorker.request("POST", `/apis/networking.k8s.io/v1/namespaces/${hostNamespace}/networkpolicies`, {
+          body: {
+            apiVersion: "networking.k8s.io/v1",
+            kind: "NetworkPolicy",
+            metadata: { name: "x" },
+            spec: { podSelector: {} },
+          },
+        }),
+      ),
+    ).toBe(403);
 
     // Teardown as the provisioner does it: delete the namespace, release the finalizer by merge patch.
     await provisioner.makeApiClient(CoreV1Api).deleteNamespace({ name: hostNamespace });

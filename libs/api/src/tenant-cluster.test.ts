@@ -170,3 +170,13 @@ describe("parseTenantClusterSpec", () => {
     );
   });
 });
+
+describe("status.sync", () => {
+  it("holds the sync workers' counts and last full pass, and refuses negative counts or a bad time", () => {
+    const sync = { inSync: 3, skipped: 1, failed: 0, lastFullPass: "2026-11-29T15:00:00.000Z" };
+    expect(TenantClusterStatusSchema.parse({ sync }).sync).toEqual(sync);
+    expect(TenantClusterStatusSchema.safeParse({ sync: { ...sync, failed: -1 } }).success).toBe(false);
+    expect(TenantClusterStatusSchema.safeParse({ sync: { ...sync, lastFullPass: "yesterday" } }).success).toBe(false);
+    expect(TenantClusterStatusSchema.safeParse({ sync: { inSync: 1 } }).success).toBe(false);
+  });
+});

@@ -151,6 +151,20 @@ export type SecretKeyRef = z.output<typeof SecretKeyRefSchema>;
 export const TenantPhaseSchema = z.enum(TENANT_PHASES);
 export type TenantPhase = z.output<typeof TenantPhaseSchema>;
 
+/** status.sync, owned by the sync workers: object counts of the last state seen and when the last full pass ran. */
+export const SyncStatusSchema = z.object({
+  /** Sources whose host copy carries the desired content. */
+  inSync: z.int().min(0),
+  /** Sources not synced because their target name is held by another object or they cannot be translated. */
+  skipped: z.int().min(0),
+  /** Sources whose last write failed. */
+  failed: z.int().min(0),
+  lastFullPass: z.iso
+    .datetime({ offset: true, error: "must be an RFC 3339 time like 2026-01-02T15:04:05Z" })
+    .optional(),
+});
+export type SyncStatus = z.output<typeof SyncStatusSchema>;
+
 /** TenantCluster.status, written by the services, each owning its own condition. */
 export const TenantClusterStatusSchema = z.object({
   phase: TenantPhaseSchema.optional(),
@@ -168,6 +182,7 @@ export const TenantClusterStatusSchema = z.object({
   /** RFC 3339 time at which the admin kubeconfig's client certificate expires. */
   kubeconfigExpiresAt: z.iso.datetime({ offset: true }).optional(),
   observedGeneration: z.int().min(0).optional(),
+  sync: SyncStatusSchema.optional(),
 });
 export type TenantClusterStatus = z.output<typeof TenantClusterStatusSchema>;
 

@@ -4,3 +4,11 @@ export { KubeApiError, type ApiStatus, type RequestTarget, type StatusCause } fr
 export { startWatch, type RunningWatch, type WatchEvent } from "./informer.js";
 export { EventRecorder, type EventInput, type RecordOutcome, type Regarding } from "./event-recorder.js";
 export { LeadershipLostError, runWithLeaderElection, type LeaderElectionOptions } from "./leader-election.js";
+export { ApiError, JsonClient, resourcePath, type Query } from "./json-client.js";
+export {
+  startListWatch,
+  type ListWatch,
+  type ListWatchOptions,
+  type RawObject,
+  type RawWatchEvent,
+} from "./list-watch.js";

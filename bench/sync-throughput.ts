@@ -1,0 +1,573 @@
+// Measures the sync worker on the real test stack, each figure against a baseline taken in
+// the same run:
+//   throughput  T tenants x M objects (ConfigMap/Secret/Pod/Service mix) already in the
+//               tenant APIs, one worker started: time until every host copy exists, against a
+//               raw client creating the same already-transformed objects on the host API with
+//               the worker's concurrency;
+//   latency     tenant create -> host object visible, p50/p99, with 1 and with 3 workers;
+//   steady      host API writes and LISTs of the synced resources over several resync
+//               intervals after convergence (apiserver_request_total), and the workers' own
+//               request counters;
+//   failover    SIGKILL of the worker syncing tenant 0 -> a change made meanwhile on the host;
+//   memory      worker heap per tenant and per synced object, fitted over two sizes (RSS shown).
+//
+//   npm run build && npm run bench:sync            (TENANTS=10 OBJECTS=300 by default)
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import {
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
+import { crdManifests } from "@tenantplane/api";
+import { JsonClient, resourcePath, startListWatch, type ListWatch } from "@tenantplane/kube";
+import { parseTenantObject, transform } from "@tenantplane/sync";
+import {
+  ServiceFleet,
+  installCrds,
+  setLoadBalancerIngress,
+  startHostCluster,
+  startNats,
+  startTenantStandIn,
+  waitFor,
+  type RunningService,
+  type TenantApiServer,
+} from "../test/harness/index.js";
+
+const T = Number(process.env.TENANTS ?? 10);
+const M = Number(process.env.OBJECTS ?? 300);
+const CONCURRENCY = 8;
+const RESYNC_SECONDS = 10;
+const HASH_KEY = "bench-content-hash-key-0123456789";
+const command = `npm run build && TENANTS=${T} OBJECTS=${M} npm run bench:sync`;
+if (T < 1 || T > 20) throw new Error("TENANTS must be 1-20 (stand-ins use 127.0.0.180-199)");
+
+const KINDS = ["ConfigMap", "Secret", "Pod", "Service"] as const;
+const PLURAL: Record<string, string> = { ConfigMap: "configmaps", Secret: "secrets", Pod: "pods", Service: "services" };
+const tenants = Array.from({ length: T }, (_, i) => ({ name: `bench-${i}`, address: `127.0.0.${180 + i}` }));
+
+const toolsDir = await buildTools();
+const host = await startHostCluster({ name: "bench-sync", toolsDir });
+const nats = await startNats({ toolsDir });
+const objects = KubernetesObjectApi.makeApiClient(host.kubeConfig);
+const core = host.kubeConfig.makeApiClient(CoreV1Api);
+const hostJson = new JsonClient(host.kubeConfig);
+await installCrds(host.kubeConfig, crdManifests());
+await core.createNamespace({ body: { metadata: { name: "tenantplane-system" } } });
+const fleet = new ServiceFleet({
+  kubeconfigPath: host.kubeconfigPath,
+  natsUrl: nats.url,
+  env: { LOG_LEVEL: "info", POD_NAMESPACE: "tenantplane-system" },
+});
+await Promise.all((["watcher", "provisioner", "isolation", "recorder"] as const).map((n) => fleet.start(n)));
+const standIns: TenantApiServer[] = [];
+const workers: RunningService[] = [];
+const watches: ListWatch[] = [];
+/** When each host ConfigMap was first seen by the benchmark's own host watch. */
+const seen = new Map<string, number>();
+let rawCpuSeconds = 0;
+const startWorker = async () => {
+  const w = await fleet.start("sync-worker", {
+    RESYNC_INTERVAL_SECONDS: String(RESYNC_SECONDS),
+    SYNC_CONCURRENCY: String(CONCURRENCY),
+    TENANT_CONCURRENCY: process.env.TENANT_CONCURRENCY ?? "4",
+    LOG_LEVEL: "warn",
+    PARTITIONS: "32",
+    LEASE_TTL_SECONDS: "3",
+    CONTENT_HASH_KEY: HASH_KEY,
+    HOST_QPS: "1000",
+    HOST_BURST: "1000",
+    TENANT_WRITE_QPS: "500",
+    TENANT_WRITE_BURST: "500",
+  });
+  workers.push(w);
+  return w;
+};
+
+try {
+  // A profile roomy enough that quota never refuses a benchmark Pod.
+  await apply({
+    apiVersion: "tenantplane.io/v1alpha1",
+    kind: "IsolationProfile",
+    metadata: { name: "bench" },
+    spec: {
+      resourceQuota: {
+        hard: {
+          pods: "5000",
+          "requests.cpu": "5000",
+          "requests.memory": "5000Gi",
+          "limits.cpu": "5000",
+          "limits.memory": "5000Gi",
+          "services.loadbalancers": "2",
+        },
+      },
+    },
+  });
+  // A worker with no tenants yet: the memory every figure below is measured from.
+  const idle = await startWorker();
+  await new Promise((r) => setTimeout(r, 5_000));
+  const idleRss = rssMib(idle.process.pid);
+  const idleHeap = await heapMib(idle);
+  await idle.stop();
+  workers.length = 0;
+  await Promise.all(tenants.map(provision));
+  const clients = await Promise.all(tenants.map((t) => tenantClient(t.name)));
+  for (const api of clients) {
+    await api.request("POST", "/api/v1/namespaces", {
+      body: { apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } },
+    });
+    await api.request("POST", resourcePath("v1", "serviceaccounts", "bench"), {
+      body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default" } },
+    });
+  }
+
+  // Throughput: objects first, then one worker.
+  const sources = tenants.map(() =>
+    Array.from({ length: M }, (_, i) => tenantObject(KINDS[i % KINDS.length]!, `obj-${i}`)),
+  );
+  await pool(
+    sources.flatMap((list, ti) =>
+      list.map(
+        (obj) => () => clients[ti]!.request("POST", resourcePath("v1", PLURAL[obj.kind]!, "bench"), { body: obj }),
+      ),
+    ),
+    32,
+  );
+  const total = T * M;
+  const rawSeconds = await rawBaseline(sources);
+  const bareRss = await bareNodeRss();
+  const one = await startWorker();
+  const cpuBefore = await counter(one, "tenantplane_process_cpu_seconds_total", "");
+  const syncStart = performance.now();
+  await waitFor(async () => (await ownersOf()).size === T || undefined, {
+    timeoutMs: 60_000,
+    intervalMs: 50,
+    description: "the worker holds every tenant",
+  });
+  const ownedAfter = (performance.now() - syncStart) / 1000;
+  let firstCreate = 0;
+  await waitFor(
+    async () => {
+      const created = await counter(one, "tenantplane_sync_objects_total", 'outcome="create"');
+      if (created > 0 && firstCreate === 0) firstCreate = (performance.now() - syncStart) / 1000;
+      return created >= total || undefined;
+    },
+    {
+      timeoutMs: 30 * 60_000,
+      intervalMs: 250,
+      description: `${total} host copies`,
+    },
+  );
+  const syncSeconds = (performance.now() - syncStart) / 1000;
+  const syncCpu = (await counter(one, "tenantplane_process_cpu_seconds_total", "")) - cpuBefore;
+  await verifyCopies(total);
+  await settle();
+  const rss1 = { objects: total, mib: rssMib(one.process.pid), heap: await heapMib(one) };
+
+  // Latency with one worker, then with three.
+  for (const t of tenants) watches.push(hostWatch(t.name));
+  await Promise.all(watches.map((w) => w.synced));
+  const lat1 = await latency(clients, "l1");
+  await startWorker();
+  await startWorker();
+  await waitFor(async () => (await ownersOf()).size === T || undefined, {
+    timeoutMs: 60_000,
+    description: "tenants spread over 3 workers",
+  });
+  await settle();
+  const lat3 = await latency(clients, "l3");
+
+  // Steady state over several resync intervals.
+  await settle();
+  const before = await apiserverCounts();
+  const ownBefore = await workerCounts();
+  const steadySeconds = RESYNC_SECONDS * 4;
+  await new Promise((r) => setTimeout(r, steadySeconds * 1000));
+  const after = await apiserverCounts();
+  const ownAfter = await workerCounts();
+
+  // Failover.
+  const owner = (await ownersOf()).get(tenants[0]!.name)!;
+  const victim = workers.find((w) => w.name === owner)!;
+  await victim.kill();
+  const killedAt = performance.now();
+  await clients[0]!.request("POST", resourcePath("v1", "configmaps", "bench"), {
+    body: tenantObject("ConfigMap", "after-kill"),
+  });
+  await waitFor(() => watches[0]!.get(`tp-${tenants[0]!.name}`, hostName(tenants[0]!.name, "after-kill")), {
+    timeoutMs: 60_000,
+    intervalMs: 50,
+    description: "change after SIGKILL on the host",
+  });
+  const failoverSeconds = (performance.now() - killedAt) / 1000;
+
+  // Memory: a second size on one worker (the survivors stop; a fresh worker syncs everything).
+  for (const w of workers.filter((w) => w.process.running())) await w.stop();
+  const half = Math.ceil(M / 2);
+  await pool(
+    clients.flatMap((api) =>
+      Array.from(
+        { length: half },
+        (_, i) => () =>
+          api.request("POST", resourcePath("v1", "configmaps", "bench"), {
+            body: tenantObject("ConfigMap", `grow-${i}`),
+          }),
+      ),
+    ),
+    32,
+  );
+  const grown = await startWorker();
+  const grownTotal = total + T * half + 2 * 100 + 1;
+  await waitFor(
+    async () => (await counter(grown, "tenantplane_sync_objects_total", 'outcome="create"')) >= T * half || undefined,
+    {
+      timeoutMs: 30 * 60_000,
+      intervalMs: 500,
+      description: "grown copies",
+    },
+  );
+  await settle();
+  const rss2 = { objects: grownTotal, mib: rssMib(grown.process.pid), heap: await heapMib(grown) };
+  // V8's heap in use is the steadier signal: RSS keeps whatever the heap once grew to.
+  const perObjectKiB = ((rss2.heap - rss1.heap) / (rss2.objects - rss1.objects)) * 1024;
+  const perTenantMiB = (rss1.heap - idleHeap - (perObjectKiB / 1024) * rss1.objects) / T;
+
+  const rawRate = total / rawSeconds;
+  const syncRate = total / syncSeconds;
+  console.log(`\nSync worker, ${T} tenants x ${M} objects (${KINDS.join("/")}), concurrency ${CONCURRENCY}`);
+  console.log(
+    `  baseline: raw client creates transformed objects  ${rawSeconds.toFixed(2)}s  ${rawRate.toFixed(0)} obj/s`,
+  );
+  console.log(
+    `  sync: worker start -> every host copy            ${syncSeconds.toFixed(2)}s  ${syncRate.toFixed(0)} obj/s`,
+  );
+  console.log(
+    `  ratio sync / raw rate                             ${(syncRate / rawRate).toFixed(2)}x (target >= 0.8x)`,
+  );
+  console.log(`  CPU: raw client ${rawCpuSeconds.toFixed(2)}s, sync worker ${syncCpu.toFixed(2)}s`);
+  const writeRate = total / (syncSeconds - firstCreate);
+  console.log(
+    `  first host write after ${firstCreate.toFixed(2)}s; rate from then ${writeRate.toFixed(0)} obj/s = ${(writeRate / rawRate).toFixed(2)}x raw`,
+  );
+  const steadyRate = total / (syncSeconds - ownedAfter);
+  console.log(
+    `  after the worker held every tenant (${ownedAfter.toFixed(2)}s)      ${steadyRate.toFixed(0)} obj/s = ${(steadyRate / rawRate).toFixed(2)}x raw`,
+  );
+  console.log(`\nTenant create -> host object visible (${lat1.length} ConfigMaps each)`);
+  console.log(`  1 worker   p50 ${ms(pct(lat1, 50))}  p99 ${ms(pct(lat1, 99))}`);
+  console.log(`  3 workers  p50 ${ms(pct(lat3, 50))}  p99 ${ms(pct(lat3, 99))}   (target p99 < 500 ms)`);
+  console.log(
+    `\nSteady state over ${steadySeconds}s (${steadySeconds / RESYNC_SECONDS} resync intervals), synced resources`,
+  );
+  for (const verb of ["POST", "PUT", "PATCH", "DELETE", "LIST"]) {
+    console.log(`  apiserver_request_total ${verb.padEnd(6)} +${(after.get(verb) ?? 0) - (before.get(verb) ?? 0)}`);
+  }
+  for (const [verb, n] of ownAfter)
+    console.log(`  workers' own host ${verb.padEnd(6)} +${n - (ownBefore.get(verb) ?? 0)}`);
+  console.log(`\nFailover: SIGKILL -> change on the host ${failoverSeconds.toFixed(2)}s (lease TTL 3s)`);
+  console.log(
+    `\nWorker memory (bare node RSS ${bareRss.toFixed(1)} MiB; idle worker RSS ${idleRss.toFixed(1)} MiB, heap ${idleHeap.toFixed(1)} MiB)`,
+  );
+  console.log(`  ${rss1.objects} objects: RSS ${rss1.mib.toFixed(1)} MiB, heap ${rss1.heap.toFixed(1)} MiB`);
+  console.log(`  ${rss2.objects} objects: RSS ${rss2.mib.toFixed(1)} MiB, heap ${rss2.heap.toFixed(1)} MiB`);
+  console.log(
+    `  heap per synced object ${perObjectKiB.toFixed(2)} KiB, per tenant ${perTenantMiB.toFixed(2)} MiB (one sample per size: noisy)`,
+  );
+  console.log(`\nreproduce: ${command}`);
+} finally {
+  for (const w of watches) w.stop();
+  await fleet.stop();
+  for (const s of standIns) await s.stop();
+  await nats.stop();
+  await host.stop();
+}
+
+async function apply(obj: Record<string, unknown>): Promise<void> {
+  await objects.patch(obj as KubernetesObject, undefined, undefined, "bench", true, PatchStrategy.ServerSideApply);
+}
+
+async function provision(t: { name: string; address: string }): Promise<void> {
+  await apply({
+    apiVersion: "tenantplane.io/v1alpha1",
+    kind: "TenantCluster",
+    metadata: { name: t.name },
+    spec: { isolationProfileRef: { name: "bench" }, controlPlane: { expose: { loadBalancer: { enabled: true } } } },
+  });
+  await setLoadBalancerIngress(host.kubeConfig, `tp-${t.name}`, "k3s", t.address);
+  standIns.push(await startTenantStandIn(host.kubeConfig, t.name, t.address, { toolsDir }));
+  await waitFor(
+    async () => {
+      const tc = (await objects.read({
+        apiVersion: "tenantplane.io/v1alpha1",
+        kind: "TenantCluster",
+        metadata: { name: t.name },
+      })) as {
+        status?: { conditions?: { type: string; status: string }[] };
+      };
+      return tc.status?.conditions?.some((c) => c.type === "ControlPlaneReady" && c.status === "True");
+    },
+    { timeoutMs: 180_000, intervalMs: 250, description: `${t.name} ControlPlaneReady` },
+  );
+}
+
+async function tenantClient(tenant: string): Promise<JsonClient> {
+  const secret = await core.readNamespacedSecret({ name: `${tenant}-kubeconfig`, namespace: `tp-${tenant}` });
+  const key = Object.keys(secret.data ?? {})[0]!;
+  const kc = new KubeConfig();
+  kc.loadFromString(Buffer.from(secret.data![key]!, "base64").toString("utf8"));
+  return new JsonClient(kc);
+}
+
+function tenantObject(
+  kind: string,
+  name: string,
+): { apiVersion: string; kind: string; metadata: Record<string, unknown> } & Record<string, unknown> {
+  const metadata = { name, namespace: "bench", labels: { app: "bench" } };
+  switch (kind) {
+    case "Secret":
+      return { apiVersion: "v1", kind, metadata, type: "Opaque", stringData: { token: `value-${name}` } };
+    case "Pod":
+      return {
+        apiVersion: "v1",
+        kind,
+        metadata,
+        spec: { automountServiceAccountToken: false, containers: [{ name: "app", image: "registry.invalid/app:1" }] },
+      };
+    case "Service":
+      return {
+        apiVersion: "v1",
+        kind,
+        metadata,
+        spec: { selector: { app: "bench" }, ports: [{ port: 80, targetPort: 8080 }] },
+      };
+    default:
+      return { apiVersion: "v1", kind, metadata, data: { key: `value-${name}` } };
+  }
+}
+
+/** The raw client's run: the host copies the planner would write, created in fresh namespaces with the same concurrency. */
+async function rawBaseline(sources: ReturnType<typeof tenantObject>[][]): Promise<number> {
+  const jobs: (() => Promise<unknown>)[] = [];
+  for (const [ti, list] of sources.entries()) {
+    const ns = `raw-${ti}`;
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    // The same admission work as a tenant namespace: its quota and limit range, copied.
+    for (const [plural, name] of [
+      ["resourcequotas", "tenantplane-quota"],
+      ["limitranges", "tenantplane-limits"],
+    ] as const) {
+      const source = await hostJson.request<{ kind?: string; spec: unknown }>(
+        "GET",
+        resourcePath("v1", plural, `tp-${tenants[ti]!.name}`, name),
+      );
+      const kind = plural === "resourcequotas" ? "ResourceQuota" : "LimitRange";
+      await hostJson.request("POST", resourcePath("v1", plural, ns), {
+        body: { apiVersion: "v1", kind, metadata: { name }, spec: source.spec },
+      });
+    }
+    for (const obj of list) {
+      // The tenant API fills stringData into data; give the planner what it would read.
+      const read =
+        obj.kind === "Secret"
+          ? {
+              ...obj,
+              data: { token: Buffer.from(String((obj.stringData as { token: string }).token)).toString("base64") },
+              stringData: undefined,
+            }
+          : obj;
+      const parsed = parseTenantObject(JSON.parse(JSON.stringify(read)));
+      if (!parsed.ok) throw new Error(parsed.problem);
+      const desired = transform(parsed.object, tenants[ti]!.name, { hashKey: HASH_KEY });
+      desired.metadata.namespace = ns;
+      jobs.push(() => hostJson.request("POST", resourcePath("v1", PLURAL[desired.kind]!, ns), { body: desired }));
+    }
+  }
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  await pool(jobs, CONCURRENCY);
+  const used = process.cpuUsage(cpu);
+  rawCpuSeconds = (used.user + used.system) / 1e6;
+  return (performance.now() - started) / 1000;
+}
+
+async function verifyCopies(expected: number): Promise<void> {
+  let found = 0;
+  for (const t of tenants) {
+    for (const kind of KINDS) {
+      const list = await hostJson.request<{ items: unknown[] }>(
+        "GET",
+        resourcePath("v1", PLURAL[kind]!, `tp-${t.name}`),
+        {
+          query: { labelSelector: `tenantplane.io/tenant=${t.name},tenantplane.io/kind=${kind}` },
+        },
+      );
+      found += list.items.length;
+    }
+  }
+  if (found < expected) throw new Error(`expected ${expected} host copies, found ${found}`);
+}
+
+function hostName(tenant: string, name: string): string {
+  return `${name}-x-bench-x-${tenant}`;
+}
+
+function hostWatch(tenant: string): ListWatch {
+  return startListWatch({
+    client: hostJson,
+    path: resourcePath("v1", "configmaps", `tp-${tenant}`),
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    labelSelector: `tenantplane.io/tenant=${tenant}`,
+    logger: silentLogger(),
+    onEvent: (e) => {
+      if (e.type === "add") seen.set(`${tenant}/${e.object.metadata.name}`, performance.now());
+    },
+  });
+}
+
+/** 100 ConfigMaps, round-robin over tenants at about 20 per second: create -> first seen on the host. */
+async function latency(clients: JsonClient[], prefix: string): Promise<number[]> {
+  const pending: { key: string; at: number }[] = [];
+  for (let i = 0; i < 100; i++) {
+    const ti = i % T;
+    const name = `${prefix}-${i}`;
+    await clients[ti]!.request("POST", resourcePath("v1", "configmaps", "bench"), {
+      body: tenantObject("ConfigMap", name),
+    });
+    pending.push({ key: `${tenants[ti]!.name}/${hostName(tenants[ti]!.name, name)}`, at: performance.now() });
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await waitFor(() => pending.every((p) => seen.has(p.key)) || undefined, {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    description: `${prefix} copies seen`,
+  });
+  return pending.map((p) => Math.max(0, seen.get(p.key)! - p.at));
+}
+
+async function ownersOf(): Promise<Map<string, string>> {
+  const owners = new Map<string, string>();
+  for (const w of workers.filter((w) => w.process.running())) {
+    for (const line of (await w.probe("/metrics")).body.split("\n")) {
+      const m = /^tenantplane_sync_tenant_active\{.*tenant="([^"]+)".*\} 1/.exec(line);
+      if (m) owners.set(m[1]!, w.name);
+    }
+  }
+  return owners;
+}
+
+async function counter(w: RunningService, name: string, label: string): Promise<number> {
+  const body = (await w.probe("/metrics")).body;
+  return body
+    .split("\n")
+    .filter((l) => l.startsWith(name) && l.includes(label))
+    .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+}
+
+async function workerCounts(): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const w of workers.filter((w) => w.process.running())) {
+    for (const line of (await w.probe("/metrics")).body.split("\n")) {
+      const m = /^tenantplane_sync_host_requests_total\{.*verb="([a-z]+)".*\} ([0-9.]+)/.exec(line);
+      if (m) out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[2]));
+    }
+  }
+  return out;
+}
+
+/** apiserver_request_total for the synced resources (namespaced, no subresource), summed by verb. */
+async function apiserverCounts(): Promise<Map<string, number>> {
+  const text = (await metricsText()) ?? "";
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("apiserver_request_total{")) continue;
+    const resource = /resource="([^"]*)"/.exec(line)?.[1] ?? "";
+    const sub = /subresource="([^"]*)"/.exec(line)?.[1] ?? "";
+    const verb = /verb="([^"]*)"/.exec(line)?.[1] ?? "";
+    if (!Object.values(PLURAL).includes(resource) || sub !== "") continue;
+    out.set(verb, (out.get(verb) ?? 0) + Number(line.split(" ").at(-1)));
+  }
+  return out;
+}
+
+/** The host API server's /metrics (Prometheus text, which the JSON client does not parse). */
+async function metricsText(): Promise<string | undefined> {
+  const { request } = await import("node:https");
+  const opts: Record<string, unknown> = { method: "GET" };
+  await host.kubeConfig.applyToHTTPSOptions(opts);
+  return new Promise((resolve) => {
+    const req = request(new URL("/metrics", host.server), opts, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c));
+      res.on("end", () => resolve(text));
+    });
+    req.on("error", () => resolve(undefined));
+    req.end();
+  });
+}
+
+async function settle(): Promise<void> {
+  await new Promise((r) => setTimeout(r, 3_000));
+}
+
+async function pool(jobs: (() => Promise<unknown>)[], width: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < jobs.length) await jobs[next++]!();
+    }),
+  );
+}
+
+function pct(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(0)} ms`;
+}
+
+/** V8 heap in use, from the worker's own process metrics. */
+async function heapMib(w: RunningService): Promise<number> {
+  const body = (await w.probe("/metrics")).body;
+  const line = body.split("\n").find((l) => l.startsWith("tenantplane_nodejs_heap_size_used_bytes"));
+  return Number(line?.split(" ").at(-1) ?? 0) / 1024 / 1024;
+}
+
+async function bareNodeRss(): Promise<number> {
+  const bare = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+  await new Promise((r) => setTimeout(r, 2000));
+  const mib = rssMib(bare.pid!);
+  bare.kill();
+  return mib;
+}
+
+function rssMib(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
+  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
+}
+
+function silentLogger() {
+  const noop = () => undefined;
+  const logger = { debug: noop, info: noop, warn: noop, error: noop, fatal: noop, trace: noop, child: () => logger };
+  return logger as unknown as Parameters<typeof startListWatch>[0]["logger"];
+}
+
+async function buildTools(): Promise<string> {
+  const script = fileURLToPath(new URL("../test/cluster/build.sh", import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", [script], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.once("exit", (code) =>
+      code === 0 ? resolve(out.trim().split("\n").at(-1)!) : reject(new Error(`build.sh exited ${code}`)),
+    );
+  });
+}

@@ -1,0 +1,163 @@
+import { Agent, request as httpsRequest, type RequestOptions } from "node:https";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import type { KubeConfig } from "@kubernetes/client-node";
+
+/** An API error with the server's HTTP status as `code`, as `httpStatusOf` and `normalizeError` expect. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly body: string,
+    what: string,
+  ) {
+    super(`${what}: HTTP ${code}${statusMessage(body)}`);
+    this.name = "ApiError";
+  }
+}
+
+/** Query parameters; undefined values are left out. */
+export type Query = Record<string, string | number | boolean | undefined>;
+
+/** The core REST path of a namespaced kind's collection or object, e.g. `/api/v1/namespaces/a/pods/b`. */
+export function resourcePath(
+  apiVersion: string,
+  plural: string,
+  namespace?: string | undefined,
+  name?: string | undefined,
+): string {
+  const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  const ns = namespace === undefined ? "" : `/namespaces/${encodeURIComponent(namespace)}`;
+  return `${base}${ns}/${plural}${name === undefined ? "" : `/${encodeURIComponent(name)}`}`;
+}
+
+/**
+ * A thin JSON client for one cluster: bodies are sent exactly as given (no typed model
+ * serialiser, which drops keys such as `from` or `default`) and answers are parsed
+ * JSON, never model instances. Credentials come from the KubeConfig and are never logged.
+ */
+export class JsonClient {
+  private readonly server: URL;
+  /** One keep-alive pool per client, so requests reuse TLS connections whatever the Node default. */
+  private agent: Agent | undefined;
+
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly opts: { timeoutMs?: number } = {},
+  ) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error("kubeconfig has no current cluster");
+    this.server = new URL(cluster.server);
+  }
+
+  /** The server URL without credentials, safe to log. */
+  get serverUrl(): string {
+    return this.server.origin;
+  }
+
+  /** One request; resolves with the parsed body, rejects with {@link ApiError} on a non-2xx status. */
+  async request<T>(method: string, path: string, init: { query?: Query; body?: unknown; contentType?: string } = {}) {
+    const res = await this.open(method, path, init);
+    const text = await readAll(res);
+    if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) {
+      throw new ApiError(res.statusCode ?? 0, text, `${method} ${path}`);
+    }
+    return (text === "" ? undefined : JSON.parse(text)) as T;
+  }
+
+  /**
+   * Opens a streaming GET (a watch) and yields each newline-delimited JSON value.
+   * Ends when the server closes the stream or `signal` aborts.
+   */
+  async *stream(path: string, query: Query, signal: AbortSignal): AsyncGenerator<unknown> {
+    const res = await this.open("GET", path, { query, signal, stream: true });
+    if ((res.statusCode ?? 0) !== 200) {
+      throw new ApiError(res.statusCode ?? 0, await readAll(res), `watch ${path}`);
+    }
+    res.setEncoding("utf8");
+    let buffer = "";
+    try {
+      for await (const chunk of res as AsyncIterable<string>) {
+        buffer += chunk;
+        let nl: number;
+        while ((nl = buffer.indexOf("\n")) !== -1) {
+          const line = buffer.slice(0, nl).trim();
+          buffer = buffer.slice(nl + 1);
+          if (line !== "") yield JSON.parse(line);
+        }
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      throw err;
+    } finally {
+      res.destroy();
+    }
+  }
+
+  private async open(
+    method: string,
+    path: string,
+    init: { query?: Query; body?: unknown; contentType?: string; signal?: AbortSignal; stream?: boolean },
+  ): Promise<IncomingMessage> {
+    const url = new URL(path, this.server);
+    for (const [key, value] of Object.entries(init.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const options: RequestOptions = {
+      method,
+      headers: { Accept: "application/json" } as Record<string, string>,
+    };
+    // Per request: credentials (a token file may rotate) come from the KubeConfig each time.
+    await this.kc.applyToHTTPSOptions(options);
+    if (url.protocol === "https:") {
+      this.agent ??= new Agent({
+        keepAlive: true,
+        maxSockets: 64,
+        ca: options.ca,
+        cert: options.cert,
+        key: options.key,
+        ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
+        ...(options.servername === undefined ? {} : { servername: options.servername }),
+      });
+      options.agent = this.agent;
+    }
+    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
+    const headers = options.headers as Record<string, string>;
+    if (body !== undefined) {
+      headers["Content-Type"] = init.contentType ?? "application/json";
+      headers["Content-Length"] = String(Buffer.byteLength(body));
+    }
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const req = send(url, { ...options, ...(init.signal ? { signal: init.signal } : {}) }, resolve);
+      req.on("error", reject);
+      if (!init.stream) {
+        req.setTimeout(this.opts.timeoutMs ?? 30_000, () => req.destroy(new TimeoutError(`${method} ${url.pathname}`)));
+      }
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+  }
+}
+
+class TimeoutError extends Error {
+  readonly code = "ETIMEDOUT";
+  constructor(what: string) {
+    super(`${what}: timed out`);
+    this.name = "TimeoutError";
+  }
+}
+
+async function readAll(res: IncomingMessage): Promise<string> {
+  res.setEncoding("utf8");
+  let text = "";
+  for await (const chunk of res as AsyncIterable<string>) text += chunk;
+  return text;
+}
+
+function statusMessage(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { message?: unknown };
+    return typeof parsed.message === "string" ? `: ${parsed.message}` : "";
+  } catch {
+    return "";
+  }
+}

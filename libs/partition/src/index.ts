@@ -1,0 +1,12 @@
+export { fnv1a32, partitionOf, assertPartitionCount } from "./partition-of.js";
+export { DEFAULT_TTL_MS, resolveTimings, type LeaseTimings } from "./timings.js";
+export {
+  DEFAULT_LEASE_BUCKET,
+  DEFAULT_PARTITIONS,
+  PartitionLeases,
+  defaultWorkerId,
+  type LeaseLogger,
+  type LossReason,
+  type PartitionLeasesOptions,
+} from "./partition-leases.js";
+export type { LeaseMetrics } from "./metrics.js";

@@ -1,0 +1,3 @@
+import { unitTestConfig } from "../../vitest.shared.js";
+
+export default unitTestConfig;

@@ -1,0 +1,42 @@
+import { CommonEnvSchema } from "@tenantplane/runtime";
+import { z } from "zod";
+
+const positive = (what: string) => z.coerce.number({ error: `must be ${what}` }).positive(`must be ${what}`);
+const whole = (what: string) =>
+  z.coerce
+    .number({ error: `must be ${what}` })
+    .int(`must be ${what}`)
+    .positive(`must be ${what}`);
+
+/** The sync worker's environment. */
+export const SyncWorkerEnvSchema = CommonEnvSchema.extend({
+  /** Seconds between full passes per tenant (the GC safety net). */
+  RESYNC_INTERVAL_SECONDS: positive("a number of seconds above 0").default(300),
+  /** Partitions tenants are hashed into; every worker of a deployment must agree. */
+  PARTITIONS: whole("a whole number from 1 to 65536").max(65_536, "must be at most 65536").default(128),
+  /** Lease TTL: a dead worker's partitions are taken over after about this long. */
+  LEASE_TTL_SECONDS: positive("a number of seconds of at least 1").min(1, "must be at least 1").default(6),
+  /** JetStream KV bucket holding memberships and partition leases. */
+  LEASE_BUCKET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, "must be a bucket name (letters, digits, '_' and '-')")
+    .default("sync-leases"),
+  /** Objects planned and applied at once across all tenants. */
+  SYNC_CONCURRENCY: whole("a whole number above 0").default(8),
+  /** Objects of one tenant in flight at once. */
+  TENANT_CONCURRENCY: whole("a whole number above 0").default(4),
+  /** Host writes per second and burst for one tenant. */
+  TENANT_WRITE_QPS: positive("a rate above 0").default(50),
+  TENANT_WRITE_BURST: whole("a whole number above 0").default(100),
+  /** Host API requests per second and burst for the whole worker. */
+  HOST_QPS: positive("a rate above 0").default(200),
+  HOST_BURST: whole("a whole number above 0").default(400),
+  /**
+   * Keys the content hash on host copies (HMAC), so a Secret copy's hash reveals nothing
+   * about its values. Every worker must use the same key; changing it rewrites every copy once.
+   */
+  CONTENT_HASH_KEY: z.string().min(16, "must be at least 16 characters (mount it from a Secret)").optional(),
+  /** Seconds between re-reads of each active tenant's kubeconfig Secret (rotation). */
+  KUBECONFIG_CHECK_SECONDS: positive("a number of seconds above 0").default(30),
+});
+export type SyncWorkerEnv = z.infer<typeof SyncWorkerEnvSchema>;

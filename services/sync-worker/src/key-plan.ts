@@ -1,0 +1,157 @@
+import type { SyncPolicySpec } from "@tenantplane/api";
+import { LABEL_KIND, LABEL_TENANT, labelValue, reverseLookup } from "@tenantplane/mapping";
+import {
+  plan,
+  planKey as planOneKey,
+  type HostRules,
+  type PlannedDecisionWithObject,
+  type PlannedTarget,
+} from "@tenantplane/sync";
+import type { SourceKey } from "./source-key.js";
+
+/** The metadata the sync worker reads from a host or tenant object. */
+export interface ObjectMeta {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  kind?: string;
+}
+
+/** What every plan of one tenant shares: the tenant, its policy and rules, and which listings are trustworthy. */
+export interface TenantPlanContext {
+  tenant: string;
+  policy: SyncPolicySpec;
+  /** What the tenant's objects may do to the host (from its IsolationProfile). */
+  rules: HostRules;
+  /** Keys the content hash, so a copy's hash reveals nothing about a Secret's values. */
+  hashKey: string | undefined;
+  /**
+   * Kinds whose tenant and host listings are both complete and current (a kind outside
+   * the policy: its host listing). Deletes are planned only for these, so a failed or
+   * partial listing never turns copies into Deletes.
+   */
+  completeKinds: readonly string[];
+}
+
+/** What planning one source needs: the source as the tenant cache holds it and the host objects it touches. */
+export interface KeyInput extends TenantPlanContext {
+  key: SourceKey;
+  /** The tenant object, when the tenant cache has it. */
+  source: unknown;
+  /** The source's tenant namespace is deleted or terminating. */
+  namespaceDeleted: boolean;
+  /** Host objects at the source's target name, and host copies whose reverse mapping names the source. */
+  hosts: readonly unknown[];
+}
+
+/** What planning found for one source or one pass. */
+export interface KeyPlan {
+  /** Create, Update, Delete and Skip, with the desired object for Create and Update. */
+  decisions: PlannedDecisionWithObject[];
+  /** Sources whose host copy already matches. */
+  inSync: PlannedTarget[];
+  /** Sources never synced by rule (kind outside the policy, system namespaces): nothing to publish. */
+  ignored: PlannedDecisionWithObject[];
+}
+
+/**
+ * Plans one tenant source with the planner's own `planKey`, which gives exactly the full
+ * pass's answer for that identity. A source in a deleted namespace, or with a
+ * deletionTimestamp, counts as gone, and its Delete says which.
+ */
+export function planKey(input: KeyInput): KeyPlan {
+  const deleting = isDeleting(input.source);
+  const present = input.source !== undefined && !input.namespaceDeleted && !deleting;
+  const result = planOneKey(
+    { ...planInput(input), tenantObjects: present ? [input.source] : [], hostObjects: input.hosts },
+    input.key,
+  );
+  const gone = input.namespaceDeleted ? namespaceReason : deleting ? deletingReason : undefined;
+  return {
+    decisions: gone === undefined ? result.decisions : result.decisions.map((d) => gone(d, input.tenant)),
+    inSync: result.inSync,
+    ignored: result.ignored,
+  };
+}
+
+/** What a full pass compares. */
+export interface PassInput extends TenantPlanContext {
+  /** Every tenant object of the policy's kinds. */
+  sources: readonly unknown[];
+  /** Every sync copy of this tenant in its host namespace, of any synced kind. */
+  hosts: readonly unknown[];
+  /** Tenant namespaces deleted or terminating: their objects count as gone. */
+  deletedNamespaces: ReadonlySet<string>;
+}
+
+/** The full pass: the planner over every live source and every copy, Deletes only for complete kinds. */
+export function planPass(input: PassInput): KeyPlan {
+  const deleting = new Set(input.sources.filter(isDeleting).map(identityOf));
+  const sources = input.sources.filter((s) => !input.deletedNamespaces.has(namespaceOf(s)) && !isDeleting(s));
+  const result = plan({ ...planInput(input), tenantObjects: sources, hostObjects: input.hosts });
+  const decisions = result.decisions.map((d) => {
+    if (input.deletedNamespaces.has(d.tenantRef.namespace)) return namespaceReason(d, input.tenant);
+    if (deleting.has(`${d.kind}/${d.tenantRef.namespace}/${d.tenantRef.name}`)) return deletingReason(d, input.tenant);
+    return d;
+  });
+  return { decisions, inSync: result.inSync, ignored: result.ignored };
+}
+
+function planInput(context: TenantPlanContext) {
+  return {
+    tenant: context.tenant,
+    policy: context.policy,
+    completeKinds: context.completeKinds,
+    rules: context.rules,
+    ...(context.hashKey === undefined ? {} : { hashKey: context.hashKey }),
+  };
+}
+
+function namespaceReason(d: PlannedDecisionWithObject, tenant: string): PlannedDecisionWithObject {
+  if (d.action !== "Delete") return d;
+  return { ...d, reason: `namespace ${d.tenantRef.namespace} deleted in tenant ${tenant}` };
+}
+
+function deletingReason(d: PlannedDecisionWithObject, tenant: string): PlannedDecisionWithObject {
+  if (d.action !== "Delete") return d;
+  return {
+    ...d,
+    reason: `source ${d.kind} ${d.tenantRef.namespace}/${d.tenantRef.name} is being deleted in tenant ${tenant}`,
+  };
+}
+
+// A source with a deletionTimestamp is on its way out (finalizers the tenant has no
+// controller for, such as pvc-protection, can hold it there): its copy goes now.
+function isDeleting(source: unknown): boolean {
+  const meta = (source as { metadata?: { deletionTimestamp?: unknown } } | undefined)?.metadata;
+  return meta?.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
+}
+
+function identityOf(obj: unknown): string {
+  const o = obj as ObjectMeta;
+  return `${o.kind ?? ""}/${namespaceOf(obj)}/${o.metadata?.name ?? ""}`;
+}
+
+/** A sync copy of this tenant (managed-by, tenant and kind labels), whatever its source. */
+export function isTenantCopy(host: unknown, tenant: string): boolean {
+  const labels = (host as ObjectMeta).metadata?.labels ?? {};
+  return (
+    reverseLookup({ labels, annotations: (host as ObjectMeta).metadata?.annotations }) !== undefined &&
+    labels[LABEL_TENANT] === labelValue(tenant) &&
+    labels[LABEL_KIND] !== undefined
+  );
+}
+
+/** The source key a host copy maps back to, or undefined for objects that are not this tenant's copies. */
+export function sourceOfCopy(host: unknown, tenant: string): SourceKey | undefined {
+  if (!isTenantCopy(host, tenant)) return undefined;
+  const source = reverseLookup((host as ObjectMeta).metadata ?? {});
+  return source && { kind: source.kind, namespace: source.namespace, name: source.name };
+}
+
+function namespaceOf(obj: unknown): string {
+  return (obj as ObjectMeta).metadata?.namespace ?? "default";
+}

@@ -1,0 +1,64 @@
+import { JsonClient } from "@tenantplane/kube";
+import { startService, tenantRegarding } from "@tenantplane/service";
+import { SyncWorkerEnvSchema } from "./config.js";
+import { HostWriter } from "./host-writer.js";
+import { createSyncMetrics } from "./metrics.js";
+import { startOwnership } from "./ownership.js";
+import { RateLimiter } from "./rate-limiter.js";
+import { Supervisor } from "./supervisor.js";
+
+const svc = await startService({ name: "sync-worker", envSchema: SyncWorkerEnvSchema, consumers: [] });
+const env = svc.env;
+// Leases and metrics start before the supervisor exists; they reach it through this box.
+const box: { supervisor?: Supervisor } = {};
+const metrics = createSyncMetrics(svc.metrics.registry, () => box.supervisor?.queueDepths() ?? new Map());
+const hostClient = new JsonClient(svc.kc, { timeoutMs: 30_000 });
+const budget = new RateLimiter(env.HOST_QPS, env.HOST_BURST);
+const writer = new HostWriter(hostClient, svc.objects.fieldManager, budget, (verb) =>
+  metrics.hostRequests.inc({ verb }),
+);
+
+const ownership = await startOwnership({
+  nc: svc.nc,
+  bucket: env.LEASE_BUCKET,
+  partitions: env.PARTITIONS,
+  ttlMs: Math.round(env.LEASE_TTL_SECONDS * 1000),
+  identity: svc.identity,
+  logger: svc.logger,
+  registry: svc.metrics.registry,
+  onChange: (lost) => {
+    if (lost) box.supervisor?.stopTenants((tenant) => !ownership.owns(tenant));
+    box.supervisor?.reconcileAll();
+  },
+});
+
+const supervisor = new Supervisor({
+  settings: {
+    resyncMs: env.RESYNC_INTERVAL_SECONDS * 1000,
+    kubeconfigCheckMs: env.KUBECONFIG_CHECK_SECONDS * 1000,
+    concurrency: env.SYNC_CONCURRENCY,
+    tenantConcurrency: env.TENANT_CONCURRENCY,
+    tenantWriteQps: env.TENANT_WRITE_QPS,
+    tenantWriteBurst: env.TENANT_WRITE_BURST,
+    hashKey: env.CONTENT_HASH_KEY,
+  },
+  hostClient,
+  writer,
+  objects: svc.objects,
+  logger: svc.logger,
+  metrics,
+  publish: (d) => svc.publish(d),
+  warn: async (tenant, uid, reason, message) => {
+    await svc.events.record({ regarding: tenantRegarding(tenant, uid), type: "Warning", reason, message });
+  },
+  owns: (tenant) => ownership.owns(tenant),
+});
+box.supervisor = supervisor;
+supervisor.start();
+await supervisor.synced;
+svc.setReady(true);
+svc.logger.info({ partitions: env.PARTITIONS, bucket: env.LEASE_BUCKET }, "sync worker running");
+
+// Stop writing first, then hand the partitions over so a peer takes them at once.
+svc.onShutdown({ name: "sync", run: () => supervisor.stop() });
+svc.onShutdown({ name: "leases", run: () => ownership.stop() });

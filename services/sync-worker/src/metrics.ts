@@ -1,0 +1,61 @@
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+/**
+ * The sync worker's own metrics, all `tenantplane_sync_*`, on the service's private registry.
+ * Partitions held and lease renew failures are registered by the partition leases.
+ */
+export interface SyncMetrics {
+  tenantsActive: Gauge;
+  /** 1 while this worker syncs the tenant; the series disappears when it stops. */
+  tenantActive: Gauge<"tenant">;
+  queueDepth: Gauge<"tenant">;
+  objects: Counter<"outcome">;
+  latency: Histogram;
+  hostRequests: Counter<"verb">;
+}
+
+/** Registers the sync metrics; `queueDepths` is read at scrape time. */
+export function createSyncMetrics(registry: Registry, queueDepths: () => Map<string, number>): SyncMetrics {
+  const registers = [registry];
+  return {
+    tenantsActive: new Gauge({
+      name: "tenantplane_sync_tenants_active",
+      help: "Tenants this worker is syncing.",
+      registers,
+    }),
+    tenantActive: new Gauge({
+      name: "tenantplane_sync_tenant_active",
+      help: "1 for each tenant this worker is syncing right now.",
+      labelNames: ["tenant"],
+      registers,
+    }),
+    queueDepth: new Gauge({
+      name: "tenantplane_sync_queue_depth",
+      help: "Keys waiting in each tenant's work queue.",
+      labelNames: ["tenant"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [tenant, depth] of queueDepths()) this.set({ tenant }, depth);
+      },
+    }),
+    objects: new Counter({
+      name: "tenantplane_sync_objects_total",
+      help: "Objects handled, by outcome (create, update, delete, skip, in_sync, failed).",
+      labelNames: ["outcome"],
+      registers,
+    }),
+    latency: new Histogram({
+      name: "tenantplane_sync_latency_seconds",
+      help: "Time from a tenant or host change being queued to its host write.",
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    hostRequests: new Counter({
+      name: "tenantplane_sync_host_requests_total",
+      help: "Requests to the host API for synced objects, by verb (get, create, update, delete).",
+      labelNames: ["verb"],
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,60 @@
+import { randomBytes } from "node:crypto";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { PartitionLeases } from "@tenantplane/partition";
+import type { Logger } from "@tenantplane/runtime";
+import type { Registry } from "prom-client";
+
+/** Which tenants this worker may sync right now. */
+export interface Ownership {
+  owns(tenant: string): boolean;
+  /** Partitions held now. */
+  held(): number[];
+  /** Releases every lease (instant hand-over) and stops renewing. */
+  stop(): Promise<void>;
+}
+
+/** How ownership is set up. */
+export interface OwnershipOptions {
+  nc: NatsConnection;
+  bucket: string;
+  partitions: number;
+  ttlMs: number;
+  /** This replica's name (the pod name); a random suffix makes it unique per process. */
+  identity: string;
+  logger: Logger;
+  registry: Registry;
+  /** Called after a partition was acquired (`lost` false) or lost, fenced or released (`lost` true). */
+  onChange(lost: boolean): void;
+}
+
+/**
+ * Joins the partition leases: tenants map to partitions by `fnv1a32(tenant) % P` and this
+ * worker syncs only tenants whose partition it holds. A lost or fenced partition is
+ * reported at once so its tenants stop before any peer can take them.
+ */
+export async function startOwnership(opts: OwnershipOptions): Promise<Ownership> {
+  const workerId = `${opts.identity.replace(/[^A-Za-z0-9_=-]/g, "-").slice(0, 100)}-${randomBytes(3).toString("hex")}`;
+  const leases = new PartitionLeases({
+    connection: opts.nc,
+    workerId,
+    partitions: opts.partitions,
+    bucket: opts.bucket,
+    ttlMs: opts.ttlMs,
+    registry: opts.registry,
+    logger: opts.logger.child({ component: "leases" }),
+    onAcquired: (partition) => {
+      opts.logger.debug({ partition }, "partition acquired");
+      opts.onChange(false);
+    },
+    onLost: (partition, reason) => {
+      opts.logger.info({ partition, reason }, "partition lost");
+      opts.onChange(true);
+    },
+  });
+  await leases.start();
+  return {
+    owns: (tenant) => leases.ownsTenant(tenant),
+    held: () => leases.held(),
+    stop: () => leases.stop(),
+  };
+}

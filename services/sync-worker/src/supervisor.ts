@@ -1,0 +1,376 @@
+import { createHash } from "node:crypto";
+import {
+  API_VERSION,
+  PLURAL_ISOLATION_PROFILES,
+  PLURAL_SYNC_POLICIES,
+  PLURAL_TENANT_CLUSTERS,
+  type Condition,
+  type SyncPolicySpec,
+  type SyncStatus,
+} from "@tenantplane/api";
+import {
+  JsonClient,
+  kubeConfigFromString,
+  startListWatch,
+  type ListWatch,
+  type Objects,
+  type RawObject,
+} from "@tenantplane/kube";
+import type { PlannedDecision } from "@tenantplane/messaging";
+import { describe as describeError, sleep, type Logger } from "@tenantplane/runtime";
+import { applyTenantStatus, type ConditionInput } from "@tenantplane/service";
+import type { HostRules } from "@tenantplane/sync";
+import { FairQueue } from "./fair-queue.js";
+import type { HostWriter } from "./host-writer.js";
+import type { SyncMetrics } from "./metrics.js";
+import { RateLimiter } from "./rate-limiter.js";
+import { syncedCondition, syncStatusField } from "./sync-status.js";
+import { planTenant, syncerIdentity } from "./tenant-directory.js";
+import { TenantSyncer } from "./tenant-syncer.js";
+
+/** Settings the supervisor runs with (from the environment). */
+export interface SupervisorSettings {
+  resyncMs: number;
+  kubeconfigCheckMs: number;
+  concurrency: number;
+  tenantConcurrency: number;
+  tenantWriteQps: number;
+  tenantWriteBurst: number;
+  /** Keys the content hash on host copies; undefined leaves it unkeyed. */
+  hashKey: string | undefined;
+}
+
+/** What the supervisor is given by main.ts. */
+export interface SupervisorDeps {
+  settings: SupervisorSettings;
+  hostClient: JsonClient;
+  writer: HostWriter;
+  /** Status writes under the sync worker's field manager. */
+  objects: Objects;
+  logger: Logger;
+  metrics: SyncMetrics;
+  publish(decision: PlannedDecision): Promise<void>;
+  /** A Warning Event on the TenantCluster named `tenant`. */
+  warn(tenant: string, uid: string | undefined, reason: string, message: string): Promise<void>;
+  /** Whether this worker holds the partition of `tenant` right now. */
+  owns(tenant: string): boolean;
+}
+
+interface Running {
+  syncer: TenantSyncer;
+  identity: string;
+  secretVersion: string;
+  resync: NodeJS.Timeout;
+  statusTimer?: NodeJS.Timeout | undefined;
+  lastStatus?: string | undefined;
+}
+
+const STATUS_DEBOUNCE_MS = 1_000;
+
+/**
+ * Runs one {@link TenantSyncer} per tenant this worker should sync: learns tenants and
+ * SyncPolicies from host informers, starts a syncer only for tenants whose partition it
+ * holds, stops it at once when the partition is lost or the tenant goes, and restarts it
+ * when the kubeconfig or the policy changes. Work from every tenant is served round-robin
+ * by a fixed pool, each tenant within its own write budget.
+ */
+export class Supervisor {
+  private readonly queue: FairQueue;
+  private readonly running = new Map<string, Running>();
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly limits = new Map<string, RateLimiter>();
+  private readonly reported = new Map<string, string>();
+  private readonly retired = new Set<TenantSyncer>();
+  private tenants!: ListWatch;
+  private policies!: ListWatch;
+  private profiles!: ListWatch;
+  private stopping = false;
+  private readonly waiters = new Set<() => void>();
+  private loops: Promise<void>[] = [];
+  private secretTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: SupervisorDeps) {
+    this.queue = new FairQueue(deps.settings.tenantConcurrency);
+  }
+
+  /** Queue depth per active tenant, for metrics. */
+  queueDepths(): Map<string, number> {
+    return new Map([...this.running.keys()].map((t) => [t, this.queue.depth(t)]));
+  }
+
+  /** Starts the host informers and the worker pool. */
+  start(): void {
+    const { hostClient, logger } = this.deps;
+    this.tenants = startListWatch({
+      client: hostClient,
+      path: `/apis/${API_VERSION}/${PLURAL_TENANT_CLUSTERS}`,
+      apiVersion: API_VERSION,
+      kind: "TenantCluster",
+      logger: logger.child({ watch: "tenantclusters" }),
+      onEvent: (e) => this.reconcile(e.object.metadata.name),
+    });
+    this.policies = startListWatch({
+      client: hostClient,
+      path: `/apis/${API_VERSION}/${PLURAL_SYNC_POLICIES}`,
+      apiVersion: API_VERSION,
+      kind: "SyncPolicy",
+      logger: logger.child({ watch: "syncpolicies" }),
+      onEvent: () => this.reconcileAll(),
+    });
+    this.profiles = startListWatch({
+      client: hostClient,
+      path: `/apis/${API_VERSION}/${PLURAL_ISOLATION_PROFILES}`,
+      apiVersion: API_VERSION,
+      kind: "IsolationProfile",
+      logger: logger.child({ watch: "isolationprofiles" }),
+      onEvent: () => this.reconcileAll(),
+    });
+    for (let i = 0; i < this.deps.settings.concurrency; i++) this.loops.push(this.work());
+    this.secretTimer = setInterval(() => this.reconcileAll(), this.deps.settings.kubeconfigCheckMs);
+  }
+
+  /** Resolves once the tenant and policy lists are in. */
+  get synced(): Promise<void> {
+    return Promise.all([this.tenants.synced, this.policies.synced, this.profiles.synced]).then(() => undefined);
+  }
+
+  /** Re-evaluates every known tenant (ownership changed, a policy changed, or a periodic check). */
+  reconcileAll(): void {
+    if (this.stopping || this.tenants === undefined) return;
+    const names = new Set([...this.tenants.list().map((t) => t.metadata.name), ...this.running.keys()]);
+    for (const name of names) this.reconcile(name);
+  }
+
+  /** Stops every tenant at once (lost partitions, fencing); they restart when ownership returns. */
+  stopTenants(filter: (tenant: string) => boolean = () => true): void {
+    for (const tenant of [...this.running.keys()]) if (filter(tenant)) this.stopTenant(tenant, "partition not held");
+  }
+
+  /** Stops syncers and informers, then waits for in-flight work. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.secretTimer);
+    this.tenants?.stop();
+    this.policies?.stop();
+    this.profiles?.stop();
+    const syncers = [...this.running.values()].map((r) => r.syncer);
+    this.stopTenants();
+    this.wake();
+    await Promise.all(this.loops);
+    await Promise.all([...syncers, ...this.retired].map((s) => s.drain()));
+  }
+
+  private reconcile(tenant: string): void {
+    const previous = this.chains.get(tenant) ?? Promise.resolve();
+    const next = previous
+      .then(() => this.reconcileNow(tenant))
+      .catch((err) =>
+        this.deps.logger.warn(
+          { tenant, err: describeError(err) },
+          "tenant reconcile failed; retried on the next check",
+        ),
+      );
+    this.chains.set(tenant, next);
+    void next.then(() => {
+      if (this.chains.get(tenant) === next) this.chains.delete(tenant);
+    });
+  }
+
+  private async reconcileNow(tenant: string): Promise<void> {
+    if (this.stopping) return;
+    const tc = this.tenants.get(undefined, tenant);
+    const plan = planTenant(
+      tc,
+      (name) => this.policies.get(undefined, name),
+      (name) => this.profiles.get(undefined, name),
+    );
+    const current = this.running.get(tenant);
+    if (!plan.run || !this.deps.owns(tenant)) {
+      if (current) this.stopTenant(tenant, plan.run ? "partition not held" : plan.why);
+      if ("problem" in plan && this.deps.owns(tenant) && tc) {
+        await this.report(tenant, tc, { type: "Synced", status: "False", ...plan.problem }, undefined);
+        if (this.reported.get(tenant) !== plan.problem.reason) {
+          this.reported.set(tenant, plan.problem.reason);
+          await this.deps.warn(tenant, tc.metadata.uid, plan.problem.reason, plan.problem.message);
+        }
+      }
+      return;
+    }
+    this.reported.delete(tenant);
+    const secret = await this.deps.hostClient
+      .request<
+        RawObject & { data?: Record<string, string> }
+      >("GET", `/api/v1/namespaces/${plan.secret.namespace}/secrets/${encodeURIComponent(plan.secret.name)}`)
+      .catch((err: unknown) => {
+        this.deps.logger.warn({ tenant, err: describeError(err) }, "cannot read the tenant's kubeconfig Secret");
+        return undefined;
+      });
+    const encoded = secret?.data?.[plan.secret.key];
+    if (encoded === undefined) {
+      if (current === undefined && tc) {
+        await this.report(
+          tenant,
+          tc,
+          {
+            type: "Synced",
+            status: "False",
+            reason: "KubeconfigUnavailable",
+            message: `kubeconfig Secret ${plan.secret.namespace}/${plan.secret.name} key ${plan.secret.key} cannot be read yet`,
+          },
+          undefined,
+        );
+      }
+      return;
+    }
+    const kubeconfig = Buffer.from(encoded, "base64").toString("utf8");
+    const hash = createHash("sha256").update(kubeconfig).digest("hex").slice(0, 16);
+    const identity = syncerIdentity(plan, hash);
+    if (current?.identity === identity) return;
+    if (current) this.stopTenant(tenant, "kubeconfig or SyncPolicy changed");
+    if (!this.deps.owns(tenant) || this.stopping) return;
+    let tenantClient: JsonClient;
+    try {
+      tenantClient = new JsonClient(kubeConfigFromString(kubeconfig), { timeoutMs: 15_000 });
+    } catch (err) {
+      this.deps.logger.warn({ tenant, err: describeError(err) }, "tenant kubeconfig does not load");
+      return;
+    }
+    this.startTenant(tenant, plan, identity, secret?.metadata.resourceVersion ?? "", tenantClient);
+  }
+
+  private startTenant(
+    tenant: string,
+    plan: { policy: SyncPolicySpec; policyName: string | undefined; rules: HostRules },
+    identity: string,
+    secretVersion: string,
+    tenantClient: JsonClient,
+  ): void {
+    const logger = this.deps.logger.child({ tenant });
+    let limiter = this.limits.get(tenant);
+    if (limiter === undefined) {
+      limiter = new RateLimiter(this.deps.settings.tenantWriteQps, this.deps.settings.tenantWriteBurst);
+      this.limits.set(tenant, limiter);
+    }
+    const tenantLimiter = limiter;
+    const syncer: TenantSyncer = new TenantSyncer({
+      tenant,
+      policy: plan.policy,
+      policyName: plan.policyName,
+      rules: plan.rules,
+      hashKey: this.deps.settings.hashKey,
+      tenantClient,
+      hostClient: this.deps.hostClient,
+      writer: this.deps.writer,
+      logger,
+      enqueue: (key) => {
+        if (syncer.isStopped) return;
+        this.queue.add(tenant, key);
+        this.wake();
+      },
+      publish: (d) => this.deps.publish(d),
+      warn: (reason, message) =>
+        this.deps.warn(tenant, this.tenants.get(undefined, tenant)?.metadata.uid, reason, message),
+      onStatus: () => this.scheduleStatus(tenant),
+      writeToken: () => tenantLimiter.take(),
+      mayWrite: () => this.deps.owns(tenant),
+      observe: {
+        outcome: (outcome) => this.deps.metrics.objects.inc({ outcome }),
+        latency: (seconds) => this.deps.metrics.latency.observe(seconds),
+      },
+    });
+    const resync = setInterval(() => syncer.fullPass(), this.deps.settings.resyncMs);
+    this.running.set(tenant, { syncer, identity, secretVersion, resync });
+    this.deps.metrics.tenantActive.set({ tenant }, 1);
+    this.deps.metrics.tenantsActive.set(this.running.size);
+    logger.info({ policy: plan.policyName ?? "(default)", server: tenantClient.serverUrl }, "tenant sync started");
+    syncer.start();
+    this.scheduleStatus(tenant);
+  }
+
+  private stopTenant(tenant: string, why: string): void {
+    const current = this.running.get(tenant);
+    if (current === undefined) return;
+    current.syncer.stop();
+    // Its last Decisions may still be publishing; shutdown waits for them.
+    this.retired.add(current.syncer);
+    void current.syncer.drain().then(() => this.retired.delete(current.syncer));
+    clearInterval(current.resync);
+    clearTimeout(current.statusTimer);
+    this.running.delete(tenant);
+    this.queue.drop(tenant);
+    this.deps.metrics.tenantActive.remove({ tenant });
+    this.deps.metrics.tenantsActive.set(this.running.size);
+    this.deps.logger.info({ tenant, why }, "tenant sync stopped");
+  }
+
+  private scheduleStatus(tenant: string): void {
+    const current = this.running.get(tenant);
+    if (current === undefined || current.statusTimer !== undefined) return;
+    current.statusTimer = setTimeout(() => {
+      current.statusTimer = undefined;
+      void this.writeStatus(tenant, current);
+    }, STATUS_DEBOUNCE_MS);
+  }
+
+  private async writeStatus(tenant: string, current: Running): Promise<void> {
+    if (current.syncer.isStopped || !this.deps.owns(tenant)) return;
+    const tc = this.tenants.get(undefined, tenant);
+    if (tc === undefined) return;
+    const state = current.syncer.counts();
+    const condition = syncedCondition(state);
+    const sync = syncStatusField(state);
+    const text = JSON.stringify({ condition, sync });
+    if (text === current.lastStatus) return;
+    try {
+      await this.report(tenant, tc, condition, sync);
+      current.lastStatus = text;
+    } catch (err) {
+      this.deps.logger.warn({ tenant, err: describeError(err) }, "writing Synced status failed; retrying");
+      await sleep(2_000);
+      this.scheduleStatus(tenant);
+    }
+  }
+
+  private async report(tenant: string, tc: RawObject, condition: ConditionInput, sync: SyncStatus | undefined) {
+    const previous = (tc["status"] as { conditions?: Condition[] } | undefined)?.conditions;
+    const generation = tc.metadata["generation"];
+    await applyTenantStatus(
+      this.deps.objects,
+      tenant,
+      previous,
+      { ...condition, ...(typeof generation === "number" ? { observedGeneration: generation } : {}) },
+      sync === undefined ? {} : { sync },
+    );
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+
+  private async work(): Promise<void> {
+    while (!this.stopping) {
+      const item = this.queue.take((tenant) => (this.limits.get(tenant)?.waitMs() ?? 0) === 0);
+      if (item === undefined) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            this.waiters.delete(done);
+            resolve();
+          };
+          // Busy tenants out of write budget are looked at again soon; an idle pool sleeps until woken.
+          const timer = setTimeout(done, this.queue.hasPending() ? 20 : 1_000);
+          this.waiters.add(done);
+        });
+        continue;
+      }
+      const current = this.running.get(item.tenant);
+      try {
+        if (current) await current.syncer.process(item.key, item.since);
+      } finally {
+        this.queue.done(item.tenant, item.key);
+        // A tenant below its in-flight limit again may have work for a sleeping worker.
+        this.wake();
+      }
+    }
+  }
+}

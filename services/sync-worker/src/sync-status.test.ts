@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { syncedCondition, syncStatusField } from "./sync-status.js";
+
+const base = { inSync: 3, skipped: 1, failed: 0, down: undefined, started: true, lastFullPass: new Date(0) };
+
+describe("syncedCondition", () => {
+  it("is True with counts when everything converged", () => {
+    expect(syncedCondition(base)).toMatchObject({
+      status: "True",
+      reason: "Synced",
+      message: "3 in sync, 1 skipped, 0 failed",
+    });
+  });
+  it("is False naming the cause while the tenant API is down, whatever the counts", () => {
+    const c = syncedCondition({ ...base, down: "connect ECONNREFUSED 127.0.0.170:6443" });
+    expect(c).toMatchObject({ status: "False", reason: "TenantAPIUnavailable" });
+    expect(c.message).toContain("ECONNREFUSED");
+    expect(c.message).toContain("nothing is deleted");
+  });
+  it("is False when objects failed, and Unknown before the first pass", () => {
+    expect(syncedCondition({ ...base, failed: 2 })).toMatchObject({ status: "False", reason: "ObjectErrors" });
+    expect(syncedCondition({ ...base, started: false })).toMatchObject({ status: "Unknown" });
+  });
+});
+
+describe("syncStatusField", () => {
+  it("writes the counts and the last full pass as RFC 3339", () => {
+    expect(syncStatusField(base)).toEqual({
+      inSync: 3,
+      skipped: 1,
+      failed: 0,
+      lastFullPass: "1970-01-01T00:00:00.000Z",
+    });
+  });
+});

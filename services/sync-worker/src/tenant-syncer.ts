@@ -1,0 +1,489 @@
+import { SYNC_KINDS, type SyncPolicySpec } from "@tenantplane/api";
+import { startListWatch, resourcePath, type JsonClient, type ListWatch, type RawObject } from "@tenantplane/kube";
+import {
+  hostName,
+  hostNamespaceFor,
+  LABEL_MANAGED_BY,
+  LABEL_TENANT,
+  labelValue,
+  MANAGED_BY,
+} from "@tenantplane/mapping";
+import type { PlannedDecision } from "@tenantplane/messaging";
+import { backoffDelay, describe, normalizeError, type Logger } from "@tenantplane/runtime";
+import { applyServiceQuota, type HostObject, type HostRules, type PlannedDecisionWithObject } from "@tenantplane/sync";
+import { pluralOf, type HostWriter } from "./host-writer.js";
+import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
+import { SkipMemory } from "./skip-memory.js";
+import { decodeKey, encodeKey, type SourceKey } from "./source-key.js";
+import type { SyncCounts } from "./sync-status.js";
+
+/** Per-object outcomes the status counts. */
+type Outcome = "inSync" | "skipped" | "failed";
+
+/** What one tenant's syncer is given; everything it touches outside its tenant goes through these. */
+export interface SyncerDeps {
+  tenant: string;
+  policy: SyncPolicySpec;
+  policyName: string | undefined;
+  /** What the tenant's objects may do to the host, from its IsolationProfile. */
+  rules: HostRules;
+  /** Keys the content hash on host copies; undefined leaves it unkeyed. */
+  hashKey: string | undefined;
+  tenantClient: JsonClient;
+  hostClient: JsonClient;
+  writer: HostWriter;
+  logger: Logger;
+  /** Queues a key of this tenant for {@link TenantSyncer.process}. */
+  enqueue(key: string): void;
+  publish(decision: PlannedDecision): Promise<void>;
+  /** A Warning Event on the TenantCluster. */
+  warn(reason: string, message: string): Promise<void>;
+  /** Called when counts or connectivity change; the caller writes status (throttled). */
+  onStatus(): void;
+  /** False once this worker's lease on the tenant's partition is lost or fenced: no write may start. */
+  mayWrite(): boolean;
+  /** Per-tenant write budget: resolves when this tenant may write again. */
+  writeToken(): Promise<void>;
+  observe: {
+    outcome(outcome: "create" | "update" | "delete" | "skip" | "in_sync" | "failed"): void;
+    latency(seconds: number): void;
+  };
+}
+
+/**
+ * Keeps one tenant's host copies in step with its tenant API: informers on the tenant
+ * (the policy's kinds and namespaces) and on the host namespace (sync copies of every
+ * kind), each change planning and applying only its own object, and a full pass at
+ * start and on every resync as the safety net for garbage collection. Deletes happen
+ * only while the listings they rely on are complete and current.
+ */
+export class TenantSyncer {
+  private readonly tenantWatches = new Map<string, ListWatch>();
+  private readonly hostWatches = new Map<string, ListWatch>();
+  private namespaces!: ListWatch;
+  private readonly outcomes = new Map<string, Outcome>();
+  private readonly skips = new SkipMemory();
+  /** Decisions of completed writes still being published, per host object. */
+  private readonly publishing = new Map<string, Promise<void>>();
+  /** Consecutive failures per key, for the retry backoff. */
+  private readonly attempts = new Map<string, number>();
+  private readonly kinds: Set<string>;
+  /** Source key → host copies (`kind/name`) whose reverse mapping names it. */
+  private readonly copies = new Map<string, Set<string>>();
+  private stopped = false;
+  private lastPass: Date | undefined;
+  private downSince: number | undefined;
+  private downReason = "";
+  private started = false;
+
+  constructor(private readonly deps: SyncerDeps) {
+    this.kinds = new Set(deps.policy.toHost.map((r) => r.kind));
+  }
+
+  get tenant(): string {
+    return this.deps.tenant;
+  }
+
+  /** Starts the informers; the first full pass runs once all have listed. */
+  start(): void {
+    const { tenant, logger } = this.deps;
+    const hostNs = hostNamespaceFor(tenant);
+    const selector = `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_TENANT}=${labelValue(tenant)}`;
+    const onTenantCurrent = (current: boolean, err?: unknown) => this.tenantReachability(current, err);
+    for (const kind of this.kinds) {
+      this.tenantWatches.set(
+        kind,
+        startListWatch({
+          client: this.deps.tenantClient,
+          path: resourcePath("v1", pluralOf(kind)),
+          apiVersion: "v1",
+          kind,
+          logger: logger.child({ side: "tenant", kind }),
+          onEvent: (e) => this.deps.enqueue(encodeKey(keyOf(e.object))),
+          onCurrent: onTenantCurrent,
+        }),
+      );
+    }
+    this.namespaces = startListWatch({
+      client: this.deps.tenantClient,
+      path: "/api/v1/namespaces",
+      apiVersion: "v1",
+      kind: "Namespace",
+      logger: logger.child({ side: "tenant", kind: "Namespace" }),
+      // Objects and their namespace arrive on separate watches: whichever comes second
+      // replans the namespace's objects, so a new namespace's objects are never missed.
+      onEvent: (e) => {
+        if (this.started) this.enqueueNamespace(e.object.metadata.name);
+      },
+      onCurrent: onTenantCurrent,
+    });
+    for (const kind of SYNC_KINDS) {
+      this.hostWatches.set(
+        kind,
+        startListWatch({
+          client: this.deps.hostClient,
+          path: resourcePath("v1", pluralOf(kind), hostNs),
+          apiVersion: "v1",
+          kind,
+          labelSelector: selector,
+          logger: logger.child({ side: "host", kind }),
+          onEvent: (e) => {
+            const key = sourceOfCopy(e.object, tenant);
+            if (key === undefined) return;
+            const text = encodeKey(key);
+            const ref = `${kind}/${e.object.metadata.name}`;
+            let set = this.copies.get(text);
+            if (e.type === "delete") {
+              set?.delete(ref);
+              if (set?.size === 0) this.copies.delete(text);
+            } else {
+              if (set === undefined) this.copies.set(text, (set = new Set()));
+              set.add(ref);
+            }
+            this.deps.enqueue(text);
+          },
+        }),
+      );
+    }
+    void this.firstPass();
+  }
+
+  /** Stops at once: no write starts after this, informers close. */
+  stop(): void {
+    this.stopped = true;
+    for (const w of [...this.tenantWatches.values(), ...this.hostWatches.values(), this.namespaces]) w?.stop();
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** Counts for status.sync and the Synced condition. */
+  counts(): SyncCounts & { lastFullPass: Date | undefined; down: string | undefined; started: boolean } {
+    let inSync = 0;
+    let skipped = 0;
+    let failed = 0;
+    for (const outcome of this.outcomes.values()) {
+      if (outcome === "inSync") inSync++;
+      else if (outcome === "skipped") skipped++;
+      else failed++;
+    }
+    return {
+      inSync,
+      skipped,
+      failed,
+      lastFullPass: this.lastPass,
+      down: this.downSince === undefined ? undefined : this.downReason,
+      started: this.started,
+    };
+  }
+
+  /**
+   * The full pass: plans every source and copy from the caches and queues each key that
+   * needs work, so fairness and one-key-at-a-time hold for the pass too. Deletes are
+   * planned only for kinds whose listings are current on both sides.
+   */
+  fullPass(): void {
+    if (this.stopped || !this.started) return;
+    const sources = [...this.tenantWatches.values()].flatMap((w) => w.list());
+    const hosts = [...this.hostWatches.values()].flatMap((w) => w.list());
+    const result = planPass({
+      ...this.context(),
+      sources,
+      hosts,
+      deletedNamespaces: this.deletedNamespaces(),
+    });
+    for (const t of result.inSync) this.outcomes.set(encodeKey(targetKey(t)), "inSync");
+    for (const d of result.decisions) this.deps.enqueue(encodeKey(targetKey(d)));
+    this.lastPass = new Date();
+    this.deps.onStatus();
+  }
+
+  /** Plans and applies one source key; errors are counted and logged, never thrown. */
+  async process(text: string, since: number): Promise<void> {
+    if (this.stopped) return;
+    const key = decodeKey(text);
+    // Until the caches have listed, an absent source proves nothing; the first pass queues everything.
+    if (!this.started) return;
+    try {
+      await this.converge(key, since);
+      this.attempts.delete(text);
+    } catch (err) {
+      const e = normalizeError(err);
+      this.outcomes.set(text, "failed");
+      this.deps.observe.outcome("failed");
+      const attempt = this.attempts.get(text) ?? 0;
+      this.attempts.set(text, attempt + 1);
+      // Conflicts, throttling and outages heal: look again soon. A refused object waits for
+      // its next change or the next full pass.
+      const retryMs = e.transient ? (e.retryAfterMs ?? backoffDelay(attempt, 500, 60_000)) : undefined;
+      this.deps.logger.warn({ key: text, err: e.message, code: e.code, retryMs }, "sync of one object failed");
+      if (retryMs !== undefined) {
+        setTimeout(() => {
+          if (!this.stopped) this.deps.enqueue(text);
+        }, retryMs).unref();
+      }
+      this.deps.onStatus();
+    }
+  }
+
+  private async converge(key: SourceKey, since: number, found?: RawObject, retried = false): Promise<void> {
+    const text = encodeKey(key);
+    const plan = this.planOf(key, found);
+    if (plan.decisions.length === 0) {
+      if (plan.inSync.length > 0) {
+        this.outcomes.set(text, "inSync");
+        this.deps.observe.outcome("in_sync");
+      } else this.outcomes.delete(text);
+      this.skips.forget(text);
+      this.deps.onStatus();
+      return;
+    }
+    let outcome: Outcome | undefined;
+    for (const decision of plan.decisions) {
+      const result = await this.apply(key, decision, since, !retried);
+      if (result === "retry-with-found") return;
+      if (result !== undefined) outcome = outcome === "skipped" ? outcome : result;
+    }
+    if (outcome === undefined) this.outcomes.delete(text);
+    else this.outcomes.set(text, outcome);
+    if (outcome !== "skipped") this.skips.forget(text);
+    this.deps.onStatus();
+  }
+
+  private planOf(key: SourceKey, found?: RawObject): KeyPlan {
+    const source = this.tenantWatches.get(key.kind)?.get(key.namespace, key.name);
+    const target = hostName({ tenant: this.deps.tenant, namespace: key.namespace, name: key.name }).name;
+    const hostNs = hostNamespaceFor(this.deps.tenant);
+    const hosts: RawObject[] = [];
+    for (const w of this.hostWatches.values()) {
+      const atTarget = w.get(hostNs, target);
+      if (atTarget !== undefined) hosts.push(atTarget);
+    }
+    for (const ref of this.copies.get(encodeKey(key)) ?? []) {
+      const slash = ref.indexOf("/");
+      const copy = this.hostWatches.get(ref.slice(0, slash))?.get(hostNs, ref.slice(slash + 1));
+      if (copy !== undefined && copy.metadata.name !== target) hosts.push(copy);
+    }
+    if (found !== undefined && !hosts.some((h) => h.kind === found.kind && h.metadata.name === found.metadata.name)) {
+      hosts.push(found);
+    }
+    const plan = planKey({
+      ...this.context(),
+      key,
+      source,
+      namespaceDeleted: this.namespaceGone(key.namespace),
+      hosts,
+    });
+    // Load balancers and node ports are counted across Services: against the host
+    // namespace's Services as the cache holds them, this key claiming what is left.
+    const growsServices = plan.decisions.some(
+      (d) => d.kind === "Service" && (d.action === "Create" || d.action === "Update"),
+    );
+    if (!growsServices) return plan;
+    const services = this.hostWatches.get("Service")?.list() ?? [];
+    return applyServiceQuota(plan, this.deps.rules, this.deps.tenant, services);
+  }
+
+  private async apply(
+    key: SourceKey,
+    d: PlannedDecisionWithObject,
+    since: number,
+    firstTry: boolean,
+  ): Promise<Outcome | undefined | "retry-with-found"> {
+    const text = encodeKey(key);
+    const { writer } = this.deps;
+    const hostWatch = this.hostWatches.get(d.kind);
+    const current = hostWatch?.get(d.hostRef.namespace, d.hostRef.name);
+    if (d.action === "Skip") {
+      if (this.stopped || !this.deps.mayWrite()) return undefined;
+      const source = this.tenantWatches.get(key.kind)?.get(key.namespace, key.name);
+      if (this.skips.shouldPublish(text, source?.metadata.resourceVersion ?? "", d.reason)) {
+        await this.publish(d);
+        await this.deps.warn(
+          "SyncSkipped",
+          `${d.kind} ${d.tenantRef.namespace}/${d.tenantRef.name} not synced to ${d.hostRef.namespace}/${d.hostRef.name}: ${d.reason}`,
+        );
+      }
+      this.deps.observe.outcome("skip");
+      return "skipped";
+    }
+    if (d.action === "Delete") {
+      if (!this.deleteAllowed(d.kind)) {
+        this.deps.logger.info({ key: text }, "delete deferred: listings not complete and current");
+        return undefined;
+      }
+      // Gone, or already on its way out (a Pod's grace period): nothing to write or announce again.
+      if (current === undefined || current.metadata.deletionTimestamp !== undefined) return undefined;
+      await this.deps.writeToken();
+      if (this.stopped || !this.deps.mayWrite()) return undefined;
+      if (await writer.delete(current)) {
+        this.deps.observe.latency((Date.now() - since) / 1000);
+        this.deps.observe.outcome("delete");
+        this.publishAfterWrite(d);
+      }
+      return undefined;
+    }
+    const desired = d.object as HostObject;
+    await this.deps.writeToken();
+    if (this.stopped || !this.deps.mayWrite()) return undefined;
+    if (d.action === "Create") {
+      const created = await writer.create(desired);
+      if (created === "exists") {
+        // The label-selected host cache cannot see a foreign object: read what holds the name and plan again.
+        if (!firstTry) throw new Error(`host ${d.kind} ${d.hostRef.name} exists but cannot be read back`);
+        const found = await writer.get(d.kind, d.hostRef.namespace, d.hostRef.name);
+        await this.converge(key, since, found, true);
+        return "retry-with-found";
+      }
+    } else {
+      const base = current ?? (await writer.get(d.kind, d.hostRef.namespace, d.hostRef.name));
+      if (base === undefined) throw new Error(`host ${d.kind} ${d.hostRef.name} vanished before update`);
+      await writer.update(desired, base);
+    }
+    this.deps.observe.latency((Date.now() - since) / 1000);
+    this.deps.observe.outcome(d.action === "Create" ? "create" : "update");
+    this.publishAfterWrite(d);
+    return "inSync";
+  }
+
+  private async publish(d: PlannedDecisionWithObject): Promise<void> {
+    await this.deps.publish({
+      tenant: d.tenant,
+      action: d.action,
+      kind: d.kind,
+      tenantRef: d.tenantRef,
+      hostRef: d.hostRef,
+      reason: d.reason,
+    });
+  }
+
+  /**
+   * Publishes the Decision for a write that already happened without holding the worker
+   * slot: in order per host object, retried by the service's publisher, awaited by
+   * {@link drain} at shutdown.
+   */
+  private publishAfterWrite(d: PlannedDecisionWithObject): void {
+    const key = `${d.kind}/${d.hostRef.name}`;
+    const next = (this.publishing.get(key) ?? Promise.resolve())
+      .then(() => this.publish(d))
+      .catch((err: unknown) =>
+        this.deps.logger.error(
+          { err: describe(err), kind: d.kind, host: d.hostRef.name, action: d.action },
+          "decision not published",
+        ),
+      );
+    this.publishing.set(key, next);
+    void next.then(() => {
+      if (this.publishing.get(key) === next) this.publishing.delete(key);
+    });
+  }
+
+  /** Resolves once every Decision of a completed write is published (or given up). */
+  async drain(): Promise<void> {
+    while (this.publishing.size > 0) await Promise.all(this.publishing.values());
+  }
+
+  /**
+   * The plan context now: a kind is complete while its host listing is current and, for a
+   * policy kind, its tenant listing and the tenant's namespaces are current too.
+   */
+  private context(): TenantPlanContext {
+    const completeKinds = SYNC_KINDS.filter((kind) => this.deleteAllowed(kind));
+    return {
+      tenant: this.deps.tenant,
+      policy: this.deps.policy,
+      rules: this.deps.rules,
+      hashKey: this.deps.hashKey,
+      completeKinds,
+    };
+  }
+
+  private deleteAllowed(kind: string): boolean {
+    const host = this.hostWatches.get(kind)?.current() ?? false;
+    if (!this.kinds.has(kind)) return host;
+    return host && (this.tenantWatches.get(kind)?.current() ?? false) && this.namespaces.current();
+  }
+
+  private async firstPass(): Promise<void> {
+    await Promise.all(
+      [...this.tenantWatches.values(), ...this.hostWatches.values(), this.namespaces].map((w) => w.synced),
+    );
+    if (this.stopped) return;
+    this.started = true;
+    this.deps.logger.info("tenant caches listed; first full pass");
+    this.fullPass();
+  }
+
+  /** The tenant namespace is deleted or terminating (known only once the namespaces have listed). */
+  private namespaceGone(namespace: string): boolean {
+    if (!this.started) return false;
+    const ns = this.namespaces.get(undefined, namespace);
+    return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
+  }
+
+  private deletedNamespaces(): Set<string> {
+    const deleted = new Set<string>();
+    if (!this.started) return deleted;
+    const live = new Map(this.namespaces.list().map((n) => [n.metadata.name, n]));
+    for (const w of this.tenantWatches.values()) {
+      for (const obj of w.list()) {
+        const ns = obj.metadata.namespace ?? "default";
+        const n = live.get(ns);
+        if (n === undefined || n.metadata.deletionTimestamp) deleted.add(ns);
+      }
+    }
+    for (const w of this.hostWatches.values()) {
+      for (const h of w.list()) {
+        const src = sourceOfCopy(h, this.deps.tenant);
+        if (src === undefined) continue;
+        const n = live.get(src.namespace);
+        if (n === undefined || n.metadata.deletionTimestamp) deleted.add(src.namespace);
+      }
+    }
+    return deleted;
+  }
+
+  private enqueueNamespace(namespace: string): void {
+    for (const w of this.tenantWatches.values()) {
+      for (const obj of w.list())
+        if ((obj.metadata.namespace ?? "default") === namespace) this.deps.enqueue(encodeKey(keyOf(obj)));
+    }
+    for (const w of this.hostWatches.values()) {
+      for (const h of w.list()) {
+        const src = sourceOfCopy(h, this.deps.tenant);
+        if (src?.namespace === namespace) this.deps.enqueue(encodeKey(src));
+      }
+    }
+  }
+
+  private tenantReachability(current: boolean, err?: unknown): void {
+    if (this.stopped) return;
+    const all = [...this.tenantWatches.values(), this.namespaces].every((w) => w?.current() ?? false);
+    if (!current && this.downSince === undefined) {
+      this.downSince = Date.now();
+      this.downReason = err === undefined ? "tenant API watch closed" : describe(err);
+      this.deps.logger.warn({ reason: this.downReason }, "tenant API unreachable; host copies kept");
+      void this.deps
+        .warn(
+          "TenantAPIUnavailable",
+          `cannot list the tenant API (${this.downReason}); host copies are kept and nothing is deleted until it answers`,
+        )
+        .catch(() => undefined);
+      this.deps.onStatus();
+    } else if (current && all && this.downSince !== undefined) {
+      this.downSince = undefined;
+      this.deps.logger.info("tenant API reachable again");
+      this.deps.onStatus();
+      if (this.started) this.fullPass();
+    }
+  }
+}
+
+function keyOf(obj: RawObject): SourceKey {
+  return { kind: obj.kind ?? "", namespace: obj.metadata.namespace ?? "default", name: obj.metadata.name };
+}
+
+function targetKey(t: { kind: string; tenantRef: { namespace: string; name: string } }): SourceKey {
+  return { kind: t.kind, namespace: t.tenantRef.namespace, name: t.tenantRef.name };
+}
