@@ -1,11 +1,12 @@
 import { readFile } from "node:fs/promises";
-import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { connect, credsAuthenticator, type NatsConnection, type Status } from "@nats-io/transport-node";
 
 /** The oldest NATS server tenantplane runs against: per-message TTL and delete markers arrived in 2.11. */
 export const MIN_SERVER_VERSION = "2.11.0";
 
 /** How a service reaches NATS; credentials never end up in logs because only `url` is ever logged. */
 export interface NatsOptions {
+  /** One server URL, or the members of a cluster separated by commas (see natsServers). */
   url: string;
   name: string;
   user?: string | undefined;
@@ -26,12 +27,25 @@ export class ServerVersionError extends Error {
 }
 
 /**
+ * The servers named by a NATS URL setting: `nats://a:4222,nats://b:4222,nats://c:4222`
+ * lists the members of a cluster (as the nats CLI and server routes accept it). The
+ * client is given each one, so it can start and reconnect through any member, not
+ * only the first.
+ */
+export function natsServers(url: string): string[] {
+  return url
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/**
  * Connects with unlimited reconnects (a NATS restart must never kill a service)
  * and refuses servers older than MIN_SERVER_VERSION.
  */
 export async function connectNats(opts: NatsOptions): Promise<NatsConnection> {
   const nc = await connect({
-    servers: opts.url,
+    servers: natsServers(opts.url),
     name: opts.name,
     user: opts.user,
     pass: opts.password,
@@ -63,4 +77,53 @@ export function compareVersions(a: string, b: string): number {
     if (d !== 0) return Math.sign(d);
   }
   return 0;
+}
+
+/**
+ * Whether the client holds a connection to a server after `status`, given whether it
+ * did before. Losing the socket (disconnect, a stale connection, a forced reconnect)
+ * or closing counts as down until the client reports `reconnect`; every other event
+ * (cluster updates, pings, server errors) leaves the state as it was.
+ */
+export function connectedAfter(connected: boolean, status: Pick<Status, "type">): boolean {
+  switch (status.type) {
+    case "reconnect":
+      return true;
+    case "disconnect":
+    case "reconnecting":
+    case "staleConnection":
+    case "forceReconnect":
+    case "close":
+      return false;
+    default:
+      return connected;
+  }
+}
+
+/** A live view of one connection's state, for readiness. */
+export interface ConnectionState {
+  /** True while the client holds a connection to some server. */
+  connected(): boolean;
+}
+
+/**
+ * Follows `nc`'s status events (connected at the start, as a connection returned by
+ * connectNats is) and calls `onChange` whenever the state flips, with the event that
+ * flipped it. Never throws; ends with the connection.
+ */
+export function trackConnection(
+  nc: NatsConnection,
+  onChange: (connected: boolean, status: Status) => void = () => undefined,
+): ConnectionState {
+  let connected = !nc.isClosed();
+  void (async () => {
+    for await (const status of nc.status()) {
+      const next = connectedAfter(connected, status);
+      if (next === connected) continue;
+      connected = next;
+      onChange(next, status);
+    }
+    connected = false;
+  })();
+  return { connected: () => connected };
 }

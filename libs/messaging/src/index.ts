@@ -3,7 +3,11 @@ export * from "./tenant-change.js";
 export * from "./subjects.js";
 export {
   connectNats,
+  connectedAfter,
   compareVersions,
+  natsServers,
+  trackConnection,
+  type ConnectionState,
   MIN_SERVER_VERSION,
   ServerVersionError,
   type NatsOptions,

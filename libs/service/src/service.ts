@@ -9,6 +9,8 @@ import {
   publishDecision,
   stampDecision,
   streamSettingsFromEnv,
+  trackConnection,
+  type ConnectionState,
   StreamEnvSchema,
   type ConsumerName,
   type Decision,
@@ -91,7 +93,14 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
   const metrics = createMetrics(opts.name);
   const identity = env.POD_NAME ?? `${hostname()}-${process.pid}`;
   let ready = false;
-  const http = await startHttpServer({ port: env.HTTP_PORT, registry: metrics.registry, ready: () => ready });
+  const nats: ConnectionState = { connected: () => false };
+  // Ready needs both: the service's own say (consuming, or leading) and a live NATS
+  // connection, so a pod cut off from every cluster member leaves the Service's endpoints.
+  const http = await startHttpServer({
+    port: env.HTTP_PORT,
+    registry: metrics.registry,
+    ready: () => ready && nats.connected(),
+  });
   logger.info({ port: http.port }, "health server listening");
 
   const kc = loadKubeConfig(env.KUBECONFIG);
@@ -110,11 +119,13 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     process.exit(1);
   }
   logger.info({ url: env.NATS_URL, server: nc.info?.version }, "connected to NATS");
-  void (async () => {
-    for await (const s of nc.status()) {
-      if (s.type === "disconnect" || s.type === "reconnect") logger.warn({ status: s.type }, "NATS connection");
-    }
-  })();
+  nats.connected = trackConnection(nc, (connected, status) => {
+    const server = "server" in status ? status.server : undefined;
+    logger.warn(
+      { status: status.type, server, connected },
+      connected ? "NATS connection back" : "NATS connection lost",
+    );
+  }).connected;
   await ensureTopology(await jetstreamManager(nc), opts.consumers, streamSettingsFromEnv(streams));
 
   const steps: ShutdownStep[] = [];
