@@ -53,6 +53,8 @@ export interface NatsCluster {
   metaLeader(): Promise<string | undefined>;
   /** `$JS.API.STREAM.INFO` for `stream`, answered by its leader, through any running node. */
   streamInfo(stream: string): Promise<StreamInfo>;
+  /** `stream`'s state in `node`'s own copy, from that node's `/jsz` (undefined when it has none). */
+  nodeStreamState(node: string, stream: string): Promise<{ messages: number; last_seq: number } | undefined>;
   /** Name of the node leading `stream` (undefined while none). */
   streamLeader(stream: string): Promise<string | undefined>;
   stop(options?: StopOptions): Promise<void>;
@@ -67,6 +69,9 @@ interface NodeState extends NatsClusterNode {
 /** The JetStream part of `/jsz` the harness reads. */
 interface Jsz {
   meta_cluster?: { leader?: string; cluster_size?: number };
+  account_details?: Array<{
+    stream_detail?: Array<{ name: string; state?: { messages: number; last_seq: number } }>;
+  }>;
 }
 
 const CLUSTER_NAME = "tenantplane-test";
@@ -142,8 +147,8 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       if (!node) throw new Error(`no NATS node named ${name}: the cluster has ${nodes.map((n) => n.name).join(", ")}`);
       return node;
     };
-    const jsz = async (node: NatsClusterNode): Promise<Jsz> => {
-      const res = await fetch(`${node.monitorUrl}/jsz`);
+    const jsz = async (node: NatsClusterNode, query = ""): Promise<Jsz> => {
+      const res = await fetch(`${node.monitorUrl}/jsz${query}`);
       if (!res.ok) throw new Error(`${node.name} /jsz answered ${res.status}`);
       return (await res.json()) as Jsz;
     };
@@ -201,6 +206,11 @@ export async function startNatsCluster(options: NatsClusterOptions = {}): Promis
       },
       metaLeader,
       streamInfo,
+      async nodeStreamState(name, stream) {
+        const details = await jsz(byName(name), "?accounts=true&streams=true");
+        const streams = (details.account_details ?? []).flatMap((a) => a.stream_detail ?? []);
+        return streams.find((s) => s.name === stream)?.state;
+      },
       async streamLeader(stream) {
         return (await streamInfo(stream)).cluster?.leader;
       },
