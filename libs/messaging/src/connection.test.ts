@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareVersions, connectedAfter, natsServers } from "./connection.js";
+import { compareVersions, connectedAfter, loggableServers, natsServers } from "./connection.js";
 
 describe("natsServers", () => {
   it("splits a cluster's member list so the client can use every member", () => {
@@ -13,6 +13,14 @@ describe("natsServers", () => {
   it("keeps a single URL as it is and ignores empty entries", () => {
     expect(natsServers("nats://nats:4222")).toEqual(["nats://nats:4222"]);
     expect(natsServers("nats://a:4222,,")).toEqual(["nats://a:4222"]);
+  });
+});
+
+describe("loggableServers", () => {
+  it("drops credentials a server URL carries", () => {
+    const logged = loggableServers("nats://admin:s3cret@a:4222,tls://token@b:4222,c:4222").join(" ");
+    expect(logged).toBe("nats://a:4222 tls://b:4222 nats://c:4222");
+    expect(logged).not.toMatch(/s3cret|token|admin/);
   });
 });
 

@@ -40,6 +40,21 @@ export function natsServers(url: string): string[] {
 }
 
 /**
+ * The servers of a NATS URL setting as they may be logged: scheme, host and port only,
+ * since a URL can carry `user:password@` (which the client accepts) and logs must not.
+ */
+export function loggableServers(url: string): string[] {
+  return natsServers(url).map((server) => {
+    try {
+      const parsed = new URL(server.includes("://") ? server : `nats://${server}`);
+      return `${parsed.protocol}//${parsed.host}`;
+    } catch {
+      return "(unparsable server URL)";
+    }
+  });
+}
+
+/**
  * Connects with unlimited reconnects (a NATS restart must never kill a service)
  * and refuses servers older than MIN_SERVER_VERSION.
  */

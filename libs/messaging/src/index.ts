@@ -5,6 +5,7 @@ export {
   connectNats,
   connectedAfter,
   compareVersions,
+  loggableServers,
   natsServers,
   trackConnection,
   type ConnectionState,

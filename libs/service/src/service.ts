@@ -6,6 +6,7 @@ import { EventRecorder, loadKubeConfig, Objects } from "@tenantplane/kube";
 import {
   connectNats,
   ensureTopology,
+  loggableServers,
   publishDecision,
   stampDecision,
   streamSettingsFromEnv,
@@ -115,10 +116,10 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       credsFile: env.NATS_CREDS_FILE,
     });
   } catch (err) {
-    logger.fatal({ err, url: env.NATS_URL }, "cannot use NATS");
+    logger.fatal({ err, servers: loggableServers(env.NATS_URL) }, "cannot use NATS");
     process.exit(1);
   }
-  logger.info({ url: env.NATS_URL, server: nc.info?.version }, "connected to NATS");
+  logger.info({ servers: loggableServers(env.NATS_URL), server: nc.info?.version }, "connected to NATS");
   nats.connected = trackConnection(nc, (connected, status) => {
     const server = "server" in status ? status.server : undefined;
     logger.warn(
