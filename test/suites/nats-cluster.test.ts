@@ -139,6 +139,20 @@ function duplicates(decisions: Decision[]): string[] {
   return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
 }
 
+/**
+ * Host objects with more than one Create Decision: the same fact reported twice under
+ * different ids, which a count by id alone would not see. (No object in this suite is
+ * deleted and created again under one name.)
+ */
+function repeatedCreates(decisions: Decision[]): string[] {
+  const creates = new Map<string, number>();
+  for (const d of decisions.filter((x) => x.action === "Create")) {
+    const key = `${d.service} ${d.kind}/${d.hostRef.namespace}/${d.hostRef.name}`;
+    creates.set(key, (creates.get(key) ?? 0) + 1);
+  }
+  return [...creates].filter(([, n]) => n > 1).map(([key]) => key);
+}
+
 /** Which of the host objects the services created have no Decision in DECISIONS. */
 async function objectsWithoutDecision(decisions: Decision[]): Promise<string[]> {
   const explained = new Set(
@@ -250,6 +264,7 @@ async function faultRound(label: string, victim: string, prefix: string, address
   );
   console.error(`[nats-cluster] ${figures.at(-1)}`);
   expect(dupes).toEqual([]);
+  expect(repeatedCreates(decisions)).toEqual([]);
   expect(await objectsWithoutDecision(decisions)).toEqual([]);
   for (const svc of services) expect(svc.process.running(), `${svc.name} still running`).toBe(true);
 }
@@ -357,6 +372,9 @@ describe("services on a three-node NATS cluster", () => {
     // And they work again: a new tenant converges.
     await createTenant("after-outage", false);
     await waitConverged("a tenant created after the outage to converge");
-    expect(duplicates(await allDecisions())).toEqual([]);
+    const decisions = await allDecisions();
+    expect(duplicates(decisions)).toEqual([]);
+    expect(repeatedCreates(decisions)).toEqual([]);
+    expect(await objectsWithoutDecision(decisions)).toEqual([]);
   });
 });
