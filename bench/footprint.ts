@@ -76,17 +76,22 @@ const bare = await importCost([]);
 const closures = Object.fromEntries(SERVICES.map((s) => [s, dependencyClosure(s)]));
 const thirdParty = [...new Set(Object.values(closures).flatMap((c) => c.thirdParty))].sort();
 const perPackage: Array<{ name: string; usage: Usage }> = [];
+// @peculiar/x509 refuses to load without the reflect polyfill its entry point must import first.
+const withPolyfill = (modules: string[]) =>
+  modules.includes("@peculiar/x509")
+    ? ["reflect-metadata", ...modules.filter((m) => m !== "reflect-metadata")]
+    : modules;
 for (const name of thirdParty) {
-  // A package that is only types or a side-effect polyfill still costs what it costs.
-  perPackage.push({ name, usage: await importCost([name]) });
+  const label = name === "@peculiar/x509" ? `${name} (+reflect-metadata)` : name;
+  perPackage.push({ name: label, usage: await importCost(withPolyfill([name])) });
 }
 const perService: Array<{ name: string; thirdParty: Usage; all: Usage }> = [];
 for (const service of SERVICES) {
   const { thirdParty: deps, workspace } = closures[service]!;
   perService.push({
     name: service,
-    thirdParty: await importCost(deps),
-    all: await importCost([...deps, ...workspace]),
+    thirdParty: await importCost(withPolyfill(deps)),
+    all: await importCost(withPolyfill([...deps, ...workspace])),
   });
 }
 
