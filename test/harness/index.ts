@@ -6,6 +6,13 @@ export { kubeConfigFrom, kubeconfigYaml, type KubeconfigParams } from "./kubecon
 export { kwokNodeAnnotation } from "./kwok.js";
 export { setLoadBalancerIngress } from "./load-balancer.js";
 export { startNats, type NatsOptions, type NatsServer } from "./nats.js";
+export {
+  startNatsCluster,
+  type NatsCluster,
+  type NatsClusterNode,
+  type NatsClusterOptions,
+  type StopNodeOptions,
+} from "./nats-cluster.js";
 export { generateCa, generatePrivateKeyPem, signLeaf, type KeyPairPem, type LeafOptions } from "./pki.js";
 export { canConnect, freePort } from "./ports.js";
 export { liveProcesses, logTail, type ManagedProcess } from "./process.js";

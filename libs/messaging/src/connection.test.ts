@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { natsConnectionOptions, NatsOptionsError, natsServers, natsTlsOptions } from "./connection.js";
+import {
+  compareVersions,
+  connectedAfter,
+  loggableServers,
+  natsConnectionOptions,
+  NatsOptionsError,
+  natsServers,
+  natsTlsOptions,
+} from "./connection.js";
 
 describe("natsServers", () => {
   it("splits a comma-separated cluster list so any member can be reached", () => {
@@ -40,5 +48,36 @@ describe("natsTlsOptions", () => {
     const options = await natsConnectionOptions({ ...base, url: "nats://a:4222,nats://b:4222", tlsCaFile: "/ca" });
     expect(options.servers).toEqual(["nats://a:4222", "nats://b:4222"]);
     expect(options.tls).toEqual({ caFile: "/ca" });
+  });
+});
+
+describe("loggableServers", () => {
+  it("drops credentials a server URL carries", () => {
+    const logged = loggableServers("nats://admin:s3cret@a:4222,tls://token@b:4222,c:4222").join(" ");
+    expect(logged).toBe("nats://a:4222 tls://b:4222 nats://c:4222");
+    expect(logged).not.toMatch(/s3cret|token|admin/);
+  });
+});
+
+describe("connectedAfter", () => {
+  it("goes down on a lost socket or close and up again only on reconnect", () => {
+    for (const type of ["disconnect", "reconnecting", "staleConnection", "forceReconnect", "close"] as const) {
+      expect(connectedAfter(true, { type })).toBe(false);
+    }
+    expect(connectedAfter(false, { type: "reconnect" })).toBe(true);
+  });
+
+  it("leaves the state alone on events that say nothing about the socket", () => {
+    for (const type of ["update", "ldm", "error", "ping", "slowConsumer"] as const) {
+      expect(connectedAfter(true, { type })).toBe(true);
+      expect(connectedAfter(false, { type })).toBe(false);
+    }
+  });
+});
+
+describe("compareVersions", () => {
+  it("compares numerically and ignores pre-release suffixes", () => {
+    expect(compareVersions("2.10.9", "2.11.0")).toBe(-1);
+    expect(compareVersions("2.14.0-beta.1", "2.14.0")).toBe(0);
   });
 });

@@ -1,5 +1,11 @@
 import { readFile } from "node:fs/promises";
-import { connect, credsAuthenticator, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
+import {
+  connect,
+  credsAuthenticator,
+  type NatsConnection,
+  type NodeConnectionOptions,
+  type Status,
+} from "@nats-io/transport-node";
 
 /** The Node transport's TLS settings (CA, client certificate and key files). */
 type NodeTlsOptions = NonNullable<NodeConnectionOptions["tls"]>;
@@ -41,6 +47,21 @@ export function natsServers(url: string): string[] {
     .split(",")
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
+}
+
+/**
+ * The servers of a NATS URL setting as they may be logged: scheme, host and port only,
+ * since a URL can carry `user:password@` (which the client accepts) and logs must not.
+ */
+export function loggableServers(url: string): string[] {
+  return natsServers(url).map((server) => {
+    try {
+      const parsed = new URL(server.includes("://") ? server : `nats://${server}`);
+      return `${parsed.protocol}//${parsed.host}`;
+    } catch {
+      return "(unparsable server URL)";
+    }
+  });
 }
 
 /**
@@ -116,4 +137,53 @@ export function compareVersions(a: string, b: string): number {
     if (d !== 0) return Math.sign(d);
   }
   return 0;
+}
+
+/**
+ * Whether the client holds a connection to a server after `status`, given whether it
+ * did before. Losing the socket (disconnect, a stale connection, a forced reconnect)
+ * or closing counts as down until the client reports `reconnect`; every other event
+ * (cluster updates, pings, server errors) leaves the state as it was.
+ */
+export function connectedAfter(connected: boolean, status: Pick<Status, "type">): boolean {
+  switch (status.type) {
+    case "reconnect":
+      return true;
+    case "disconnect":
+    case "reconnecting":
+    case "staleConnection":
+    case "forceReconnect":
+    case "close":
+      return false;
+    default:
+      return connected;
+  }
+}
+
+/** A live view of one connection's state, for readiness. */
+export interface ConnectionState {
+  /** True while the client holds a connection to some server. */
+  connected(): boolean;
+}
+
+/**
+ * Follows `nc`'s status events (connected at the start, as a connection returned by
+ * connectNats is) and calls `onChange` whenever the state flips, with the event that
+ * flipped it. Never throws; ends with the connection.
+ */
+export function trackConnection(
+  nc: NatsConnection,
+  onChange: (connected: boolean, status: Status) => void = () => undefined,
+): ConnectionState {
+  let connected = !nc.isClosed();
+  void (async () => {
+    for await (const status of nc.status()) {
+      const next = connectedAfter(connected, status);
+      if (next === connected) continue;
+      connected = next;
+      onChange(next, status);
+    }
+    connected = false;
+  })();
+  return { connected: () => connected };
 }

@@ -3,11 +3,15 @@ export * from "./tenant-change.js";
 export * from "./subjects.js";
 export {
   connectNats,
+  connectedAfter,
   compareVersions,
+  loggableServers,
   natsConnectionOptions,
   natsServers,
   natsTlsOptions,
   NatsOptionsError,
+  trackConnection,
+  type ConnectionState,
   MIN_SERVER_VERSION,
   ServerVersionError,
   type NatsOptions,

@@ -6,9 +6,12 @@ import { EventRecorder, loadKubeConfig, Objects } from "@tenantplane/kube";
 import {
   connectNats,
   ensureTopology,
+  loggableServers,
   publishDecision,
   stampDecision,
   streamSettingsFromEnv,
+  trackConnection,
+  type ConnectionState,
   StreamEnvSchema,
   type ConsumerName,
   type Decision,
@@ -91,7 +94,14 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
   const metrics = createMetrics(opts.name);
   const identity = env.POD_NAME ?? `${hostname()}-${process.pid}`;
   let ready = false;
-  const http = await startHttpServer({ port: env.HTTP_PORT, registry: metrics.registry, ready: () => ready });
+  const nats: ConnectionState = { connected: () => false };
+  // Ready needs both: the service's own say (consuming, or leading) and a live NATS
+  // connection, so a pod cut off from every cluster member leaves the Service's endpoints.
+  const http = await startHttpServer({
+    port: env.HTTP_PORT,
+    registry: metrics.registry,
+    ready: () => ready && nats.connected(),
+  });
   logger.info({ port: http.port }, "health server listening");
 
   const kc = loadKubeConfig(env.KUBECONFIG);
@@ -110,15 +120,17 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       tlsKeyFile: env.NATS_TLS_KEY_FILE,
     });
   } catch (err) {
-    logger.fatal({ err, url: env.NATS_URL }, "cannot use NATS");
+    logger.fatal({ err, servers: loggableServers(env.NATS_URL) }, "cannot use NATS");
     process.exit(1);
   }
-  logger.info({ url: env.NATS_URL, server: nc.info?.version }, "connected to NATS");
-  void (async () => {
-    for await (const s of nc.status()) {
-      if (s.type === "disconnect" || s.type === "reconnect") logger.warn({ status: s.type }, "NATS connection");
-    }
-  })();
+  logger.info({ servers: loggableServers(env.NATS_URL), server: nc.info?.version }, "connected to NATS");
+  nats.connected = trackConnection(nc, (connected, status) => {
+    const server = "server" in status ? status.server : undefined;
+    logger.warn(
+      { status: status.type, server, connected },
+      connected ? "NATS connection back" : "NATS connection lost",
+    );
+  }).connected;
   await ensureTopology(await jetstreamManager(nc), opts.consumers, streamSettingsFromEnv(streams));
 
   const steps: ShutdownStep[] = [];

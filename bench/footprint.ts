@@ -1,0 +1,170 @@
+// Where a service's idle memory goes. Two views, measured in the same run:
+//  1. each service idle on the real stack (host cluster, NATS, no tenants): resident memory
+//     against a bare Node.js process, with the V8 heap and external memory its /metrics reports;
+//  2. module load alone: a fresh process that only imports one dependency (or a service's whole
+//     dependency set), so the cost of loading code is told apart from the cost of running.
+//
+//   npm run build && npm run bench:footprint            (SAMPLES=5 for more samples per import)
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { CoreV1Api } from "@kubernetes/client-node";
+import { crdManifests } from "@tenantplane/api";
+import { ServiceFleet, buildTools, installCrds, startHostCluster, startNats } from "../test/harness/index.js";
+
+const run = promisify(execFile);
+const repoRoot = fileURLToPath(new URL("../", import.meta.url));
+const SAMPLES = Number(process.env.SAMPLES ?? 3);
+const SERVICES = ["watcher", "provisioner", "isolation", "recorder"] as const;
+const MiB = 1024 * 1024;
+
+interface Usage {
+  rss: number;
+  heapUsed: number;
+  external: number;
+}
+
+// A fresh process that imports `modules` in order, settles, collects garbage and reports.
+// It resolves from the repository root, so workspace packages load from their built dist.
+const probe = `
+const modules = JSON.parse(process.argv[1]);
+for (const m of modules) await import(m);
+await new Promise((r) => setTimeout(r, 300));
+globalThis.gc(); globalThis.gc();
+const { rss, heapUsed, external } = process.memoryUsage();
+process.stdout.write(JSON.stringify({ rss, heapUsed, external }));
+`;
+
+async function importCost(modules: string[]): Promise<Usage> {
+  const samples: Usage[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const { stdout } = await run(
+      process.execPath,
+      ["--expose-gc", "--input-type=module", "-e", probe, JSON.stringify(modules)],
+      { cwd: repoRoot, env: { PATH: process.env.PATH } },
+    );
+    samples.push(JSON.parse(stdout) as Usage);
+  }
+  const mid = (key: keyof Usage) => median(samples.map((s) => s[key]));
+  return { rss: mid("rss"), heapUsed: mid("heapUsed"), external: mid("external") };
+}
+
+/** The third-party and workspace packages a service loads, from its package.json and its libraries'. */
+function dependencyClosure(service: string): { thirdParty: string[]; workspace: string[] } {
+  const seen = new Set<string>();
+  const visit = (manifest: string) => {
+    const deps = Object.keys(
+      (JSON.parse(readFileSync(manifest, "utf8")) as { dependencies?: Record<string, string> }).dependencies ?? {},
+    );
+    for (const dep of deps) {
+      if (seen.has(dep)) continue;
+      seen.add(dep);
+      if (dep.startsWith("@tenantplane/")) visit(`${repoRoot}libs/${dep.slice("@tenantplane/".length)}/package.json`);
+    }
+  };
+  visit(`${repoRoot}services/${service}/package.json`);
+  const all = [...seen].sort();
+  return {
+    thirdParty: all.filter((d) => !d.startsWith("@tenantplane/")),
+    workspace: all.filter((d) => d.startsWith("@tenantplane/")),
+  };
+}
+
+// ---- 2. module load (no servers needed, so measured first on a quiet machine) ----
+const bare = await importCost([]);
+const closures = Object.fromEntries(SERVICES.map((s) => [s, dependencyClosure(s)]));
+const thirdParty = [...new Set(Object.values(closures).flatMap((c) => c.thirdParty))].sort();
+const perPackage: Array<{ name: string; usage: Usage }> = [];
+// @peculiar/x509 refuses to load without the reflect polyfill its entry point must import first.
+const withPolyfill = (modules: string[]) =>
+  modules.includes("@peculiar/x509")
+    ? ["reflect-metadata", ...modules.filter((m) => m !== "reflect-metadata")]
+    : modules;
+for (const name of thirdParty) {
+  const label = name === "@peculiar/x509" ? `${name} (+reflect-metadata)` : name;
+  perPackage.push({ name: label, usage: await importCost(withPolyfill([name])) });
+}
+const perService: Array<{ name: string; thirdParty: Usage; all: Usage }> = [];
+for (const service of SERVICES) {
+  const { thirdParty: deps, workspace } = closures[service]!;
+  perService.push({
+    name: service,
+    thirdParty: await importCost(withPolyfill(deps)),
+    all: await importCost(withPolyfill([...deps, ...workspace])),
+  });
+}
+
+// ---- 1. idle services on the real stack ----
+const toolsDir = await buildTools();
+const host = await startHostCluster({ name: "footprint", toolsDir });
+const nats = await startNats({ toolsDir });
+const fleet = new ServiceFleet({
+  kubeconfigPath: host.kubeconfigPath,
+  natsUrl: nats.url,
+  env: { LOG_LEVEL: "info", POD_NAMESPACE: "tenantplane-system" },
+});
+const idle: Array<{ name: string; rss: number; heap: number; external: number }> = [];
+try {
+  await installCrds(host.kubeConfig, crdManifests());
+  await host.kubeConfig
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name: "tenantplane-system" } } });
+  const services = await Promise.all(SERVICES.map((name) => fleet.start(name)));
+  await new Promise((r) => setTimeout(r, 10_000));
+  for (const svc of services) {
+    const metrics = (await svc.probe("/metrics")).body;
+    idle.push({
+      name: svc.name,
+      rss: vmRss(svc.process.pid),
+      heap: metric(metrics, "tenantplane_nodejs_heap_size_used_bytes"),
+      external: metric(metrics, "tenantplane_nodejs_external_memory_bytes"),
+    });
+  }
+} finally {
+  await fleet.stop();
+  await nats.stop();
+  await host.stop();
+}
+
+const mib = (bytes: number) => `${(bytes / MiB).toFixed(1).padStart(6)} MiB`;
+const bareRss = bare.rss;
+console.log(`\nbare node process (same probe, nothing imported): rss ${mib(bareRss)}, heap ${mib(bare.heapUsed)}`);
+console.log(`\n1. idle services, no tenants (VmRSS; heap and external from /metrics)`);
+for (const row of idle) {
+  console.log(
+    `  ${row.name.padEnd(14)} rss ${mib(row.rss)}  ${(row.rss / bareRss).toFixed(2)}x bare   heap used ${mib(row.heap)}   external ${mib(row.external)}`,
+  );
+}
+console.log(`\n2a. import cost of each third-party package alone (rss and heap above the bare process)`);
+for (const { name, usage } of [...perPackage].sort((a, b) => b.usage.rss - a.usage.rss)) {
+  console.log(`  ${name.padEnd(26)} rss +${mib(usage.rss - bareRss)}   heap +${mib(usage.heapUsed - bare.heapUsed)}`);
+}
+console.log(`\n2b. import cost of each service's dependencies together (no service code running)`);
+for (const row of perService) {
+  const running = idle.find((i) => i.name.startsWith(`${row.name}-`));
+  console.log(
+    `  ${row.name.padEnd(14)} third-party rss ${mib(row.thirdParty.rss)} (${(row.thirdParty.rss / bareRss).toFixed(2)}x)` +
+      `   + workspace libs ${mib(row.all.rss)} (${(row.all.rss / bareRss).toFixed(2)}x)` +
+      (running ? `   running idle ${mib(running.rss)}` : ""),
+  );
+}
+console.log(`\nreproduce: npm run build && npm run bench:footprint`);
+
+function vmRss(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
+  return Number(line?.split(/\s+/)[1] ?? 0) * 1024;
+}
+
+function metric(body: string, name: string): number {
+  const line = body.split("\n").find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+  return Number(line?.split(" ").at(-1) ?? Number.NaN);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
