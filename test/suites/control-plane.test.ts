@@ -183,8 +183,14 @@ describe("isolation comes first", () => {
     expect(deny.metadata?.annotations?.["tenantplane.io/isolation-profile"]).toBe("(lockdown)");
     expect(await read("networking.k8s.io/v1", "NetworkPolicy", "tenantplane-allow-dns", "tp-lock")).toBeUndefined();
 
-    const cp = await waitForCondition("lock", "ControlPlaneReady", "False", "WaitingForIsolation");
-    expect(cp.message).toContain("ProfileNotFound");
+    // The provisioner looks again while it waits, so its message follows the isolation report.
+    await waitFor(
+      async () => {
+        const c = condition(await readTc("lock"), "ControlPlaneReady");
+        return c?.reason === "WaitingForIsolation" && c.message.includes("ProfileNotFound");
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: "lock waits for isolation, naming ProfileNotFound" },
+    );
     expect((await readTc("lock"))?.status?.phase).toBe("Provisioning");
     expect(await readSts("lock")).toBeUndefined();
     expect((await core.listNamespacedPod({ namespace: "tp-lock" })).items).toEqual([]);

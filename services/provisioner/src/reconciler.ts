@@ -153,6 +153,7 @@ async function provision(pass: Pass): Promise<ControlPlaneObservation> {
   await ensureFinalizer(pass);
   const isolation = await readIsolation(pass);
   await ensureNamespace(pass, isolation);
+  checkProfileAdmitsControlPlane(pass, isolation);
   const pki = await ensurePki(pass);
   const api = await ensureOwned(pass, apiService(pass.tc), apiServiceReason(pass.tc));
   await ensureOwned(pass, headlessService(pass.tenant), "stable network identity for the k3s StatefulSet");
@@ -219,6 +220,15 @@ async function ensureNamespace(pass: Pass, isolation: Isolation): Promise<void> 
     hostNamespaceManifest(pass.tenant, pass.uid, isolation.compiled.namespaceLabels),
     `host namespace for TenantCluster ${pass.tenant}, with Pod Security labels from ${isolation.source}`,
   );
+}
+
+// Checked before anything runs in the namespace, so a profile that would refuse the control
+// plane (or its Services) is named instead of failing writes being retried without a word.
+function checkProfileAdmitsControlPlane(pass: Pass, isolation: Isolation): void {
+  const rules = controlPlaneBlockers(isolation.choice.profile, controlPlaneStatefulSet(pass.tc), {
+    loadBalancer: pass.tc.spec.controlPlane.expose.loadBalancer.enabled,
+  });
+  if (rules.length > 0) throw new Halt({ state: "blocked-by-isolation", source: isolation.source, rules });
 }
 
 // The PKI is generated once and never replaced by the provisioner: replacing it would
@@ -297,8 +307,7 @@ async function ensureKubeconfig(pass: Pass, pki: TenantPki, server: string): Pro
 }
 
 // The StatefulSet is created only once the namespace is isolated for the current spec, so no
-// control-plane pod ever runs there before the profile's quota, limits and policies; and only
-// when the profile admits it, so a profile that would refuse it says which rule does.
+// control-plane pod ever runs there before the profile's quota, limits and policies.
 async function ensureControlPlane(
   pass: Pass,
   isolation: Isolation,
@@ -319,8 +328,6 @@ async function ensureControlPlane(
     pkiFingerprint: pkiFingerprint(pki),
     ...(keepLegacy ? { selector: legacy } : {}),
   });
-  const rules = controlPlaneBlockers(isolation.choice.profile, desired);
-  if (rules.length > 0) throw new Halt({ state: "blocked-by-isolation", source: isolation.source, rules });
   const reason = `k3s control plane (${pass.tc.spec.controlPlane.image}, ${pass.tc.spec.controlPlane.storage.size} volume)`;
   if (!existing) {
     const isolated = findCondition(pass.raw.status?.conditions, CONDITION_ISOLATION_APPLIED);
@@ -381,6 +388,15 @@ async function report(pass: Pass, observation: ControlPlaneObservation): Promise
   }
   if (condition.status !== "True")
     throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, {
+      code: "NotReady",
+      retryAfterMs: NOT_READY_POLL_MS,
+    });
+  // The control plane is ready but isolation has not reported for this spec yet: look again,
+  // so the phase becomes Ready without waiting for the next resync. (A False report is final
+  // until something changes, and a change brings a message.)
+  const isolation = findCondition(pass.raw.status?.conditions, CONDITION_ISOLATION_APPLIED);
+  if ((isolation?.observedGeneration ?? -1) < pass.generation)
+    throw new TransientError(`tenant ${tenant} is waiting for IsolationApplied=True`, {
       code: "NotReady",
       retryAfterMs: NOT_READY_POLL_MS,
     });
