@@ -275,6 +275,49 @@ describe("a profile that would refuse the control plane", () => {
   });
 });
 
+describe("what tenantplane stops asking for", () => {
+  it("disappears from the cluster: a load-balancer annotation, a limit, the load balancer itself", async () => {
+    const spec = (annotations: Record<string, string>, limits: Record<string, string>, enabled = true) => ({
+      controlPlane: {
+        resources: Object.keys(limits).length > 0 ? { limits } : {},
+        expose: { loadBalancer: { enabled, annotations } },
+      },
+    });
+    await createTenant("tau", spec({ "lb.example.com/a": "1", "lb.example.com/b": "2" }, { memory: "1Gi" }));
+    await waitFor(
+      async () => (await readSts("tau"))?.spec?.template.spec?.containers[0]?.resources?.limits?.["memory"] === "1Gi",
+      { timeoutMs: 60_000, intervalMs: 500, description: "tau StatefulSet with its memory limit" },
+    );
+
+    await createTenant("tau", spec({ "lb.example.com/a": "1" }, {}));
+    await waitFor(
+      async () => {
+        const svc = await read("v1", "Service", "k3s", "tp-tau");
+        const sts = await readSts("tau");
+        return (
+          svc?.metadata?.annotations?.["lb.example.com/b"] === undefined &&
+          svc?.metadata?.annotations?.["lb.example.com/a"] === "1" &&
+          sts?.spec?.template.spec?.containers[0]?.resources?.limits === undefined
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: "the dropped annotation and limit removed" },
+    );
+
+    await createTenant("tau", spec({}, {}, false));
+    await waitFor(
+      async () => {
+        const svc = await read<KubernetesObject & { spec?: { type?: string } }>("v1", "Service", "k3s", "tp-tau");
+        return svc?.spec?.type === "ClusterIP" && Object.keys(svc.metadata?.annotations ?? {}).length === 0;
+      },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        description: "a plain ClusterIP Service without load-balancer annotations",
+      },
+    );
+  });
+});
+
 describe("the admin kubeconfig", () => {
   let rho: TenantApiServer;
 

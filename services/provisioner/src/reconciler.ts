@@ -52,6 +52,7 @@ import {
   provisionerStatusFields,
   type ControlPlaneObservation,
 } from "./plan-status.js";
+import { withoutCreateEntry } from "./field-ownership.js";
 import { decodeSecretData } from "./secret-data.js";
 import { teardown } from "./teardown.js";
 
@@ -439,7 +440,44 @@ async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, 
     });
   }
   await pass.decide("Create", desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
-  return created;
+  return HANDED_OVER_KINDS.has(desired.kind!) ? takeOverFields(pass, created, desired) : created;
+}
+
+// Kinds whose desired fields can disappear (load-balancer annotations, resource limits). The
+// namespace and the Secrets are written once with fields that never go away, so they keep
+// their create entry and cost no extra writes.
+const HANDED_OVER_KINDS: ReadonlySet<string> = new Set(["Service", "StatefulSet"]);
+
+// Re-sends what was just created as a server-side apply and drops the create's own
+// managed-fields entry, so from now on the apply alone owns these fields and removes any it
+// stops sending. A conflict means someone wrote in between; the next update tries again.
+async function takeOverFields<T extends KubernetesObject>(pass: Pass, current: T, desired: T): Promise<T> {
+  const { objects } = pass.deps;
+  try {
+    const applied = await objects.apply(desired, { ifResourceVersion: current.metadata?.resourceVersion });
+    return await dropCreateEntry(objects, applied);
+  } catch (err) {
+    if (httpStatusOf(err) !== 409) throw err;
+    return current;
+  }
+}
+
+async function dropCreateEntry<T extends KubernetesObject>(objects: Objects, object: T): Promise<T> {
+  const kept = withoutCreateEntry(object.metadata?.managedFields, objects.fieldManager);
+  if (!kept) return object;
+  const { name, namespace, resourceVersion } = object.metadata ?? {};
+  return objects.api.patch(
+    {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata: { name, ...(namespace ? { namespace } : {}), resourceVersion, managedFields: kept },
+    } as T,
+    undefined,
+    undefined,
+    objects.fieldManager,
+    undefined,
+    "application/merge-patch+json",
+  );
 }
 
 // Server-side apply pinned to the version that was read and judged ours: if the object changed
@@ -462,13 +500,17 @@ async function updateOwned<T extends KubernetesObject>(
       cause: err,
     });
   }
-  await pass.decide(
-    changeOf(existing, after),
-    desired.kind!,
-    desired.metadata!.name!,
-    desired.metadata?.namespace ?? "",
-    reason,
-  );
+  // Judged before the hand-over below, which changes who owns fields, not what they hold.
+  const action = changeOf(existing, after);
+  if (withoutCreateEntry(after.metadata?.managedFields, pass.deps.objects.fieldManager)) {
+    // Created by an earlier pass whose hand-over did not finish: finish it.
+    const applied = after;
+    after = await dropCreateEntry(pass.deps.objects, applied).catch((err: unknown) => {
+      if (httpStatusOf(err) === 409) return applied;
+      throw err;
+    });
+  }
+  await pass.decide(action, desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
   return after;
 }
 
