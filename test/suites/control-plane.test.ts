@@ -102,6 +102,14 @@ async function waitForWarning(tenant: string, reason: string, text: string) {
   );
 }
 
+// Tenants whose API never answers here are polled for as long as they exist; each test removes
+// its own when done so the provisioner's attention stays on the tests that follow.
+async function deleteTenants(...names: string[]): Promise<void> {
+  for (const name of names) {
+    await objects.delete({ apiVersion: "tenantplane.io/v1alpha1", kind: "TenantCluster", metadata: { name } });
+  }
+}
+
 const readSts = (tenant: string) =>
   read<V1StatefulSet & KubernetesObject>("apps/v1", "StatefulSet", "k3s", `tp-${tenant}`);
 const readPod = (tenant: string) => read<V1Pod & KubernetesObject>("v1", "Pod", "k3s-0", `tp-${tenant}`);
@@ -202,6 +210,7 @@ describe("isolation comes first", () => {
     const pod = await waitForControlPlanePod("lock", "control plane admitted under restricted");
     expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
     await waitForCondition("lock", "ControlPlaneReady", "False", "ApiServerUnreachable");
+    await deleteTenants("lock");
   });
 });
 
@@ -245,6 +254,7 @@ describe("the control plane is admitted under every Pod Security level", () => {
     );
     expect(second.spec?.containers[0]?.args).toContain(`--tls-san=${addresses[level]}`);
     await waitForCondition(exposed, "ControlPlaneReady", "False", "ApiServerUnreachable");
+    await deleteTenants(plain, exposed);
   });
 });
 
@@ -315,6 +325,7 @@ describe("what tenantplane stops asking for", () => {
         description: "a plain ClusterIP Service without load-balancer annotations",
       },
     );
+    await deleteTenants("tau");
   });
 });
 

@@ -1,4 +1,10 @@
-import { VersionApi, type KubernetesObject, type V1Secret, type V1StatefulSet } from "@kubernetes/client-node";
+import {
+  VersionApi,
+  type KubernetesObject,
+  type V1ObjectMeta,
+  type V1Secret,
+  type V1StatefulSet,
+} from "@kubernetes/client-node";
 import {
   API_VERSION,
   CONDITION_CONTROL_PLANE_READY,
@@ -450,34 +456,48 @@ const HANDED_OVER_KINDS: ReadonlySet<string> = new Set(["Service", "StatefulSet"
 
 // Re-sends what was just created as a server-side apply and drops the create's own
 // managed-fields entry, so from now on the apply alone owns these fields and removes any it
-// stops sending. A conflict means someone wrote in between; the next update tries again.
-async function takeOverFields<T extends KubernetesObject>(pass: Pass, current: T, desired: T): Promise<T> {
+// stops sending. The apply is pinned to the uid just created rather than its version, which
+// controllers move at once (a StatefulSet's status); if the hand-over cannot finish, the next
+// update finishes it.
+async function takeOverFields<T extends KubernetesObject>(pass: Pass, created: T, desired: T): Promise<T> {
   const { objects } = pass.deps;
   try {
-    const applied = await objects.apply(desired, { ifResourceVersion: current.metadata?.resourceVersion });
-    return await dropCreateEntry(objects, applied);
+    const pinned = { ...desired, metadata: { ...desired.metadata, uid: created.metadata?.uid } } as T;
+    return await dropCreateEntry(objects, await objects.apply(pinned));
   } catch (err) {
     if (httpStatusOf(err) !== 409) throw err;
-    return current;
+    return created;
   }
 }
 
+// Each attempt rewrites managedFields as last read, pinned to that version; a controller's
+// write in between means reading again.
 async function dropCreateEntry<T extends KubernetesObject>(objects: Objects, object: T): Promise<T> {
-  const kept = withoutCreateEntry(object.metadata?.managedFields, objects.fieldManager);
-  if (!kept) return object;
-  const { name, namespace, resourceVersion } = object.metadata ?? {};
-  return objects.api.patch(
-    {
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      metadata: { name, ...(namespace ? { namespace } : {}), resourceVersion, managedFields: kept },
-    } as T,
-    undefined,
-    undefined,
-    objects.fieldManager,
-    undefined,
-    "application/merge-patch+json",
-  );
+  let current: T | undefined = object;
+  for (let attempt = 0; attempt < 3 && current; attempt++) {
+    const kept = withoutCreateEntry(current.metadata?.managedFields, objects.fieldManager);
+    if (!kept) return current;
+    const meta: V1ObjectMeta = current.metadata ?? {};
+    const { name, namespace, resourceVersion } = meta;
+    try {
+      return await objects.api.patch(
+        {
+          apiVersion: object.apiVersion,
+          kind: object.kind,
+          metadata: { name, ...(namespace ? { namespace } : {}), resourceVersion, managedFields: kept },
+        } as T,
+        undefined,
+        undefined,
+        objects.fieldManager,
+        undefined,
+        "application/merge-patch+json",
+      );
+    } catch (err) {
+      if (httpStatusOf(err) !== 409) throw err;
+      current = await objects.get<T>(object.apiVersion!, object.kind!, name!, namespace);
+    }
+  }
+  return current ?? object;
 }
 
 // Server-side apply pinned to the version that was read and judged ours: if the object changed
