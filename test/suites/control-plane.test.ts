@@ -361,6 +361,46 @@ describe("the admin kubeconfig", () => {
   });
 });
 
+describe("a Ready tenant whose profile disappears", () => {
+  it("is locked down and leaves Ready at once, and returns when the profile is back", async () => {
+    await profile("rho-profile", {});
+    await createTenant("rho", {
+      isolationProfileRef: { name: "rho-profile" },
+      controlPlane: { expose: { loadBalancer: { enabled: true } } },
+    });
+    const phase = async () => (await readTc("rho"))?.status?.phase;
+    await waitFor(async () => (await phase()) === "Ready", {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      description: "rho Ready with its profile",
+    });
+
+    await objects.delete({
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "IsolationProfile",
+      metadata: { name: "rho-profile" },
+    });
+    await waitForCondition("rho", "IsolationApplied", "False", "ProfileNotFound");
+    // The isolation service announces its change, so the phase follows within a pass, not a resync.
+    await waitFor(async () => (await phase()) === "Provisioning", {
+      timeoutMs: 5_000,
+      intervalMs: 200,
+      description: "rho's phase to leave Ready",
+    });
+    expect(condition(await readTc("rho"), "ControlPlaneReady")?.status).toBe("True");
+    expect((await read("v1", "Namespace", "tp-rho"))?.metadata?.labels?.["pod-security.kubernetes.io/enforce"]).toBe(
+      "restricted",
+    );
+
+    await profile("rho-profile", {});
+    await waitFor(async () => (await phase()) === "Ready", {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      description: "rho Ready again once the profile is back",
+    });
+  });
+});
+
 describe("PKI recovery", () => {
   it("deleting the PKI Secret issues a new PKI, re-signs the kubeconfig and rolls the control plane", async () => {
     await createTenant("sigma", { controlPlane: { expose: { loadBalancer: { enabled: true } } } });

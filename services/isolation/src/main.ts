@@ -1,8 +1,20 @@
+import { publishTenantChange } from "@tenantplane/messaging";
 import { CommonEnvSchema } from "@tenantplane/runtime";
 import { consumeTenantChanges, startService } from "@tenantplane/service";
 import { reconcileIsolation } from "./reconciler.js";
 
 const svc = await startService({ name: "isolation", envSchema: CommonEnvSchema, consumers: ["isolation"] });
 consumeTenantChanges(svc, "isolation", (tenant, logger) =>
-  reconcileIsolation(tenant, { objects: svc.objects, events: svc.events, publish: svc.publish, logger }),
+  reconcileIsolation(tenant, {
+    objects: svc.objects,
+    events: svc.events,
+    publish: svc.publish,
+    logger,
+    nudge: (changed, generation) =>
+      publishTenantChange(svc.js, {
+        tenant: changed,
+        ...(generation !== undefined ? { generation } : {}),
+        reason: "TenantChanged",
+      }),
+  }),
 );
