@@ -105,7 +105,8 @@ interface Pass {
   generation: number;
   deps: ProvisionerDeps;
   decide: Decide;
-  facts: { externalEndpoint?: string; kubeconfigExpiresAt?: Date };
+  /** What the steps saw; `*Observed` says a step ran, so what it reported is current. */
+  facts: { apiObserved?: boolean; externalEndpoint?: string; kubeconfigObserved?: boolean; kubeconfigExpiresAt?: Date };
 }
 
 /** The isolation the namespace gets: the profile chosen for the tenant and what it compiles to. */
@@ -165,6 +166,7 @@ async function provision(pass: Pass): Promise<ControlPlaneObservation> {
   const api = await ensureOwned(pass, apiService(pass.tc), apiServiceReason(pass.tc));
   await ensureOwned(pass, headlessService(pass.tenant), "stable network identity for the k3s StatefulSet");
   const external = externalEndpointFrom(api);
+  pass.facts.apiObserved = true;
   if (external !== undefined) pass.facts.externalEndpoint = external;
   const kubeconfig = await ensureKubeconfig(pass, pki, external ?? endpointFor(pass.tenant));
   const sts = await ensureControlPlane(pass, isolation, pki, loadBalancerAddresses(api));
@@ -271,6 +273,7 @@ async function ensurePki(pass: Pass): Promise<TenantPki> {
 // steady state rewrites nothing.
 async function ensureKubeconfig(pass: Pass, pki: TenantPki, server: string): Promise<string> {
   const { deps } = pass;
+  pass.facts.kubeconfigObserved = true;
   const name = kubeconfigSecretName(pass.tenant);
   const existing = await deps.objects.get<V1Secret>("v1", "Secret", name, pass.namespace);
   if (existing) haltIfForeign(pass, existing, "Secret");
@@ -374,14 +377,22 @@ async function observeControlPlane(
 async function report(pass: Pass, observation: ControlPlaneObservation): Promise<void> {
   const { deps, tenant } = pass;
   const condition = controlPlaneReadyInput(observation, pass.generation);
+  const current = pass.raw.status;
   const fields = provisionerStatusFields({
     tenant,
     generation: pass.generation,
     condition,
-    current: pass.raw.status,
-    kubeconfigWritten: pass.facts.kubeconfigExpiresAt !== undefined,
-    kubeconfigExpiresAt: pass.facts.kubeconfigExpiresAt,
-    externalEndpoint: pass.facts.externalEndpoint,
+    current,
+    // A pass halted before a step keeps what the last pass that ran it reported.
+    kubeconfigWritten: pass.facts.kubeconfigObserved
+      ? pass.facts.kubeconfigExpiresAt !== undefined
+      : current?.kubeconfigSecretRef !== undefined,
+    kubeconfigExpiresAt: pass.facts.kubeconfigObserved
+      ? pass.facts.kubeconfigExpiresAt
+      : current?.kubeconfigExpiresAt
+        ? new Date(current.kubeconfigExpiresAt)
+        : undefined,
+    externalEndpoint: pass.facts.apiObserved ? pass.facts.externalEndpoint : current?.externalEndpoint,
   });
   await applyTenantStatus(deps.objects, tenant, pass.raw.status?.conditions, condition, fields);
   if (needsAttention(observation)) {
