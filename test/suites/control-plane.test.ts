@@ -102,6 +102,14 @@ async function waitForWarning(tenant: string, reason: string, text: string) {
   );
 }
 
+// Tenants whose API never answers here are polled for as long as they exist; each test removes
+// its own when done so the provisioner's attention stays on the tests that follow.
+async function deleteTenants(...names: string[]): Promise<void> {
+  for (const name of names) {
+    await objects.delete({ apiVersion: "tenantplane.io/v1alpha1", kind: "TenantCluster", metadata: { name } });
+  }
+}
+
 const readSts = (tenant: string) =>
   read<V1StatefulSet & KubernetesObject>("apps/v1", "StatefulSet", "k3s", `tp-${tenant}`);
 const readPod = (tenant: string) => read<V1Pod & KubernetesObject>("v1", "Pod", "k3s-0", `tp-${tenant}`);
@@ -183,8 +191,14 @@ describe("isolation comes first", () => {
     expect(deny.metadata?.annotations?.["tenantplane.io/isolation-profile"]).toBe("(lockdown)");
     expect(await read("networking.k8s.io/v1", "NetworkPolicy", "tenantplane-allow-dns", "tp-lock")).toBeUndefined();
 
-    const cp = await waitForCondition("lock", "ControlPlaneReady", "False", "WaitingForIsolation");
-    expect(cp.message).toContain("ProfileNotFound");
+    // The provisioner looks again while it waits, so its message follows the isolation report.
+    await waitFor(
+      async () => {
+        const c = condition(await readTc("lock"), "ControlPlaneReady");
+        return c?.reason === "WaitingForIsolation" && c.message.includes("ProfileNotFound");
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: "lock waits for isolation, naming ProfileNotFound" },
+    );
     expect((await readTc("lock"))?.status?.phase).toBe("Provisioning");
     expect(await readSts("lock")).toBeUndefined();
     expect((await core.listNamespacedPod({ namespace: "tp-lock" })).items).toEqual([]);
@@ -196,6 +210,7 @@ describe("isolation comes first", () => {
     const pod = await waitForControlPlanePod("lock", "control plane admitted under restricted");
     expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
     await waitForCondition("lock", "ControlPlaneReady", "False", "ApiServerUnreachable");
+    await deleteTenants("lock");
   });
 });
 
@@ -239,6 +254,7 @@ describe("the control plane is admitted under every Pod Security level", () => {
     );
     expect(second.spec?.containers[0]?.args).toContain(`--tls-san=${addresses[level]}`);
     await waitForCondition(exposed, "ControlPlaneReady", "False", "ApiServerUnreachable");
+    await deleteTenants(plain, exposed);
   });
 });
 
@@ -266,6 +282,50 @@ describe("a profile that would refuse the control plane", () => {
     await waitForWarning(name, "BlockedByIsolationProfile", rule);
     expect((await readTc(name))?.status?.phase).toBe("Failed");
     expect(await readSts(name)).toBeUndefined();
+  });
+});
+
+describe("what tenantplane stops asking for", () => {
+  it("disappears from the cluster: a load-balancer annotation, a limit, the load balancer itself", async () => {
+    const spec = (annotations: Record<string, string>, limits: Record<string, string>, enabled = true) => ({
+      controlPlane: {
+        resources: Object.keys(limits).length > 0 ? { limits } : {},
+        expose: { loadBalancer: { enabled, annotations } },
+      },
+    });
+    await createTenant("tau", spec({ "lb.example.com/a": "1", "lb.example.com/b": "2" }, { memory: "1Gi" }));
+    await waitFor(
+      async () => (await readSts("tau"))?.spec?.template.spec?.containers[0]?.resources?.limits?.["memory"] === "1Gi",
+      { timeoutMs: 60_000, intervalMs: 500, description: "tau StatefulSet with its memory limit" },
+    );
+
+    await createTenant("tau", spec({ "lb.example.com/a": "1" }, {}));
+    await waitFor(
+      async () => {
+        const svc = await read("v1", "Service", "k3s", "tp-tau");
+        const sts = await readSts("tau");
+        return (
+          svc?.metadata?.annotations?.["lb.example.com/b"] === undefined &&
+          svc?.metadata?.annotations?.["lb.example.com/a"] === "1" &&
+          sts?.spec?.template.spec?.containers[0]?.resources?.limits === undefined
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: "the dropped annotation and limit removed" },
+    );
+
+    await createTenant("tau", spec({}, {}, false));
+    await waitFor(
+      async () => {
+        const svc = await read<KubernetesObject & { spec?: { type?: string } }>("v1", "Service", "k3s", "tp-tau");
+        return svc?.spec?.type === "ClusterIP" && Object.keys(svc.metadata?.annotations ?? {}).length === 0;
+      },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        description: "a plain ClusterIP Service without load-balancer annotations",
+      },
+    );
+    await deleteTenants("tau");
   });
 });
 
@@ -298,6 +358,46 @@ describe("the admin kubeconfig", () => {
     expect(second).not.toBe(first);
     expect(new Date(certificateOf(second).validTo).getTime()).toBe(new Date(renewed).getTime());
     expect(await versionThrough(second)).toMatch(/^v1\.34\./);
+  });
+});
+
+describe("a Ready tenant whose profile disappears", () => {
+  it("is locked down and leaves Ready at once, and returns when the profile is back", async () => {
+    await profile("rho-profile", {});
+    await createTenant("rho", {
+      isolationProfileRef: { name: "rho-profile" },
+      controlPlane: { expose: { loadBalancer: { enabled: true } } },
+    });
+    const phase = async () => (await readTc("rho"))?.status?.phase;
+    await waitFor(async () => (await phase()) === "Ready", {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      description: "rho Ready with its profile",
+    });
+
+    await objects.delete({
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "IsolationProfile",
+      metadata: { name: "rho-profile" },
+    });
+    await waitForCondition("rho", "IsolationApplied", "False", "ProfileNotFound");
+    // The isolation service announces its change, so the phase follows within a pass, not a resync.
+    await waitFor(async () => (await phase()) === "Provisioning", {
+      timeoutMs: 5_000,
+      intervalMs: 200,
+      description: "rho's phase to leave Ready",
+    });
+    expect(condition(await readTc("rho"), "ControlPlaneReady")?.status).toBe("True");
+    expect((await read("v1", "Namespace", "tp-rho"))?.metadata?.labels?.["pod-security.kubernetes.io/enforce"]).toBe(
+      "restricted",
+    );
+
+    await profile("rho-profile", {});
+    await waitFor(async () => (await phase()) === "Ready", {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      description: "rho Ready again once the profile is back",
+    });
   });
 });
 

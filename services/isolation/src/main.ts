@@ -1,4 +1,5 @@
 import { CONDITION_ISOLATION_APPLIED } from "@tenantplane/api";
+import { publishTenantChange } from "@tenantplane/messaging";
 import { CommonEnvSchema } from "@tenantplane/runtime";
 import { consumeTenantChanges, startService } from "@tenantplane/service";
 import { reconcileIsolation } from "./reconciler.js";
@@ -8,7 +9,18 @@ consumeTenantChanges(
   svc,
   "isolation",
   (tenant, logger) =>
-    reconcileIsolation(tenant, { objects: svc.objects, events: svc.events, publish: svc.publish, logger }),
+    reconcileIsolation(tenant, {
+      objects: svc.objects,
+      events: svc.events,
+      publish: svc.publish,
+      logger,
+      nudge: (changed, generation) =>
+        publishTenantChange(svc.js, {
+          tenant: changed,
+          ...(generation !== undefined ? { generation } : {}),
+          reason: "TenantChanged",
+        }),
+    }),
   {
     condition: CONDITION_ISOLATION_APPLIED,
     fix: (tenant) =>

@@ -38,6 +38,11 @@ export interface IsolationDeps {
   events: EventRecorder;
   publish: (decision: PlannedDecision) => Promise<void>;
   logger: Logger;
+  /**
+   * Announces that IsolationApplied changed status, so the provisioner judges the phase with it
+   * at once instead of at its next pass. Best effort: the periodic resync is the safety net.
+   */
+  nudge?: (tenant: string, generation: number | undefined) => Promise<void>;
 }
 
 type TenantObject = KubernetesObject & { status?: { conditions?: Condition[] } };
@@ -56,12 +61,19 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   if (!raw || raw.metadata?.deletionTimestamp) return;
   const previous = raw.status?.conditions;
   const generation = raw.metadata?.generation;
-  const report = (condition: Omit<ConditionInput, "type" | "observedGeneration">) =>
-    applyTenantStatus(deps.objects, tenant, previous, {
+  const report = async (condition: Omit<ConditionInput, "type" | "observedGeneration">) => {
+    await applyTenantStatus(deps.objects, tenant, previous, {
       ...condition,
       type: CONDITION_ISOLATION_APPLIED,
       observedGeneration: generation,
     });
+    const before = previous?.find((c) => c.type === CONDITION_ISOLATION_APPLIED)?.status;
+    if (before !== condition.status && deps.nudge) {
+      await deps.nudge(tenant, generation).catch((err: unknown) => {
+        deps.logger.warn({ err, tenant }, "announcing the isolation change failed; the resync will carry it");
+      });
+    }
+  };
   const warn = async (reason: string, message: string) => {
     await report({ status: "False", reason, message });
     await deps.events.record({

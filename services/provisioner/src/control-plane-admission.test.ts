@@ -111,4 +111,13 @@ describe("controlPlaneBlockers", () => {
       "limitRange.persistentVolumeClaim.max[storage] is 1Gi",
     );
   });
+
+  it("names Service quotas that leave no room for the control plane's Services", () => {
+    expect(controlPlaneBlockers(quota({ services: "1" }), sts())[0]).toContain("resourceQuota.hard[services] is 1");
+    const noLb = quota({ "services.loadbalancers": "0" });
+    expect(controlPlaneBlockers(noLb, sts())).toEqual([]);
+    expect(controlPlaneBlockers(noLb, sts(), { loadBalancer: true })[0]).toContain(
+      "resourceQuota.hard[services.loadbalancers] is 0, but spec.controlPlane.expose.loadBalancer.enabled",
+    );
+  });
 });

@@ -14,7 +14,11 @@ type Compute = (typeof COMPUTE)[number];
  * LimitRange defaults fill unset requests and limits, a request defaults to its limit, and a
  * quota on `requests.X`/`limits.X` refuses a pod that ends up without X. Pure.
  */
-export function controlPlaneBlockers(profile: IsolationProfileSpec, sts: V1StatefulSet): string[] {
+export function controlPlaneBlockers(
+  profile: IsolationProfileSpec,
+  sts: V1StatefulSet,
+  options: { loadBalancer?: boolean } = {},
+): string[] {
   const blockers: string[] = [];
   const pod = sts.spec?.template.spec;
   const containers = pod?.containers ?? [];
@@ -56,6 +60,23 @@ export function controlPlaneBlockers(profile: IsolationProfileSpec, sts: V1State
     blockers.push(
       `resourceQuota.hard[persistentvolumeclaims] is ${hard["persistentvolumeclaims"]}: ` +
         "the control plane's data volume cannot be claimed; allow at least 1",
+    );
+  }
+  // The API Service and the headless Service, one of them a LoadBalancer when exposed.
+  if (hard["services"] !== undefined && value(hard["services"]) < 2) {
+    blockers.push(
+      `resourceQuota.hard[services] is ${hard["services"]}: the control plane needs 2 Services ` +
+        "(its API and the StatefulSet's headless one); allow at least 2",
+    );
+  }
+  if (
+    options.loadBalancer &&
+    hard["services.loadbalancers"] !== undefined &&
+    value(hard["services.loadbalancers"]) < 1
+  ) {
+    blockers.push(
+      `resourceQuota.hard[services.loadbalancers] is ${hard["services.loadbalancers"]}, but ` +
+        "spec.controlPlane.expose.loadBalancer.enabled asks for one: allow at least 1 or disable the load balancer",
     );
   }
   const size = storage === undefined ? undefined : value(storage);

@@ -1,4 +1,10 @@
-import { VersionApi, type KubernetesObject, type V1Secret, type V1StatefulSet } from "@kubernetes/client-node";
+import {
+  VersionApi,
+  type KubernetesObject,
+  type V1ObjectMeta,
+  type V1Secret,
+  type V1StatefulSet,
+} from "@kubernetes/client-node";
 import {
   API_VERSION,
   CONDITION_CONTROL_PLANE_READY,
@@ -52,6 +58,7 @@ import {
   provisionerStatusFields,
   type ControlPlaneObservation,
 } from "./plan-status.js";
+import { withoutCreateEntry } from "./field-ownership.js";
 import { decodeSecretData } from "./secret-data.js";
 import { teardown } from "./teardown.js";
 
@@ -98,7 +105,8 @@ interface Pass {
   generation: number;
   deps: ProvisionerDeps;
   decide: Decide;
-  facts: { externalEndpoint?: string; kubeconfigExpiresAt?: Date };
+  /** What the steps saw; `*Observed` says a step ran, so what it reported is current. */
+  facts: { apiObserved?: boolean; externalEndpoint?: string; kubeconfigObserved?: boolean; kubeconfigExpiresAt?: Date };
 }
 
 /** The isolation the namespace gets: the profile chosen for the tenant and what it compiles to. */
@@ -153,10 +161,12 @@ async function provision(pass: Pass): Promise<ControlPlaneObservation> {
   await ensureFinalizer(pass);
   const isolation = await readIsolation(pass);
   await ensureNamespace(pass, isolation);
+  checkProfileAdmitsControlPlane(pass, isolation);
   const pki = await ensurePki(pass);
   const api = await ensureOwned(pass, apiService(pass.tc), apiServiceReason(pass.tc));
   await ensureOwned(pass, headlessService(pass.tenant), "stable network identity for the k3s StatefulSet");
   const external = externalEndpointFrom(api);
+  pass.facts.apiObserved = true;
   if (external !== undefined) pass.facts.externalEndpoint = external;
   const kubeconfig = await ensureKubeconfig(pass, pki, external ?? endpointFor(pass.tenant));
   const sts = await ensureControlPlane(pass, isolation, pki, loadBalancerAddresses(api));
@@ -221,6 +231,15 @@ async function ensureNamespace(pass: Pass, isolation: Isolation): Promise<void> 
   );
 }
 
+// Checked before anything runs in the namespace, so a profile that would refuse the control
+// plane (or its Services) is named instead of failing writes being retried without a word.
+function checkProfileAdmitsControlPlane(pass: Pass, isolation: Isolation): void {
+  const rules = controlPlaneBlockers(isolation.choice.profile, controlPlaneStatefulSet(pass.tc), {
+    loadBalancer: pass.tc.spec.controlPlane.expose.loadBalancer.enabled,
+  });
+  if (rules.length > 0) throw new Halt({ state: "blocked-by-isolation", source: isolation.source, rules });
+}
+
 // The PKI is generated once and never replaced by the provisioner: replacing it would
 // invalidate every credential of the running tenant. A person deletes the Secret to get a new one.
 async function ensurePki(pass: Pass): Promise<TenantPki> {
@@ -254,6 +273,7 @@ async function ensurePki(pass: Pass): Promise<TenantPki> {
 // steady state rewrites nothing.
 async function ensureKubeconfig(pass: Pass, pki: TenantPki, server: string): Promise<string> {
   const { deps } = pass;
+  pass.facts.kubeconfigObserved = true;
   const name = kubeconfigSecretName(pass.tenant);
   const existing = await deps.objects.get<V1Secret>("v1", "Secret", name, pass.namespace);
   if (existing) haltIfForeign(pass, existing, "Secret");
@@ -297,8 +317,7 @@ async function ensureKubeconfig(pass: Pass, pki: TenantPki, server: string): Pro
 }
 
 // The StatefulSet is created only once the namespace is isolated for the current spec, so no
-// control-plane pod ever runs there before the profile's quota, limits and policies; and only
-// when the profile admits it, so a profile that would refuse it says which rule does.
+// control-plane pod ever runs there before the profile's quota, limits and policies.
 async function ensureControlPlane(
   pass: Pass,
   isolation: Isolation,
@@ -319,8 +338,6 @@ async function ensureControlPlane(
     pkiFingerprint: pkiFingerprint(pki),
     ...(keepLegacy ? { selector: legacy } : {}),
   });
-  const rules = controlPlaneBlockers(isolation.choice.profile, desired);
-  if (rules.length > 0) throw new Halt({ state: "blocked-by-isolation", source: isolation.source, rules });
   const reason = `k3s control plane (${pass.tc.spec.controlPlane.image}, ${pass.tc.spec.controlPlane.storage.size} volume)`;
   if (!existing) {
     const isolated = findCondition(pass.raw.status?.conditions, CONDITION_ISOLATION_APPLIED);
@@ -360,14 +377,22 @@ async function observeControlPlane(
 async function report(pass: Pass, observation: ControlPlaneObservation): Promise<void> {
   const { deps, tenant } = pass;
   const condition = controlPlaneReadyInput(observation, pass.generation);
+  const current = pass.raw.status;
   const fields = provisionerStatusFields({
     tenant,
     generation: pass.generation,
     condition,
-    current: pass.raw.status,
-    kubeconfigWritten: pass.facts.kubeconfigExpiresAt !== undefined,
-    kubeconfigExpiresAt: pass.facts.kubeconfigExpiresAt,
-    externalEndpoint: pass.facts.externalEndpoint,
+    current,
+    // A pass halted before a step keeps what the last pass that ran it reported.
+    kubeconfigWritten: pass.facts.kubeconfigObserved
+      ? pass.facts.kubeconfigExpiresAt !== undefined
+      : current?.kubeconfigSecretRef !== undefined,
+    kubeconfigExpiresAt: pass.facts.kubeconfigObserved
+      ? pass.facts.kubeconfigExpiresAt
+      : current?.kubeconfigExpiresAt
+        ? new Date(current.kubeconfigExpiresAt)
+        : undefined,
+    externalEndpoint: pass.facts.apiObserved ? pass.facts.externalEndpoint : current?.externalEndpoint,
   });
   await applyTenantStatus(deps.objects, tenant, pass.raw.status?.conditions, condition, fields);
   if (needsAttention(observation)) {
@@ -381,6 +406,15 @@ async function report(pass: Pass, observation: ControlPlaneObservation): Promise
   }
   if (condition.status !== "True")
     throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, {
+      code: "NotReady",
+      retryAfterMs: NOT_READY_POLL_MS,
+    });
+  // The control plane is ready but isolation has not reported for this spec yet: look again,
+  // so the phase becomes Ready without waiting for the next resync. (A False report is final
+  // until something changes, and a change brings a message.)
+  const isolation = findCondition(pass.raw.status?.conditions, CONDITION_ISOLATION_APPLIED);
+  if ((isolation?.observedGeneration ?? -1) < pass.generation)
+    throw new TransientError(`tenant ${tenant} is waiting for IsolationApplied=True`, {
       code: "NotReady",
       retryAfterMs: NOT_READY_POLL_MS,
     });
@@ -423,7 +457,50 @@ async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, 
     });
   }
   await pass.decide("Create", desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
-  return created;
+  return HANDED_OVER_KINDS.has(desired.kind!) ? takeOverFields(pass, created, desired) : created;
+}
+
+// Kinds whose desired fields can disappear (load-balancer annotations, resource limits). The
+// namespace and the Secrets are written once with fields that never go away, so they keep
+// their create entry and cost no extra writes.
+const HANDED_OVER_KINDS: ReadonlySet<string> = new Set(["Service", "StatefulSet"]);
+
+// Re-sends what was just created as a server-side apply and drops the create's own
+// managed-fields entry, so from now on the apply alone owns these fields and removes any it
+// stops sending. The apply is pinned to the uid just created rather than its version, which
+// controllers move at once (a StatefulSet's status); if the hand-over cannot finish, the next
+// update finishes it.
+async function takeOverFields<T extends KubernetesObject>(pass: Pass, created: T, desired: T): Promise<T> {
+  const { objects } = pass.deps;
+  try {
+    const pinned = { ...desired, metadata: { ...desired.metadata, uid: created.metadata?.uid } } as T;
+    return await dropCreateEntry(objects, await objects.apply(pinned));
+  } catch (err) {
+    if (httpStatusOf(err) !== 409) throw err;
+    return created;
+  }
+}
+
+// Each attempt rewrites managedFields as last read, pinned to that version; a controller's
+// write in between means reading again.
+async function dropCreateEntry<T extends KubernetesObject>(objects: Objects, object: T): Promise<T> {
+  let current: T | undefined = object;
+  for (let attempt = 0; attempt < 3 && current; attempt++) {
+    const kept = withoutCreateEntry(current.metadata?.managedFields, objects.fieldManager);
+    if (!kept) return current;
+    const meta: V1ObjectMeta = current.metadata ?? {};
+    const { name, namespace, resourceVersion } = meta;
+    try {
+      return await objects.mergePatch<T>(
+        { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, ...(namespace ? { namespace } : {}) } },
+        { metadata: { resourceVersion, managedFields: kept } },
+      );
+    } catch (err) {
+      if (httpStatusOf(err) !== 409) throw err;
+      current = await objects.get<T>(object.apiVersion!, object.kind!, name!, namespace);
+    }
+  }
+  return current ?? object;
 }
 
 // Server-side apply pinned to the version that was read and judged ours: if the object changed
@@ -446,13 +523,17 @@ async function updateOwned<T extends KubernetesObject>(
       cause: err,
     });
   }
-  await pass.decide(
-    changeOf(existing, after),
-    desired.kind!,
-    desired.metadata!.name!,
-    desired.metadata?.namespace ?? "",
-    reason,
-  );
+  // Judged before the hand-over below, which changes who owns fields, not what they hold.
+  const action = changeOf(existing, after);
+  if (withoutCreateEntry(after.metadata?.managedFields, pass.deps.objects.fieldManager)) {
+    // Created by an earlier pass whose hand-over did not finish: finish it.
+    const applied = after;
+    after = await dropCreateEntry(pass.deps.objects, applied).catch((err: unknown) => {
+      if (httpStatusOf(err) === 409) return applied;
+      throw err;
+    });
+  }
+  await pass.decide(action, desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
   return after;
 }
 
