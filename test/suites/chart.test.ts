@@ -337,8 +337,12 @@ describe("chart rendering", () => {
         .filter((o) => o.kind === "PodDisruptionBudget")
         .map((o) => o as KubernetesObject & { spec: Record<string, unknown> });
     const defaults = await render();
-    expect(pdbs(defaults).map((p) => [p.metadata?.name, p.spec.maxUnavailable])).toEqual([[`${release}-watcher`, 1]]);
-    expect(pdbs(defaults)[0]?.spec.selector).toEqual(container(defaults, "watcher").deployment.spec?.selector);
+    expect(pdbs(defaults).map((p) => [p.metadata?.name, p.spec.maxUnavailable])).toEqual([
+      [`${release}-sync-worker`, 1],
+      [`${release}-watcher`, 1],
+    ]);
+    const watcherPdb = pdbs(defaults).find((p) => p.metadata?.name === `${release}-watcher`);
+    expect(watcherPdb?.spec.selector).toEqual(container(defaults, "watcher").deployment.spec?.selector);
 
     const dir = mkdtempSync(join(tmpdir(), "tenantplane-values-"));
     try {
@@ -484,7 +488,8 @@ describe("chart rendering", () => {
       "ValidatingAdmissionPolicy",
       `${release}-managed-namespaces`,
     );
-    const accounts = ["isolation", "provisioner", "watcher"].map(
+    // The sync worker writes tenant copies into managed namespaces, so it is exempt too.
+    const accounts = ["isolation", "provisioner", "sync-worker", "watcher"].map(
       (s) => `system:serviceaccount:${namespace}:${release}-${s}`,
     );
     expect(writes.spec.matchConditions[0]?.expression).toContain(

@@ -48,11 +48,13 @@ export async function deleteTracked(
   };
   const key = pendingDeleteKey(recorded.id);
   await mergePatchObject(objects, decision.anchor, { metadata: { annotations: { [key]: JSON.stringify(recorded) } } });
-  const deleted = await objects.delete({
-    apiVersion: target.apiVersion,
-    kind: target.kind,
-    metadata: { name: target.name, namespace: target.namespace },
-  });
+  // Pinned to the object that was read (and to the version the caller judged, if given): a
+  // delete never lands on an object that was replaced or changed owner in between.
+  const pin = decision.ifResourceVersion ? { resourceVersion: decision.ifResourceVersion } : {};
+  const deleted = await objects.delete(
+    { apiVersion: target.apiVersion, kind: target.kind, metadata: { name: target.name, namespace: target.namespace } },
+    { preconditions: { uid: current.metadata?.uid ?? "", ...pin } },
+  );
   if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
   if (deleted) await report(decision.decide, recorded);
   await forget(objects, decision.anchor, key);

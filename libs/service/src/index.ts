@@ -3,6 +3,7 @@ export { applyTenantStatus, nextCondition, tenantRegarding, type ConditionInput 
 export { tenantOfSubject, warnOnRejection } from "./rejections.js";
 export {
   PENDING_DECISION_ANNOTATION,
+  pendingDecisionAnnotation,
   applyTracked,
   changeOf,
   createTracked,

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { PENDING_DECISION_ANNOTATION, changeOf, pendingDecisionOf, tenantDecider } from "./object-change.js";
+import { changeOf, pendingDecisionAnnotation, pendingDecisionOf, tenantDecider } from "./object-change.js";
+
+const PENDING = pendingDecisionAnnotation("tenantplane-isolation");
 
 const ours = (fieldsV1: unknown) => ({ manager: "tenantplane-isolation", operation: "Apply", fieldsV1 });
 const theirs = (fieldsV1: unknown) => ({ manager: "kubectl-label", operation: "Update", fieldsV1 });
@@ -59,12 +61,12 @@ describe("changeOf", () => {
       ...after,
       metadata: {
         ...after.metadata,
-        annotations: { [PENDING_DECISION_ANNOTATION]: "{}" },
+        annotations: { [PENDING]: "{}" },
         managedFields: [
           ours({
             "f:metadata": {
               "f:labels": { "f:app.kubernetes.io/managed-by": {} },
-              "f:annotations": { [`f:${PENDING_DECISION_ANNOTATION}`]: {} },
+              "f:annotations": { [`f:${PENDING}`]: {} },
             },
             "f:spec": { "f:hard": { "f:pods": {} } },
           }),
@@ -76,7 +78,7 @@ describe("changeOf", () => {
 });
 
 describe("pendingDecisionOf", () => {
-  const annotated = (value: string) => ({ metadata: { annotations: { [PENDING_DECISION_ANNOTATION]: value } } });
+  const annotated = (value: string) => ({ metadata: { annotations: { [PENDING]: value } } });
   it("reads a recorded decision", () => {
     const recorded = { id: "i", time: "2026-01-01T00:00:00.000Z", action: "Create", reason: "r" };
     expect(pendingDecisionOf(annotated(JSON.stringify(recorded)))).toEqual(recorded);
@@ -85,6 +87,20 @@ describe("pendingDecisionOf", () => {
     expect(pendingDecisionOf({ metadata: {} })).toBeUndefined();
     expect(pendingDecisionOf(annotated("not json"))).toBeUndefined();
     expect(pendingDecisionOf(annotated(JSON.stringify({ id: "i", action: "Explode" })))).toBeUndefined();
+  });
+  it("leaves a Decision another service recorded on a shared object to that service", () => {
+    const recorded = {
+      id: "i",
+      time: "2026-01-01T00:00:00.000Z",
+      action: "Update",
+      reason: "Pod Security labels",
+      manager: "tenantplane-isolation",
+    };
+    const namespace = annotated(JSON.stringify(recorded));
+    expect(PENDING).toBe("tenantplane.io/pending-decision.isolation");
+    expect(pendingDecisionOf(namespace, "tenantplane-provisioner")).toBeUndefined();
+    expect(pendingDecisionOf(namespace, "tenantplane-isolation")).toEqual(recorded);
+    expect(pendingDecisionOf(namespace)).toEqual(recorded);
   });
 });
 

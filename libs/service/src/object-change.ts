@@ -7,14 +7,25 @@ import { faults } from "./faults.js";
 import { ownedFieldsChanged } from "./owned-fields.js";
 
 /**
- * The annotation a host write carries while its Decision is not published yet:
+ * The prefix of the annotation a host write carries while its Decision is not published yet
+ * (one key per service, see pendingDecisionAnnotation):
  * written in the same apply as the change, removed after the publish succeeded.
  * Whoever finds it (a redelivered or later reconcile, possibly in another replica)
  * publishes it first, with the id it carries, so neither an outage nor a crash
  * between write and publish loses the Decision and no duplicate survives dedupe.
  */
 export const PENDING_DECISION_ANNOTATION = "tenantplane.io/pending-decision";
-const PENDING_PATH = `metadata.annotations.${PENDING_DECISION_ANNOTATION}`;
+
+/**
+ * The annotation a field manager records its pending Decision in: one key per service
+ * (`tenantplane.io/pending-decision.isolation`), so two services writing one object (the
+ * host namespace) never overwrite each other's record.
+ */
+export function pendingDecisionAnnotation(fieldManager: string): string {
+  return `${PENDING_DECISION_ANNOTATION}.${fieldManager.replace(/^tenantplane-/, "")}`;
+}
+
+const pendingPath = (fieldManager: string) => `metadata.annotations.${pendingDecisionAnnotation(fieldManager)}`;
 
 /** A Decision recorded on its host object, as the pending-decision annotation holds it. */
 export interface RecordedDecision {
@@ -22,6 +33,12 @@ export interface RecordedDecision {
   time: string;
   action: DecisionAction;
   reason: string;
+  /**
+   * The field manager (service) that made the write. Objects two services write (the host
+   * namespace) may carry another service's pending Decision: only its own service publishes
+   * it, so a Decision is never published under the wrong service's name.
+   */
+  manager?: string;
 }
 
 /**
@@ -38,7 +55,7 @@ export function changeOf(
 ): DecisionAction | undefined {
   if (!before) return "Create";
   const managers = fieldManager ? [fieldManager] : tenantplaneManagers(before, after);
-  return managers.some((m) => ownedFieldsChanged(before, after, m, [PENDING_PATH])) ? "Update" : undefined;
+  return managers.some((m) => ownedFieldsChanged(before, after, m, [pendingPath(m)])) ? "Update" : undefined;
 }
 
 /** The decision a tracked apply reports, before the tenant and refs are filled in. */
@@ -69,7 +86,7 @@ export interface TrackedDecision {
  *
  * With `decision`, the write is tracked end to end, and the caller must not call
  * `decide` itself: a dry run tells whether the apply would change anything; only
- * then is the object written, carrying its Decision in PENDING_DECISION_ANNOTATION
+ * then is the object written, carrying its Decision in its pendingDecisionAnnotation
  * in the same apply; the Decision is published through `decision.decide` (which
  * retries until it succeeds or the service stops), and the annotation is removed.
  * A pending Decision found on the object (left by a crash or an outage) is published
@@ -88,7 +105,7 @@ export async function applyTracked<T extends KubernetesObject>(
   }
   const report = (recorded: RecordedDecision) =>
     decision.decide(recorded.action, desired.kind!, meta.name!, meta.namespace ?? "", recorded.reason, recorded);
-  const leftover = before ? pendingDecisionOf(before) : undefined;
+  const leftover = before ? pendingDecisionOf(before, objects.fieldManager) : undefined;
   if (leftover) await report(leftover);
 
   const pin = decision.ifResourceVersion;
@@ -105,8 +122,9 @@ export async function applyTracked<T extends KubernetesObject>(
     time: new Date().toISOString(),
     action,
     reason: decision.reason,
+    manager: objects.fieldManager,
   };
-  const written = await objects.apply(withPending(desired, recorded), { ifResourceVersion: pin });
+  const written = await objects.apply(withPending(desired, recorded, objects.fieldManager), { ifResourceVersion: pin });
   if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
   // Someone else may have made the same change in the meantime: then this write only added the annotation.
   const changed = changeOf(before, written, objects.fieldManager);
@@ -116,7 +134,7 @@ export async function applyTracked<T extends KubernetesObject>(
 
 /**
  * Creates `desired` (never overwriting: an existing object is a 409 and yields
- * undefined) carrying its Create Decision in PENDING_DECISION_ANNOTATION, publishes
+ * undefined) carrying its Create Decision in its pendingDecisionAnnotation, publishes
  * the Decision through `decision.decide` and removes the annotation. For objects
  * that must be written exactly once (a PKI); the caller reads an existing one with
  * publishPendingDecision, so a crash between create and publish loses nothing.
@@ -131,10 +149,11 @@ export async function createTracked<T extends KubernetesObject>(
     time: new Date().toISOString(),
     action: "Create",
     reason: decision.reason,
+    manager: objects.fieldManager,
   };
   let created: T;
   try {
-    created = await objects.create(withPending(desired, recorded));
+    created = await objects.create(withPending(desired, recorded, objects.fieldManager));
   } catch (err) {
     if (httpStatusOf(err) === 409) return undefined;
     throw err;
@@ -154,14 +173,17 @@ export async function publishPendingDecision<T extends KubernetesObject>(
   obj: T,
   decide: Decide,
 ): Promise<T> {
-  const pending = pendingDecisionOf(obj);
+  const pending = pendingDecisionOf(obj, objects.fieldManager);
   if (!pending) return obj;
   const meta = obj.metadata ?? {};
   await decide(pending.action, obj.kind!, meta.name!, meta.namespace ?? "", pending.reason, pending);
   try {
     // A merge patch removes the annotation whoever wrote it; pinned, so it never resurrects a deleted object.
     return await objects.mergePatch<T>(obj, {
-      metadata: { resourceVersion: meta.resourceVersion, annotations: { [PENDING_DECISION_ANNOTATION]: null } },
+      metadata: {
+        resourceVersion: meta.resourceVersion,
+        annotations: { [pendingDecisionAnnotation(objects.fieldManager)]: null },
+      },
     });
   } catch (err) {
     const status = httpStatusOf(err);
@@ -170,9 +192,16 @@ export async function publishPendingDecision<T extends KubernetesObject>(
   }
 }
 
-/** The Decision recorded on `obj` and not published yet, if any (unreadable annotations are ignored). */
-export function pendingDecisionOf(obj: KubernetesObject): RecordedDecision | undefined {
-  const raw = obj.metadata?.annotations?.[PENDING_DECISION_ANNOTATION];
+/**
+ * The Decision recorded on `obj` and not published yet, if any (unreadable annotations are
+ * ignored); with `manager`, only one that manager recorded.
+ */
+export function pendingDecisionOf(obj: KubernetesObject, manager?: string): RecordedDecision | undefined {
+  const annotations = obj.metadata?.annotations ?? {};
+  const raw =
+    manager === undefined
+      ? Object.entries(annotations).find(([key]) => key.startsWith(`${PENDING_DECISION_ANNOTATION}.`))?.[1]
+      : annotations[pendingDecisionAnnotation(manager)];
   if (!raw) return undefined;
   try {
     const parsed = JSON.parse(raw) as Partial<RecordedDecision>;
@@ -181,7 +210,8 @@ export function pendingDecisionOf(obj: KubernetesObject): RecordedDecision | und
       typeof parsed.id === "string" &&
       typeof parsed.time === "string" &&
       typeof parsed.reason === "string" &&
-      actions.includes(parsed.action ?? "")
+      actions.includes(parsed.action ?? "") &&
+      (manager === undefined || parsed.manager === undefined || parsed.manager === manager)
     ) {
       return parsed as RecordedDecision;
     }
@@ -210,12 +240,15 @@ export function tenantDecider(tenant: string, publish: (decision: PlannedDecisio
   };
 }
 
-function withPending<T extends KubernetesObject>(desired: T, recorded: RecordedDecision): T {
+function withPending<T extends KubernetesObject>(desired: T, recorded: RecordedDecision, fieldManager: string): T {
   return {
     ...desired,
     metadata: {
       ...desired.metadata,
-      annotations: { ...desired.metadata?.annotations, [PENDING_DECISION_ANNOTATION]: JSON.stringify(recorded) },
+      annotations: {
+        ...desired.metadata?.annotations,
+        [pendingDecisionAnnotation(fieldManager)]: JSON.stringify(recorded),
+      },
     },
   };
 }
@@ -226,7 +259,7 @@ function withPending<T extends KubernetesObject>(desired: T, recorded: RecordedD
 // still holds this Decision. Should it still fail, the annotation stays and the next
 // reconcile republishes it under the same id, which downstream dedupe drops.
 async function clearPending<T extends KubernetesObject>(objects: Objects, desired: T, seen: T): Promise<T> {
-  const id = pendingDecisionOf(seen)?.id;
+  const id = pendingDecisionOf(seen, objects.fieldManager)?.id;
   let current = seen;
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
@@ -238,7 +271,7 @@ async function clearPending<T extends KubernetesObject>(objects: Objects, desire
     }
     const meta = desired.metadata ?? {};
     const reread = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
-    if (!reread || pendingDecisionOf(reread)?.id !== id) return reread ?? current;
+    if (!reread || pendingDecisionOf(reread, objects.fieldManager)?.id !== id) return reread ?? current;
     current = reread;
   }
   return current;

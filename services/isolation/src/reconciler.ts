@@ -25,7 +25,8 @@ import { TransientError, type Logger } from "@tenantplane/runtime";
 import {
   applyTenantStatus,
   applyTracked,
-  changeOf,
+  deleteTracked,
+  publishPendingDeletes,
   tenantDecider,
   tenantRegarding,
   type ConditionInput,
@@ -137,15 +138,18 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
       ? `IsolationProfile ${refName}`
       : "the built-in isolation profile";
   const decide = tenantDecider(tenant, deps.publish);
+  // Deletes of a pass that died before publishing them are recorded on the namespace.
+  await publishPendingDeletes(deps.objects, ns, decide);
 
   // Only the Pod Security labels, under this service's field manager: the
   // provisioner owns the namespace's other labels. Pinned to the version read
   // above, so a namespace deleted meanwhile by a teardown is never recreated here.
-  const labelled = await deps.objects.apply(
+  // Every write below is tracked: it carries its Decision until the Decision is published.
+  await applyTracked(
+    deps.objects,
     { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: compiled.namespaceLabels } },
-    { ifResourceVersion: ns.metadata?.resourceVersion },
+    { decide, reason: `Pod Security labels from ${source}`, ifResourceVersion: ns.metadata?.resourceVersion },
   );
-  await decide(changeOf(ns, labelled), "Namespace", namespace, "", `Pod Security labels from ${source}`);
 
   const wanted = new Set<string>();
   const collisions: string[] = [];
@@ -158,14 +162,10 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
       collisions.push(describeForeign({ kind: object.kind, name: object.metadata.name, namespace }, ownership.why));
       continue;
     }
-    const { action } = await applyTracked(deps.objects, object as KubernetesObject);
-    await decide(
-      action,
-      object.kind,
-      object.metadata.name,
-      namespace,
-      `${describeIsolationObject(object.kind, object.metadata.name)} from ${source}`,
-    );
+    await applyTracked(deps.objects, object as KubernetesObject, {
+      decide,
+      reason: `${describeIsolationObject(object.kind, object.metadata.name)} from ${source}`,
+    });
   }
   let removed = 0;
   for (const { apiVersion, kind } of ISOLATION_KINDS) {
@@ -174,10 +174,12 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
       labelSelector: isolationObjectSelector(tenant),
     });
     for (const name of staleObjects(kind, existing, wanted)) {
-      if (await deps.objects.delete({ apiVersion, kind, metadata: { name, namespace } })) {
-        removed++;
-        await decide("Delete", kind, name, namespace, `${source} no longer produces ${kind} ${name}`);
-      }
+      const deleted = await deleteTracked(
+        deps.objects,
+        { apiVersion, kind, name, namespace },
+        { decide, reason: `${source} no longer produces ${kind} ${name}`, anchor: ns },
+      );
+      if (deleted) removed++;
     }
   }
 

@@ -30,7 +30,15 @@ import { kubeConfigFromString, type EventRecorder, type Objects } from "@tenantp
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, describe as describeError, httpStatusOf, type Logger } from "@tenantplane/runtime";
-import { applyTenantStatus, changeOf, tenantDecider, tenantRegarding, type Decide } from "@tenantplane/service";
+import {
+  applyTenantStatus,
+  applyTracked,
+  createTracked,
+  publishPendingDecision,
+  tenantDecider,
+  tenantRegarding,
+  type Decide,
+} from "@tenantplane/service";
 import { controlPlaneBlockers } from "./control-plane-admission.js";
 import {
   KUBECONFIG_KEY,
@@ -222,6 +230,8 @@ async function ensureNamespace(pass: Pass, isolation: Isolation): Promise<void> 
         retryAfterMs: NOT_READY_POLL_MS,
       });
     }
+    // A Create recorded on it by a pass that died before publishing goes out now.
+    await publishPendingDecision(pass.deps.objects, existing, pass.decide);
     return;
   }
   await createOrHalt(
@@ -247,6 +257,7 @@ async function ensurePki(pass: Pass): Promise<TenantPki> {
   const existing = await pass.deps.objects.get<V1Secret>("v1", "Secret", name, pass.namespace);
   if (existing) {
     haltIfForeign(pass, existing, "Secret");
+    await publishPendingDecision(pass.deps.objects, existing, pass.decide);
     try {
       return readPkiSecret(existing);
     } catch (err) {
@@ -445,18 +456,15 @@ function haltIfForeign(pass: Pass, existing: KubernetesObject, kind: string): vo
 // in the meantime, so tenantplane never writes into an object that someone else just made.
 async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, reason: string): Promise<T> {
   const { objects } = pass.deps;
-  let created: T;
-  try {
-    created = await objects.create(desired);
-  } catch (err) {
-    if (httpStatusOf(err) !== 409) throw err;
+  // The object carries its Create Decision until it is published, so a crash between the
+  // write and the publish is caught up by the next pass (publishPendingDecision).
+  const created = await createTracked(objects, desired, { decide: pass.decide, reason });
+  if (!created) {
     throw new TransientError(`${desired.kind} ${desired.metadata?.name} appeared while being created; looking again`, {
       code: "Conflict",
       retryAfterMs: 500,
-      cause: err,
     });
   }
-  await pass.decide("Create", desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
   return HANDED_OVER_KINDS.has(desired.kind!) ? takeOverFields(pass, created, desired) : created;
 }
 
@@ -514,7 +522,13 @@ async function updateOwned<T extends KubernetesObject>(
 ): Promise<T> {
   let after: T;
   try {
-    after = await pass.deps.objects.apply(desired, { ifResourceVersion: existing.metadata?.resourceVersion });
+    // Tracked: the write records its Decision on the object and publishes it (nothing when the
+    // apply changes none of the fields this manager owns).
+    ({ object: after } = await applyTracked(pass.deps.objects, desired, {
+      decide: pass.decide,
+      reason,
+      ifResourceVersion: existing.metadata?.resourceVersion,
+    }));
   } catch (err) {
     if (httpStatusOf(err) !== 409) throw err;
     throw new TransientError(`${desired.kind} ${desired.metadata?.name} changed while being updated; looking again`, {
@@ -523,8 +537,6 @@ async function updateOwned<T extends KubernetesObject>(
       cause: err,
     });
   }
-  // Judged before the hand-over below, which changes who owns fields, not what they hold.
-  const action = changeOf(existing, after);
   if (withoutCreateEntry(after.metadata?.managedFields, pass.deps.objects.fieldManager)) {
     // Created by an earlier pass whose hand-over did not finish: finish it.
     const applied = after;
@@ -533,7 +545,6 @@ async function updateOwned<T extends KubernetesObject>(
       throw err;
     });
   }
-  await pass.decide(action, desired.kind!, desired.metadata!.name!, desired.metadata?.namespace ?? "", reason);
   return after;
 }
 

@@ -10,7 +10,13 @@ import type { EventRecorder, Objects } from "@tenantplane/kube";
 import { LABEL_MANAGED_BY, LABEL_TENANT, MANAGED_BY, hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, httpStatusOf, type Logger } from "@tenantplane/runtime";
-import { applyTenantStatus, tenantRegarding } from "@tenantplane/service";
+import {
+  applyTenantStatus,
+  deleteTracked,
+  publishPendingDeletes,
+  tenantDecider,
+  tenantRegarding,
+} from "@tenantplane/service";
 
 /** What the teardown needs from the outside world. */
 export interface TeardownDeps {
@@ -65,6 +71,8 @@ export async function teardown(
     );
     return;
   }
+  // A Delete recorded on the TenantCluster by a pass that died before publishing goes out first.
+  await publishPendingDeletes(deps.objects, raw!, tenantDecider(tenant, deps.publish));
   const ns = await deps.objects.get("v1", "Namespace", namespace);
   if (ns) {
     const ownership = namespaceOwnership(ns, tenant, uid);
@@ -125,15 +133,25 @@ async function removeNamespace(
   }
   // Pinned to the namespace that was judged: if it was replaced or relabelled since, the
   // delete fails instead of removing something nobody checked.
-  const deleted = await deleteExactly(deps.objects, ns);
-  if (deleted) {
-    await deps.publish({
-      tenant,
-      action: "Delete",
-      kind: "Namespace",
-      tenantRef: { namespace: "", name: tenant },
-      hostRef: { namespace: "", name: namespace },
-      reason: `TenantCluster ${tenant} is being deleted; the namespace takes every host object of the tenant with it`,
+  // The Delete Decision is recorded on the TenantCluster before the delete and published after
+  // it, so a crash in between is caught up by the next pass.
+  try {
+    await deleteTracked(
+      deps.objects,
+      { apiVersion: "v1", kind: "Namespace", name: namespace },
+      {
+        decide: tenantDecider(tenant, deps.publish),
+        reason: `TenantCluster ${tenant} is being deleted; the namespace takes every host object of the tenant with it`,
+        anchor: raw!,
+        ifResourceVersion: ns.metadata?.resourceVersion,
+      },
+    );
+  } catch (err) {
+    if (httpStatusOf(err) !== 409) throw err;
+    throw new TransientError(`host namespace ${namespace} changed while being deleted; looking again`, {
+      code: "Conflict",
+      retryAfterMs: 500,
+      cause: err,
     });
   }
   throw waiting;
