@@ -37,6 +37,7 @@ import {
   waitFor,
   type HostCluster,
   type NatsServer,
+  type RunningService,
 } from "../harness/index.js";
 import { startProcess, type ManagedProcess } from "../harness/process.js";
 
@@ -102,6 +103,14 @@ async function storedDecisions(tenant: string): Promise<Decision[]> {
   const out: Decision[] = [];
   for await (const m of await reader.fetch({ max_messages: 1000, expires: 1500 })) out.push(m.json<Decision>());
   return out;
+}
+
+/** Resolves once the service has declared its streams and consumers and says it is ready. */
+async function ready(service: RunningService): Promise<void> {
+  await waitFor(async () => (await service.probe("/readyz").catch(() => ({ status: 0 }))).status === 200, {
+    description: `${service.name} /readyz`,
+    intervalMs: 200,
+  });
 }
 
 /** The pending-decision annotations an object still carries, whichever service wrote them. */
@@ -255,6 +264,71 @@ describe("no Decision is lost", () => {
     await publishTenantChange(js, { tenant: "crash", reason: "Resync" });
     await new Promise((r) => setTimeout(r, 3_000));
     expect(await storedDecisions("crash")).toHaveLength(2);
+  });
+
+  it("loses no Decision when the real provisioner and isolation are SIGKILLed right after a host write", async () => {
+    const tenant = "killed";
+    const namespace = `tp-${tenant}`;
+    const api = KubernetesObjectApi.makeApiClient(host.kubeConfig);
+    await api.create({
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "TenantCluster",
+      metadata: { name: tenant },
+      spec: {},
+    } as KubernetesObject);
+    const kill = { TENANTPLANE_FAULT_KILL_AFTER_HOST_WRITE: "1" };
+
+    // The provisioner dies right after creating the namespace, before publishing its Create.
+    const provisioner = await fleet.start("provisioner", kill);
+    await ready(provisioner);
+    await publishTenantChange(js, { tenant, reason: "TenantChanged" });
+    await provisioner.process.exited;
+    const created = (await core.readNamespace({ name: namespace })) as KubernetesObject;
+    const provisionerRecord = pendingDecisionOf(created, "tenantplane-provisioner");
+    expect(provisionerRecord).toMatchObject({ action: "Create" });
+
+    // Isolation dies right after its first write into that namespace.
+    const isolation = await fleet.start("isolation", kill);
+    await ready(isolation);
+    await publishTenantChange(js, { tenant, reason: "TenantChanged" });
+    await isolation.process.exited;
+    const isolationWrites = [
+      (await core.readNamespace({ name: namespace })) as KubernetesObject,
+      ...(await new Objects(host.kubeConfig, "e2e").list("networking.k8s.io/v1", "NetworkPolicy", { namespace })),
+    ];
+    const isolationRecord = isolationWrites
+      .map((o) => pendingDecisionOf(o, "tenantplane-isolation"))
+      .find((r) => r !== undefined);
+    expect(isolationRecord).toBeDefined();
+    // Neither service's record overwrote the other's.
+    expect(pendingDecisionOf(isolationWrites[0]!, "tenantplane-provisioner")?.id).toBe(provisionerRecord!.id);
+    expect(await storedDecisions(tenant)).toEqual([]);
+
+    await Promise.all([fleet.start("provisioner"), fleet.start("isolation")]);
+    await publishTenantChange(js, { tenant, reason: "Resync" });
+    const decisions = await waitFor(
+      async () => {
+        const stored = await storedDecisions(tenant);
+        const ids = new Set(stored.map((d) => d.id));
+        return ids.has(provisionerRecord!.id) && ids.has(isolationRecord!.id) ? stored : undefined;
+      },
+      { description: "the Decisions both killed services recorded", timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    expect(decisions.find((d) => d.id === provisionerRecord!.id)).toMatchObject({
+      service: "provisioner",
+      action: "Create",
+      kind: "Namespace",
+      hostRef: { namespace: "", name: namespace },
+      time: provisionerRecord!.time,
+    });
+    expect(decisions.find((d) => d.id === isolationRecord!.id)).toMatchObject({
+      service: "isolation",
+      action: isolationRecord!.action,
+      time: isolationRecord!.time,
+    });
+    expect(new Set(decisions.map((d) => d.id)).size).toBe(decisions.length);
+    const after = (await core.readNamespace({ name: namespace })) as KubernetesObject;
+    expect(pendingKeys(after)).toEqual([]);
   });
 
   it("publishes a Delete recorded on its anchor only when the delete happened", async () => {
