@@ -83,6 +83,19 @@ const CLUSTER_NAME = "tenantplane-test";
  * JetStream meta leader.
  */
 export async function startNatsCluster(options: NatsClusterOptions = {}): Promise<NatsCluster> {
+  // Ports are picked free a moment before the servers bind them, so another process (an
+  // outgoing connection on a busy machine) can take one in between: start again on new ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startNatsClusterOnce(options);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      console.error(`[harness] NATS cluster start failed (${String(err)}); trying again on new ports`);
+    }
+  }
+}
+
+async function startNatsClusterOnce(options: NatsClusterOptions): Promise<NatsCluster> {
   const binary = toolPath("nats-server", options.toolsDir);
   const size = options.size ?? 3;
   return startStack("nats-cluster", async (teardown) => {

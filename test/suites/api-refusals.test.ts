@@ -139,22 +139,18 @@ describe("a write the API server refuses shows on the TenantCluster", () => {
     });
   });
 
-  it("provisioner: a Service the quota refuses sets ControlPlaneReady False, phase Failed and a Warning naming the quota", async () => {
-    const tenant = "refused-lb";
-    // The profile allows no load balancer; the TenantCluster asks for one once isolation is in force.
-    await objects.apply(profile("no-load-balancers", { resourceQuota: { hard: { "services.loadbalancers": "0" } } }));
-    const spec = (enabled: boolean) => ({
-      isolationProfileRef: { name: "no-load-balancers" },
-      controlPlane: { expose: { loadBalancer: { enabled } } },
-    });
-    await objects.apply(tenantCluster(tenant, spec(false)));
-    await waitForCondition(tenant, "IsolationApplied", "True", "Applied");
-    await objects.apply(tenantCluster(tenant, spec(true)));
+  it("provisioner: a Secret the quota refuses sets ControlPlaneReady False, phase Failed and a Warning naming the quota", async () => {
+    const tenant = "refused-secret";
+    // The profile admits one Secret: the provisioner checks the control plane's own needs (pods,
+    // storage, Services, requests) before writing, but not object counts, so the API server's
+    // ResourceQuota admission refuses the tenant's second Secret.
+    await objects.apply(profile("one-secret", { resourceQuota: { hard: { secrets: "1" } } }));
+    await objects.apply(tenantCluster(tenant, { isolationProfileRef: { name: "one-secret" } }));
 
     const condition = await waitForCondition(tenant, "ControlPlaneReady", "False", "RejectedByApiServer");
-    expect(condition.message).toContain(`Service tp-${tenant}/k3s`);
+    expect(condition.message).toContain(`Secret tp-${tenant}/`);
     expect(condition.message).toContain("exceeded quota");
-    expect(condition.message).toContain("services.loadbalancers");
+    expect(condition.message).toContain("secrets");
     expect(condition.message).toContain("spec.resourceQuota.hard");
     const tc = await waitFor(
       async () => {
@@ -165,6 +161,6 @@ describe("a write the API server refuses shows on the TenantCluster", () => {
     );
     // The provisioner's other status fields survive the refusal report.
     expect(tc.status?.hostNamespace).toBe(`tp-${tenant}`);
-    await waitForWarning(tenant, "RejectedByApiServer", "services.loadbalancers");
+    await waitForWarning(tenant, "RejectedByApiServer", "exceeded quota");
   });
 });

@@ -292,8 +292,9 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
       },
       { timeoutMs: 30_000, description: "kubectl describe shows decisions" },
     );
-    expect(described).toMatch(/Normal\s+CreateStatefulSet/);
-    expect(described).toContain(`host tp-${tenant}/k3s`);
+    // What happened to which host object, reported by the service that decided it.
+    expect(described).toMatch(/Normal\s+CreateStatefulSet\s+\S+\s+provisioner\s+created StatefulSet /);
+    expect(described).toContain(`created StatefulSet tp-${tenant}/k3s`);
   });
 
   it("follows a profile change: updates, removes what the profile no longer produces, and explains both", async () => {
