@@ -174,7 +174,7 @@ async function run(): Promise<void> {
   const tenantKc = new KubeConfig();
   tenantKc.loadFromFile(tenantKubeconfig);
   await applyWorkloads(tenantKc);
-  const synced = names.includes("sync-worker" as ServiceName) ? await waitForSyncedObjects(core, first.name) : 0;
+  const synced = names.includes("sync-worker") ? await waitForSyncedObjects(core, first.name) : 0;
   if (synced > 0) step(`${synced} tenant objects synced into tp-${first.name}`);
 
   const kubectl = (...args: string[]) => {
@@ -224,6 +224,32 @@ async function run(): Promise<void> {
       "custom-columns=KIND:.kind,HOST NAME:.metadata.name,TENANT:.metadata.labels.tenantplane\\.io/tenant,VIRTUAL NAMESPACE:.metadata.annotations.tenantplane\\.io/virtual-namespace,VIRTUAL NAME:.metadata.annotations.tenantplane\\.io/virtual-name",
     ),
   );
+  const copies = await core.listNamespacedConfigMap({
+    namespace: `tp-${first.name}`,
+    labelSelector: "app.kubernetes.io/managed-by=tenantplane,tenantplane.io/kind",
+  });
+  const example = copies.items[0]?.metadata?.name;
+  if (example !== undefined) {
+    const explained = spawnSync(
+      process.execPath,
+      [
+        join(repoRoot, "libs/cli/bin/tenantplane.js"),
+        "explain",
+        `configmap/${example}`,
+        "-n",
+        `tp-${first.name}`,
+        "--kubeconfig",
+        host.kubeconfigPath,
+        "--nats-url",
+        nats.url,
+      ],
+      { env: { ...process.env, NO_COLOR: "1" } },
+    );
+    print(
+      `$ tenantplane explain configmap/${example} -n tp-${first.name}`,
+      explained.stdout.toString() + explained.stderr.toString(),
+    );
+  }
   const cluster = toolPath("cluster", toolsDir);
   print(
     "try next",
@@ -232,7 +258,8 @@ async function run(): Promise<void> {
       `export KUBECONFIG=${hostKubeconfig}   # the host cluster`,
       `kubectl describe tenantcluster ${first.name}`,
       `kubectl --kubeconfig=${tenantKubeconfig} get pods -A   # inside tenant ${first.name}`,
-      `node libs/cli/dist/main.js explain-sync --offline --tenant ${first.name} -f examples/tenant/workloads.yaml`,
+      `npx tenantplane explain-sync --tenant ${first.name} -f examples/tenant/workloads.yaml --kubeconfig ${hostKubeconfig}`,
+      `npx tenantplane decisions --tenant ${first.name} --nats-url ${nats.url} --follow`,
       `NATS: ${nats.url} (stream DECISIONS, subjects tenantplane.decisions.>)`,
       "",
     ].join("\n"),

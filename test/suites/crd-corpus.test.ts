@@ -5,6 +5,7 @@ import { KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-n
 import { crdManifests, parseIsolationProfile, parseSyncPolicy, parseTenantCluster } from "@tenantplane/api";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JsonClient } from "@tenantplane/kube";
 import { installCrds, liveProcesses, startHostCluster, trackFailures, type HostCluster } from "../harness/index.js";
 
 const examplesDir = fileURLToPath(new URL("../../examples/", import.meta.url));
@@ -115,3 +116,38 @@ describe("example corpus", () => {
     },
   );
 });
+
+describe("the CRDs as kubectl sees them", () => {
+  // Every short name and plural the API server serves, built-in and ours, as `kubectl api-resources` lists them.
+  async function servedNames(): Promise<{ group: string; names: string[] }[]> {
+    const rest = new JsonClient(cluster!.kubeConfig);
+    const out: { group: string; names: string[] }[] = [];
+    const core = await rest.request<ResourceList>("GET", "/api/v1");
+    out.push({ group: "", names: core.resources.flatMap((r) => [r.name, ...(r.shortNames ?? [])]) });
+    const groups = await rest.request<{ groups: { preferredVersion: { groupVersion: string } }[] }>("GET", "/apis");
+    for (const g of groups.groups) {
+      const list = await rest.request<ResourceList>("GET", `/apis/${g.preferredVersion.groupVersion}`);
+      out.push({
+        group: g.preferredVersion.groupVersion.split("/")[0]!,
+        names: list.resources.flatMap((r) => [r.name, ...(r.shortNames ?? [])]),
+      });
+    }
+    return out;
+  }
+
+  it("gives short names that no built-in resource uses", async () => {
+    const served = await servedNames();
+    const others = new Set(served.filter((g) => g.group !== "tenantplane.io").flatMap((g) => g.names));
+    const ours = crdManifests().flatMap(
+      (crd) => (crd as unknown as { spec: { names: { shortNames?: string[] } } }).spec.names.shortNames ?? [],
+    );
+    expect(ours).toEqual(["tc", "isoprof", "sp"]);
+    expect(ours.filter((name) => others.has(name))).toEqual([]);
+    // `ip` is the built-in IPAddress kind's short name: taking it made `kubectl get ip` ambiguous.
+    expect(others.has("ip")).toBe(true);
+  });
+});
+
+interface ResourceList {
+  resources: { name: string; shortNames?: string[] }[];
+}

@@ -322,8 +322,14 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
         "baseline",
       { description: "PSA warn label follows the profile" },
     );
-    const policies = await objects.list("networking.k8s.io/v1", "NetworkPolicy", `tp-${tenant}`);
-    expect(policies.items.map((p) => p.metadata?.name)).not.toContain("tenantplane-allow-namespaces");
+    // Stale objects are removed after the profile's objects are applied, in the same pass.
+    await waitFor(
+      async () => {
+        const policies = await objects.list("networking.k8s.io/v1", "NetworkPolicy", `tp-${tenant}`);
+        return !policies.items.some((p) => p.metadata?.name === "tenantplane-allow-namespaces");
+      },
+      { description: "the NetworkPolicy the profile no longer produces to be deleted" },
+    );
     await waitForEvent(tenant, (e) => e.reason === "UpdateResourceQuota", "UpdateResourceQuota event");
     const deleted = await waitForEvent(tenant, (e) => e.reason === "DeleteNetworkPolicy", "DeleteNetworkPolicy event");
     expect(deleted.type).toBe("Warning");

@@ -49,7 +49,7 @@ describe("crdManifests", () => {
   });
 
   it("gives the documented short names", () => {
-    expect(crds.map((c) => c.spec.names.shortNames)).toEqual([["tc"], ["ip", "isoprof"], ["sp"]]);
+    expect(crds.map((c) => c.spec.names.shortNames)).toEqual([["tc"], ["isoprof"], ["sp"]]);
   });
 
   it("returns independent copies", () => {
