@@ -139,18 +139,18 @@ describe("a write the API server refuses shows on the TenantCluster", () => {
     });
   });
 
-  it("provisioner: a Secret the quota refuses sets ControlPlaneReady False, phase Failed and a Warning naming the quota", async () => {
-    const tenant = "refused-secret";
-    // The profile admits one Secret: the provisioner checks the control plane's own needs (pods,
-    // storage, Services, requests) before writing, but not object counts, so the API server's
-    // ResourceQuota admission refuses the tenant's second Secret.
-    await objects.apply(profile("one-secret", { resourceQuota: { hard: { secrets: "1" } } }));
-    await objects.apply(tenantCluster(tenant, { isolationProfileRef: { name: "one-secret" } }));
+  it("provisioner: a StatefulSet the quota refuses sets ControlPlaneReady False, phase Failed and a Warning naming the quota", async () => {
+    const tenant = "refused-sts";
+    // The provisioner checks the control plane's own needs (pods, storage, Services, requests)
+    // before writing, but not object counts: the API server's ResourceQuota admission refuses
+    // the StatefulSet, which is written only once the quota is in force.
+    await objects.apply(profile("no-statefulsets", { resourceQuota: { hard: { "count/statefulsets.apps": "0" } } }));
+    await objects.apply(tenantCluster(tenant, { isolationProfileRef: { name: "no-statefulsets" } }));
 
     const condition = await waitForCondition(tenant, "ControlPlaneReady", "False", "RejectedByApiServer");
-    expect(condition.message).toContain(`Secret tp-${tenant}/`);
+    expect(condition.message).toContain(`StatefulSet tp-${tenant}/k3s`);
     expect(condition.message).toContain("exceeded quota");
-    expect(condition.message).toContain("secrets");
+    expect(condition.message).toContain("count/statefulsets.apps");
     expect(condition.message).toContain("spec.resourceQuota.hard");
     const tc = await waitFor(
       async () => {
