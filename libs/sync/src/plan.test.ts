@@ -290,6 +290,18 @@ describe("plan", () => {
     expect(summary(result.decisions)).toEqual(["Create ServiceAccount shop/builder"]);
   });
 
+  it("never syncs the tenant's own API Service, and syncs a Service of that name elsewhere", () => {
+    const result = run({
+      tenantObjects: [
+        obj("Service", "default", "kubernetes", { spec: { ports: [{ port: 443 }] } }),
+        obj("Service", "shop", "kubernetes", { spec: { ports: [{ port: 443 }] } }),
+      ],
+    });
+    expect(summary(result.ignored)).toEqual(["Skip Service default/kubernetes"]);
+    expect(result.ignored[0]?.reason).toContain("the tenant's own API server");
+    expect(summary(result.decisions)).toEqual(["Create Service shop/kubernetes"]);
+  });
+
   it("turns malformed objects into Skips and carries on", () => {
     const result = run({
       tenantObjects: [

@@ -23,6 +23,9 @@ export function nativeObjectReason(obj: KubeObject): string | undefined {
   if (obj.kind === "ServiceAccount" && name === DEFAULT_SERVICE_ACCOUNT) {
     return "ServiceAccount default exists in every namespace; host Pods use the host namespace's own";
   }
+  if (obj.kind === "Service" && name === API_SERVICE && (obj.metadata.namespace ?? "default") === "default") {
+    return "Service default/kubernetes is the tenant's own API server, made by its control plane; it is never synced";
+  }
   if (obj.kind === "Secret" && obj["type"] === SERVICE_ACCOUNT_TOKEN_TYPE) {
     return `Secret of type ${SERVICE_ACCOUNT_TOKEN_TYPE} is signed by the tenant's control plane and valid only there`;
   }
@@ -33,4 +36,6 @@ export function nativeObjectReason(obj: KubeObject): string | undefined {
 export const ROOT_CA_CONFIGMAP = "kube-root-ca.crt";
 /** The ServiceAccount Kubernetes creates in every namespace. */
 export const DEFAULT_SERVICE_ACCOUNT = "default";
+/** The Service the API server keeps in `default` for itself. */
+const API_SERVICE = "kubernetes";
 const SERVICE_ACCOUNT_TOKEN_TYPE = "kubernetes.io/service-account-token";
