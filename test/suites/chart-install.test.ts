@@ -3,11 +3,11 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { KubeConfig } from "@kubernetes/client-node";
 import {
   ApiextensionsV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
   RbacAuthorizationV1Api,
   type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
@@ -22,6 +22,7 @@ import {
   trackFailures,
   waitFor,
   type HostCluster,
+  serviceAccountKubeConfig,
 } from "../harness/index.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -133,21 +134,7 @@ describe("chart installed by helm", () => {
 
   async function serviceAccountConfig(service: string): Promise<KubeConfig> {
     if (cluster === undefined) throw new Error("host cluster did not start");
-    const token = await kc()
-      .makeApiClient(CoreV1Api)
-      .createNamespacedServiceAccountToken({
-        namespace,
-        name: `${release}-${service}`,
-        body: { spec: { audiences: [], expirationSeconds: 600 } },
-      });
-    const config = new KubeConfig();
-    config.loadFromOptions({
-      clusters: [{ name: "host", server: cluster.server, caData: Buffer.from(cluster.caPem).toString("base64") }],
-      users: [{ name: service, token: token.status?.token }],
-      contexts: [{ name: service, cluster: "host", user: service }],
-      currentContext: service,
-    });
-    return config;
+    return serviceAccountKubeConfig(cluster, namespace, `${release}-${service}`);
   }
 
   /** Resolves to 200 on success, else the HTTP status and the server's message. */

@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { KubeConfig } from "@kubernetes/client-node";
 import {
   AppsV1Api,
   AuthorizationV1Api,
@@ -10,7 +11,6 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   dumpYaml,
-  KubeConfig,
   KubernetesObjectApi,
   loadYaml,
   PatchStrategy,
@@ -31,6 +31,7 @@ import {
   trackFailures,
   waitFor,
   type HostCluster,
+  serviceAccountKubeConfig,
 } from "../harness/index.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -743,21 +744,7 @@ describe("chart against a real API server", () => {
   /** A kubeconfig holding a bound token of the release's ServiceAccount for `service`, as the pod would. */
   async function serviceAccountConfig(service: string): Promise<KubeConfig> {
     if (cluster === undefined) throw new Error("host cluster did not start");
-    const token = await kc()
-      .makeApiClient(CoreV1Api)
-      .createNamespacedServiceAccountToken({
-        namespace,
-        name: `${release}-${service}`,
-        body: { spec: { audiences: [], expirationSeconds: 600 } },
-      });
-    const config = new KubeConfig();
-    config.loadFromOptions({
-      clusters: [{ name: "host", server: cluster.server, caData: Buffer.from(cluster.caPem).toString("base64") }],
-      users: [{ name: service, token: token.status?.token }],
-      contexts: [{ name: service, cluster: "host", user: service }],
-      currentContext: service,
-    });
-    return config;
+    return serviceAccountKubeConfig(cluster, namespace, `${release}-${service}`);
   }
 
   async function statusOf(request: Promise<unknown>): Promise<number> {
