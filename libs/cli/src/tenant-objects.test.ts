@@ -1,6 +1,13 @@
 import type { PlanResult } from "@tenantplane/sync";
 import { describe, expect, it } from "vitest";
-import { applyManifest, deletableKinds, manifestView, sourceKeyOf, withoutTerminating } from "./tenant-objects.js";
+import {
+  applyManifest,
+  deletableKinds,
+  manifestNamespaces,
+  manifestView,
+  sourceKeyOf,
+  withoutTerminating,
+} from "./tenant-objects.js";
 
 const cm = (namespace: string | undefined, name: string, extra: Record<string, unknown> = {}) => ({
   apiVersion: "v1",
@@ -26,6 +33,15 @@ describe("live explain-sync inputs", () => {
       cm("shop", "d", { deletionTimestamp: "2026-01-01T00:00:00Z" }),
     ];
     expect(applyManifest(manifest, listed)).toEqual([...manifest, cm("shop", "c")]);
+  });
+
+  it("with prune, counts the listed objects of the manifest's namespaces that it lacks as deleted", () => {
+    const manifest = [cm("shop", "a"), cm(undefined, "b"), "not an object"];
+    const listed = [cm("shop", "a", { uid: "old" }), cm("shop", "gone"), cm("default", "gone-too"), cm("web", "kept")];
+    expect(applyManifest(manifest, listed, { prune: true })).toEqual([...manifest, cm("web", "kept")]);
+    expect(manifestNamespaces([cm("", "x"), cm("shop", "y"), 42])).toEqual(new Set(["default", "shop"]));
+    // Without prune an object left out of the manifest stays.
+    expect(applyManifest(manifest, listed)).toEqual([...manifest, ...listed.slice(1)]);
   });
 
   it("counts objects in a namespace being deleted as gone", () => {

@@ -57,20 +57,42 @@ export function sourceKeyOf(value: unknown): string | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const { kind, metadata } = value as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } };
   if (typeof kind !== "string" || typeof metadata?.name !== "string") return undefined;
-  const namespace =
-    typeof metadata.namespace === "string" && metadata.namespace !== "" ? metadata.namespace : "default";
-  return `${kind}/${namespace}/${metadata.name}`;
+  return `${kind}/${namespaceOf(metadata)}/${metadata.name}`;
 }
 
 /**
  * The tenant's objects once the manifest is applied: the manifest's objects first (so the
  * planner's `item N` still counts manifest objects), then every listed object the manifest
  * does not replace. Listed objects being deleted count as gone, as the sync worker sees them.
+ * With `prune`, the manifest is the complete desired state of each namespace it names (as
+ * `kubectl apply --prune` treats it): listed objects there that it lacks count as deleted.
  */
-export function applyManifest(manifest: readonly unknown[], listed: readonly RawObject[]): unknown[] {
+export function applyManifest(
+  manifest: readonly unknown[],
+  listed: readonly RawObject[],
+  options: { prune?: boolean } = {},
+): unknown[] {
   const replaced = new Set(manifest.map(sourceKeyOf).filter((key) => key !== undefined));
-  const kept = listed.filter((object) => !replaced.has(sourceKeyOf(object) ?? "") && !isDeleting(object));
+  const pruned = options.prune === true ? manifestNamespaces(manifest) : new Set<string>();
+  const kept = listed.filter(
+    (object) =>
+      !replaced.has(sourceKeyOf(object) ?? "") && !isDeleting(object) && !pruned.has(namespaceOf(object.metadata)),
+  );
   return [...manifest, ...kept];
+}
+
+/** Tenant namespaces the manifest's objects are in (`default` for those without one). */
+export function manifestNamespaces(manifest: readonly unknown[]): Set<string> {
+  const namespaces = new Set<string>();
+  for (const value of manifest) {
+    if (typeof value !== "object" || value === null) continue;
+    namespaces.add(namespaceOf((value as { metadata?: { namespace?: unknown } }).metadata));
+  }
+  return namespaces;
+}
+
+function namespaceOf(metadata: { namespace?: unknown } | undefined): string {
+  return typeof metadata?.namespace === "string" && metadata.namespace !== "" ? metadata.namespace : "default";
 }
 
 /**
