@@ -37,7 +37,13 @@ function crdDescription(path: string): string {
 const words = (text: string) => text.replace(/\s+/g, " ").trim();
 
 async function kubectlExplain(path: string): Promise<string> {
-  const { stdout } = await run(toolPath("cluster"), ["kubectl", "--kubeconfig", cluster!.kubeconfigPath, "explain", path]);
+  const { stdout } = await run(toolPath("cluster"), [
+    "kubectl",
+    "--kubeconfig",
+    cluster!.kubeconfigPath,
+    "explain",
+    path,
+  ]);
   return stdout;
 }
 

@@ -23,7 +23,7 @@ import { HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, openHost } from "./host.
 import { readManifests } from "./read-manifests.js";
 import { parsePolicyManifest, parseProfileManifest } from "./read-policy.js";
 import { listHostObjects, type RawObject, readPlanContext } from "./tenant-context.js";
-import { applyManifest, deletableKinds, listTenantObjects, manifestView } from "./tenant-objects.js";
+import { applyManifest, asStored, deletableKinds, listTenantObjects, manifestView } from "./tenant-objects.js";
 import { conditionsOf } from "./tenants-format.js";
 
 /** The `service` field of Decisions printed by explain-sync. */
@@ -37,8 +37,10 @@ Predicts what the sync worker will do with each tenant object, using its own pla
 
 Live (the default) predicts what the worker does once the manifest is applied to the
 tenant: the tenant's current objects (read through its admin kubeconfig) with the manifest's
-objects in place of theirs, planned against every object in tp-<tenant> (read through the
-host kubeconfig) with the SyncPolicy and IsolationProfile host rules the host cluster holds.
+objects in place of theirs, each as the tenant API would store it (a server-side dry run
+fills in defaults; the worker hashes stored objects), planned against every object in
+tp-<tenant> (read through the host kubeconfig) with the SyncPolicy and IsolationProfile
+host rules the host cluster holds.
 ACTION is Create where the copy is absent, Update where its content hash is outdated, Skip
 where a foreign object or another source holds the name, Delete for copies whose source is
 gone from the tenant, InSync where the copy already matches. Rows cover the manifest's
@@ -172,11 +174,18 @@ async function planLive(options: ExplainOptions, manifestObjects: unknown[], io:
     );
   }
   const policyKinds = context.policy.toHost.map((rule) => rule.kind);
+  // The worker hashes objects as the tenant API stores them (defaults, stringData folded into data).
+  let desired: unknown[] = manifestObjects;
+  if (tenant.api !== undefined) {
+    const stored = await asStored(tenant.api, manifestObjects, policyKinds);
+    for (const text of stored.notes) note(text);
+    desired = stored.objects;
+  }
   const planned = plan({
     tenant: options.tenant,
     policy: context.policy,
     rules: context.rules,
-    tenantObjects: applyManifest(manifestObjects, tenant.objects, { prune: options.prune }),
+    tenantObjects: applyManifest(desired, tenant.objects, { prune: options.prune }),
     hostObjects,
     completeKinds: deletableKinds(policyKinds, tenant.listed),
     ...(hashKey === undefined ? {} : { hashKey }),
