@@ -141,7 +141,7 @@ async function predictApplyCompare(label: string, manifest: readonly Obj[], prun
   const mark = decisions.length;
   await applyToTenant(manifest, prune);
   await waitFor(() => isDeepStrictEqual(sorted(publishedSince(mark)), predicted) || undefined, {
-    timeoutMs: 30_000,
+    timeoutMs: 120_000,
     intervalMs: 200,
     description: `the sync worker's Decisions for step ${label} to equal the prediction`,
   }).catch(() => undefined);
@@ -193,7 +193,7 @@ beforeAll(async () => {
         ?.conditions;
       return conditions?.some((c) => c.type === "Synced" && c.status === "True") || undefined;
     },
-    { timeoutMs: 150_000, intervalMs: 500, description: `${TENANT} Synced=True` },
+    { timeoutMs: 400_000, intervalMs: 500, description: `${TENANT} Synced=True` },
   );
   const kubeconfig = await runTenantplane(["kubeconfig", TENANT, "--external"], {
     HOME: workDir,
@@ -204,7 +204,8 @@ beforeAll(async () => {
   await tenant.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
   // The stand-in runs no controller manager: the Pod's ServiceAccount is made by hand, outside the manifests.
   await tenant.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: "shop" } });
-});
+  // Starting a host cluster, NATS, four services and a tenant API takes minutes on a loaded machine.
+}, 600_000);
 
 afterAll(async () => {
   const keepLogs = failures.failed();
