@@ -200,7 +200,8 @@ beforeAll(async () => {
     KUBECONFIG: host.kubeconfigPath,
   });
   expect(kubeconfig.code).toBe(0);
-  tenant = new Objects(kubeConfigFromString(kubeconfig.stdout), "e2e");
+  // Applied as `kubectl apply --server-side` does, whose field manager explain-sync dry-runs as by default.
+  tenant = new Objects(kubeConfigFromString(kubeconfig.stdout), "kubectl");
   await tenant.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
   // The stand-in runs no controller manager: the Pod's ServiceAccount is made by hand, outside the manifests.
   await tenant.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: "shop" } });
