@@ -283,6 +283,14 @@ describe("host objects say why they exist", () => {
       true,
     );
 
+    const caughtUp = await waitForEvent(
+      undefined,
+      `involvedObject.kind=TenantCluster,involvedObject.name=${TENANT}`,
+      (e) => e.reason === "SyncCaughtUp",
+      "SyncCaughtUp Event",
+    );
+    expect(caughtUp).toMatchObject({ type: "Normal", reportingComponent: "tenantplane.io/sync-worker" });
+
     const described = await kubectl("describe", "configmap", hostName, "-n", HOST_NS);
     expect(described).toMatch(
       /Normal\s+CreateConfigMap\s+\S+\s+sync-worker\s+created for tenant lc-a from tenant ConfigMap shop\/web-config/,
