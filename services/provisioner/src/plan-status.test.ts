@@ -8,6 +8,7 @@ import {
   describeControlPlane,
   findCondition,
   namespaceDeletionProgress,
+  outcomeWithoutNamespace,
   phaseFor,
   provisionerStatusFields,
   teardownStatus,
@@ -269,5 +270,19 @@ describe("namespaceDeletionProgress", () => {
 
   it("says the controller is at work before it has reported", () => {
     expect(namespaceDeletionProgress({})).toBe("the namespace controller is removing its content");
+  });
+});
+
+describe("outcomeWithoutNamespace", () => {
+  it("is deleted after a pass waited for the deletion, the reported outcome after a finished one, else absent", () => {
+    expect(outcomeWithoutNamespace("tp-dev", { reason: "Terminating", message: "waiting" })).toBe("deleted");
+    const kept = teardownStatus({
+      tenant: "dev",
+      generation: 1,
+      observation: { state: "finished", namespace: "tp-dev", outcome: "kept" },
+    }).condition;
+    expect(outcomeWithoutNamespace("tp-dev", kept)).toBe("kept");
+    expect(outcomeWithoutNamespace("tp-dev", { reason: "Ready", message: "ready" })).toBe("absent");
+    expect(outcomeWithoutNamespace("tp-dev", undefined)).toBe("absent");
   });
 });

@@ -325,3 +325,22 @@ export function describeTeardownOutcome(
       return `there was no host namespace ${namespace} to remove`;
   }
 }
+
+const TEARDOWN_OUTCOMES = ["deleted", "kept", "not-ours", "absent"] as const;
+
+/**
+ * What became of a host namespace that is no longer there, judged by the ControlPlaneReady
+ * condition an earlier pass wrote: deleted when that pass was waiting for its deletion, the
+ * outcome already reported when the teardown had finished (a pass that died before releasing
+ * the finalizer), absent otherwise.
+ */
+export function outcomeWithoutNamespace(
+  namespace: string,
+  previous: Pick<Condition, "reason" | "message"> | undefined,
+): Extract<TeardownObservation, { state: "finished" }>["outcome"] {
+  if (previous?.reason === CONTROL_PLANE_REASONS.terminating) return "deleted";
+  if (previous?.reason === CONTROL_PLANE_REASONS.teardownFinished) {
+    return TEARDOWN_OUTCOMES.find((o) => describeTeardownOutcome(namespace, o) === previous.message) ?? "absent";
+  }
+  return "absent";
+}

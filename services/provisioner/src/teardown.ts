@@ -1,5 +1,10 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { API_VERSION, KIND_TENANT_CLUSTER, type TenantClusterStatus } from "@tenantplane/api";
+import {
+  API_VERSION,
+  CONDITION_CONTROL_PLANE_READY,
+  KIND_TENANT_CLUSTER,
+  type TenantClusterStatus,
+} from "@tenantplane/api";
 import { ISOLATION_KINDS, namespaceOwnership, objectOwnership } from "@tenantplane/isolation";
 import type { EventRecorder, Objects } from "@tenantplane/kube";
 import { LABEL_MANAGED_BY, LABEL_TENANT, MANAGED_BY, hostNamespaceFor } from "@tenantplane/mapping";
@@ -14,7 +19,9 @@ import {
 } from "@tenantplane/service";
 import { teardownFinishedEvent, teardownStartedEvent } from "./lifecycle-events.js";
 import {
+  findCondition,
   namespaceDeletionProgress,
+  outcomeWithoutNamespace,
   teardownStatus,
   type NamespaceProgress,
   type TeardownObservation,
@@ -82,7 +89,8 @@ export async function teardown(
   await publishPendingDeletes(deps.objects, raw, tenantDecider(tenant, deps.publish));
   const pass: TeardownPass = { tenant, namespace, raw, uid, deps, started: raw.status?.phase === "Terminating" };
   const ns = await deps.objects.get<Namespace>("v1", "Namespace", namespace);
-  let outcome: FinishedOutcome = "absent";
+  const previous = findCondition(raw.status?.conditions, CONDITION_CONTROL_PLANE_READY);
+  let outcome = outcomeWithoutNamespace(namespace, previous);
   if (ns) {
     const ownership = namespaceOwnership(ns, tenant, uid);
     if (ownership.owner === "ours") {
