@@ -89,7 +89,7 @@ describe("eventForDecision", () => {
     };
     expect(eventForDecision(namespaceDelete, tc).type).toBe("Warning");
     expect(eventForDecision(namespaceDelete, tc, { deleting: true }).type).toBe("Normal");
-    expect(eventForDecision(namespaceDelete, tc, { gone: true }).type).toBe("Normal");
+    expect(eventForDecision(namespaceDelete, tc, { gone: true }).type).toBe("Warning");
   });
 });
 

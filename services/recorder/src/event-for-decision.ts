@@ -5,14 +5,15 @@ import type { Decision, ObjectRef } from "@tenantplane/messaging";
 export interface TenantState {
   /** The TenantCluster no longer exists: the Event lands in the events namespace, naming the tenant. */
   gone?: boolean;
-  /** The TenantCluster is being deleted: its removals are the teardown it asked for. */
+  /** The TenantCluster exists and is being deleted: its removals are the teardown it asked for. */
   deleting?: boolean;
 }
 
 /**
  * The Event that explains one Decision on its TenantCluster. A Delete is a Warning (something
- * went away that a person may miss), except while the TenantCluster is being deleted or gone:
- * then it is the routine teardown and Normal. Everything else is Normal. Reason is action plus
+ * went away that a person may miss), except while the TenantCluster is being deleted: then it
+ * is the routine teardown and Normal. (Once the TenantCluster is gone nothing tells a teardown
+ * from anything else, so a Delete stays a Warning.) Everything else is Normal. Reason is action plus
  * kind (`CreatePod`, `SkipConfigMap`); the message says what happened to which host
  * object and why, in that order (`created Secret tp-dev/dev-kubeconfig: admin kubeconfig
  * for ...`), naming the tenant object it came from when there is one. The deciding
@@ -22,10 +23,9 @@ export interface TenantState {
 export function eventForDecision(decision: Decision, tenantCluster: Regarding, tenant: TenantState = {}): EventInput {
   // With the TenantCluster gone the Event lands in the events namespace: say whose it is.
   const gone = tenant.gone ? ` (tenant ${decision.tenant}: its TenantCluster no longer exists)` : "";
-  const teardown = tenant.gone === true || tenant.deleting === true;
   return {
     regarding: tenantCluster,
-    type: decision.action === "Delete" && !teardown ? "Warning" : "Normal",
+    type: decision.action === "Delete" && tenant.deleting !== true ? "Warning" : "Normal",
     reason: `${decision.action}${decision.kind}`,
     action: decision.action,
     reportingComponent: decision.service,
