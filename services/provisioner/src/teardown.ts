@@ -153,11 +153,6 @@ async function removeNamespace(pass: TeardownPass, ns: Namespace): Promise<Finis
   }
 
   await announceStart(pass, "delete-namespace");
-  await reportProgress(pass, {
-    state: "deleting-namespace",
-    namespace,
-    progress: "the delete is being sent",
-  });
   // Pinned to the namespace that was judged: if it was replaced or relabelled since, the
   // delete fails instead of removing something nobody checked.
   // The Delete Decision is recorded on the TenantCluster before the delete and published after
@@ -181,6 +176,7 @@ async function removeNamespace(pass: TeardownPass, ns: Namespace): Promise<Finis
       cause: err,
     });
   }
+  // The status says so at once, with what the namespace controller has to remove.
   const after = await deps.objects.get<Namespace>("v1", "Namespace", namespace);
   if (!after) return "deleted";
   await reportProgress(pass, { state: "deleting-namespace", namespace, progress: namespaceDeletionProgress(after) });
