@@ -56,8 +56,10 @@ const decisions: Decision[] = [];
 /** What a prediction and a published Decision must agree on. */
 type Comparable = Pick<Decision, "action" | "kind" | "tenantRef" | "hostRef" | "reason">;
 
+/** The host object by namespace and name: a written object's uid is known only after the write. */
 function comparable(d: Decision): Comparable {
-  return { action: d.action, kind: d.kind, tenantRef: d.tenantRef, hostRef: d.hostRef, reason: d.reason };
+  const hostRef = { namespace: d.hostRef.namespace, name: d.hostRef.name };
+  return { action: d.action, kind: d.kind, tenantRef: d.tenantRef, hostRef, reason: d.reason };
 }
 
 function sorted(list: readonly Decision[]): Comparable[] {
