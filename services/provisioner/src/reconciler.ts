@@ -67,6 +67,7 @@ import {
   type ControlPlaneObservation,
 } from "./plan-status.js";
 import { withoutCreateEntry } from "./field-ownership.js";
+import { readyEvent } from "./lifecycle-events.js";
 import { decodeSecretData } from "./secret-data.js";
 import { ensureRoleBindings, type TenantRoleGrant } from "./role-bindings.js";
 import { teardown } from "./teardown.js";
@@ -180,6 +181,11 @@ async function provision(pass: Pass): Promise<ControlPlaneObservation> {
   const external = externalEndpointFrom(api);
   pass.facts.apiObserved = true;
   if (external !== undefined) pass.facts.externalEndpoint = external;
+  // An exposed control plane waits for its address, so the kubeconfig is written once with the
+  // URL clients use and the serving certificate names the address from the pod's first start
+  // (a later address would change the certificate's names and restart the pod at birth).
+  if (pass.tc.spec.controlPlane.expose.loadBalancer.enabled && external === undefined)
+    throw new Halt({ state: "waiting-for-load-balancer" });
   const kubeconfig = await ensureKubeconfig(pass, pki, external ?? endpointFor(pass.tenant));
   const sts = await ensureControlPlane(pass, isolation, pki, loadBalancerAddresses(api));
   return observeControlPlane(pass, sts, kubeconfig);
@@ -422,6 +428,8 @@ async function report(pass: Pass, observation: ControlPlaneObservation): Promise
     externalEndpoint: pass.facts.apiObserved ? pass.facts.externalEndpoint : current?.externalEndpoint,
   });
   await applyTenantStatus(deps.objects, tenant, pass.raw.status?.conditions, condition, fields);
+  if (observation.state === "ready" && fields.phase === "Ready" && current?.phase !== "Ready")
+    await deps.events.record(readyEvent(tenant, pass.uid, observation.server, endpointFor(tenant)));
   if (needsAttention(observation)) {
     await deps.events.record({
       regarding: tenantRegarding(tenant, pass.uid),
