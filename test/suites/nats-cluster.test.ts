@@ -291,7 +291,9 @@ beforeAll(async () => {
     env: {
       NATS_STREAM_REPLICAS: "3",
       RESYNC_INTERVAL_SECONDS: "30",
-      LEASE_DURATION_SECONDS: "6",
+      // The faults here are NATS's: a lease long enough that a slow API server on a loaded
+      // machine does not cost the watcher its leadership (which it answers by exiting).
+      LEASE_DURATION_SECONDS: "30",
       POD_NAMESPACE: "tenantplane-system",
       LOG_LEVEL: "info",
     },
