@@ -78,6 +78,8 @@ export class Supervisor {
   private readonly queue: FairQueue;
   private readonly running = new Map<string, Running>();
   private readonly chains = new Map<string, Promise<void>>();
+  /** Tenants with a reconcile queued on their chain that has not started yet. */
+  private readonly queued = new Set<string>();
   private readonly limits = new Map<string, RateLimiter>();
   private readonly reported = new Map<string, string>();
   private readonly retired = new Set<TenantSyncer>();
@@ -161,9 +163,16 @@ export class Supervisor {
   }
 
   private reconcile(tenant: string): void {
+    // A reconcile queued and not yet started reads the state when it starts: it covers this request too
+    // (a worker acquiring many partitions at once asks for every tenant once per partition).
+    if (this.queued.has(tenant)) return;
+    this.queued.add(tenant);
     const previous = this.chains.get(tenant) ?? Promise.resolve();
     const next = previous
-      .then(() => this.reconcileNow(tenant))
+      .then(() => {
+        this.queued.delete(tenant);
+        return this.reconcileNow(tenant);
+      })
       .catch((err) =>
         this.deps.logger.warn(
           { tenant, err: describeError(err) },
