@@ -12,7 +12,7 @@
 //   failover    SIGKILL of the worker syncing tenant 0 -> a change made meanwhile on the host;
 //   memory      worker heap per tenant and per synced object, fitted over two sizes (RSS shown).
 //
-//   npm run build && npm run bench:sync            (TENANTS=10 OBJECTS=300 by default;
+//   npm run build && npm run bench:sync            (TENANTS=10 OBJECTS=300 CONCURRENCY=8 by default;
 //                                                   stand-ins on 127.0.0.ADDRESS_BASE+i, 180 by default)
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -41,7 +41,7 @@ import {
 
 const T = Number(process.env.TENANTS ?? 10);
 const M = Number(process.env.OBJECTS ?? 300);
-const CONCURRENCY = 8;
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
 const RESYNC_SECONDS = 10;
 const HASH_KEY = "bench-content-hash-key-0123456789";
 const ADDRESS_BASE = Number(process.env.ADDRESS_BASE ?? 180);
@@ -53,7 +53,11 @@ const LATENCY_SAMPLES = 200;
 const KINDS = ["ConfigMap", "Secret", "Pod", "Service"] as const;
 const PLURAL: Record<string, string> = { ConfigMap: "configmaps", Secret: "secrets", Pod: "pods", Service: "services" };
 const tenants = Array.from({ length: T }, (_, i) => ({ name: `bench-${i}`, address: `127.0.0.${ADDRESS_BASE + i}` }));
-const command = `npm run build && TENANTS=${T} OBJECTS=${M}${process.env.ADDRESS_BASE ? ` ADDRESS_BASE=${ADDRESS_BASE}` : ""} npm run bench:sync`;
+const command =
+  `npm run build && TENANTS=${T} OBJECTS=${M}` +
+  (process.env.CONCURRENCY ? ` CONCURRENCY=${CONCURRENCY}` : "") +
+  (process.env.ADDRESS_BASE ? ` ADDRESS_BASE=${ADDRESS_BASE}` : "") +
+  " npm run bench:sync";
 
 const toolsDir = await buildTools();
 const host = await startHostCluster({ name: "bench-sync", toolsDir });
