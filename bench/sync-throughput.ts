@@ -123,7 +123,8 @@ try {
   const idleHeap = await heapMib(idle);
   await idle.stop();
   workers.length = 0;
-  await Promise.all(tenants.map(provision));
+  // A few at a time: ten control planes starting at once can starve a loaded machine.
+  for (let i = 0; i < tenants.length; i += 4) await Promise.all(tenants.slice(i, i + 4).map(provision));
   const clients = await Promise.all(tenants.map((t) => tenantClient(t.name)));
   for (const api of clients) {
     await api.request("POST", "/api/v1/namespaces", {
@@ -312,8 +313,14 @@ async function provision(t: { name: string; address: string }): Promise<void> {
     metadata: { name: t.name },
     spec: { isolationProfileRef: { name: "bench" }, controlPlane: { expose: { loadBalancer: { enabled: true } } } },
   });
+  // On a loaded machine the provisioner may take longer than the harness's own wait to create it.
+  await waitFor(() => core.readNamespacedService({ namespace: `tp-${t.name}`, name: "k3s" }).catch(() => undefined), {
+    timeoutMs: 300_000,
+    intervalMs: 250,
+    description: `Service tp-${t.name}/k3s`,
+  });
   await setLoadBalancerIngress(host.kubeConfig, `tp-${t.name}`, "k3s", t.address);
-  standIns.push(await startTenantStandIn(host.kubeConfig, t.name, t.address, { toolsDir }));
+  standIns.push(await startTenantStandIn(host.kubeConfig, t.name, t.address, { toolsDir, timeoutMs: 300_000 }));
   await waitFor(
     async () => {
       const tc = (await objects.read({
@@ -325,7 +332,7 @@ async function provision(t: { name: string; address: string }): Promise<void> {
       };
       return tc.status?.conditions?.some((c) => c.type === "ControlPlaneReady" && c.status === "True");
     },
-    { timeoutMs: 180_000, intervalMs: 250, description: `${t.name} ControlPlaneReady` },
+    { timeoutMs: 300_000, intervalMs: 250, description: `${t.name} ControlPlaneReady` },
   );
 }
 
