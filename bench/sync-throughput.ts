@@ -336,12 +336,36 @@ async function provision(t: { name: string; address: string }): Promise<void> {
   );
 }
 
+/**
+ * A tenant client that retries what a starved machine throws (connection resets, timeouts,
+ * 429/5xx); a create answered 409 after a retry had already landed.
+ */
+class RetryingClient extends JsonClient {
+  override async request<T>(
+    method: string,
+    path: string,
+    init: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; contentType?: string } = {},
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await super.request<T>(method, path, init);
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (attempt > 0 && method === "POST" && code === 409) return undefined as T;
+        const transient = typeof code !== "number" || code === 429 || code >= 500;
+        if (!transient || attempt >= 8) throw err;
+        await new Promise((r) => setTimeout(r, 250 * 2 ** Math.min(attempt, 4)));
+      }
+    }
+  }
+}
+
 async function tenantClient(tenant: string): Promise<JsonClient> {
   const secret = await core.readNamespacedSecret({ name: `${tenant}-kubeconfig`, namespace: `tp-${tenant}` });
   const key = Object.keys(secret.data ?? {})[0]!;
   const kc = new KubeConfig();
   kc.loadFromString(Buffer.from(secret.data![key]!, "base64").toString("utf8"));
-  return new JsonClient(kc);
+  return new RetryingClient(kc);
 }
 
 function tenantObject(
