@@ -65,7 +65,7 @@ const nats = await startNats({ toolsDir });
 const objects = KubernetesObjectApi.makeApiClient(host.kubeConfig);
 const core = host.kubeConfig.makeApiClient(CoreV1Api);
 const hostJson = new JsonClient(host.kubeConfig);
-await installCrds(host.kubeConfig, crdManifests());
+await installCrds(host.kubeConfig, crdManifests().map(withoutMetadataDescription));
 await core.createNamespace({ body: { metadata: { name: "tenantplane-system" } } });
 const fleet = new ServiceFleet({
   kubeconfigPath: host.kubeconfigPath,
@@ -699,4 +699,13 @@ async function buildTools(): Promise<string> {
       code === 0 ? resolve(out.trim().split("\n").at(-1)!) : reject(new Error(`build.sh exited ${code}`)),
     );
   });
+}
+
+/** The API server refuses anything but name/generateName under a CRD's `metadata` schema, descriptions included. */
+function withoutMetadataDescription(crd: Record<string, unknown>): Record<string, unknown> {
+  const copy = structuredClone(crd) as {
+    spec?: { versions?: { schema?: { openAPIV3Schema?: { properties?: { metadata?: Record<string, unknown> } } } }[] };
+  };
+  for (const v of copy.spec?.versions ?? []) delete v.schema?.openAPIV3Schema?.properties?.metadata?.["description"];
+  return copy as Record<string, unknown>;
 }
