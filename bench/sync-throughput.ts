@@ -39,6 +39,31 @@ import {
   type TenantApiServer,
 } from "../test/harness/index.js";
 
+// Declared before the top-level run below: classes are not hoisted.
+/**
+ * A tenant client that retries what a starved machine throws (connection resets, timeouts,
+ * 429/5xx); a create answered 409 after a retry had already landed.
+ */
+class RetryingClient extends JsonClient {
+  override async request<T>(
+    method: string,
+    path: string,
+    init: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; contentType?: string } = {},
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await super.request<T>(method, path, init);
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (attempt > 0 && method === "POST" && code === 409) return undefined as T;
+        const transient = typeof code !== "number" || code === 429 || code >= 500;
+        if (!transient || attempt >= 8) throw err;
+        await new Promise((r) => setTimeout(r, 250 * 2 ** Math.min(attempt, 4)));
+      }
+    }
+  }
+}
+
 const T = Number(process.env.TENANTS ?? 10);
 const M = Number(process.env.OBJECTS ?? 300);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
@@ -334,30 +359,6 @@ async function provision(t: { name: string; address: string }): Promise<void> {
     },
     { timeoutMs: 300_000, intervalMs: 250, description: `${t.name} ControlPlaneReady` },
   );
-}
-
-/**
- * A tenant client that retries what a starved machine throws (connection resets, timeouts,
- * 429/5xx); a create answered 409 after a retry had already landed.
- */
-class RetryingClient extends JsonClient {
-  override async request<T>(
-    method: string,
-    path: string,
-    init: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; contentType?: string } = {},
-  ): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await super.request<T>(method, path, init);
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        if (attempt > 0 && method === "POST" && code === 409) return undefined as T;
-        const transient = typeof code !== "number" || code === 429 || code >= 500;
-        if (!transient || attempt >= 8) throw err;
-        await new Promise((r) => setTimeout(r, 250 * 2 ** Math.min(attempt, 4)));
-      }
-    }
-  }
 }
 
 async function tenantClient(tenant: string): Promise<JsonClient> {
