@@ -69,6 +69,7 @@ import {
 import { withoutCreateEntry } from "./field-ownership.js";
 import { readyEvent } from "./lifecycle-events.js";
 import { decodeSecretData } from "./secret-data.js";
+import { ensureRoleBindings, type TenantRoleGrant } from "./role-bindings.js";
 import { teardown } from "./teardown.js";
 
 /** The finalizer that holds a TenantCluster until everything created for it is gone. */
@@ -88,6 +89,8 @@ export interface ProvisionerDeps {
   logger: Logger;
   /** Lifetime of each admin client certificate it signs; renewed after two thirds of it. */
   adminCertLifetimeMs?: number;
+  /** ClusterRoles bound to services' ServiceAccounts in every tenant namespace; none when unset. */
+  roleBindings?: readonly TenantRoleGrant[];
   /** The clock; tests move it. */
   now?: () => Date;
 }
@@ -170,6 +173,7 @@ async function provision(pass: Pass): Promise<ControlPlaneObservation> {
   await ensureFinalizer(pass);
   const isolation = await readIsolation(pass);
   await ensureNamespace(pass, isolation);
+  await ensureServiceAccess(pass);
   checkProfileAdmitsControlPlane(pass, isolation);
   const pki = await ensurePki(pass);
   const api = await ensureOwned(pass, apiService(pass.tc), apiServiceReason(pass.tc));
@@ -245,6 +249,18 @@ async function ensureNamespace(pass: Pass, isolation: Isolation): Promise<void> 
     hostNamespaceManifest(pass.tenant, pass.uid, isolation.compiled.namespaceLabels),
     `host namespace for TenantCluster ${pass.tenant}, with Pod Security labels from ${isolation.source}`,
   );
+}
+
+// Right after the namespace, so the services (this one included) may act in it.
+async function ensureServiceAccess(pass: Pass): Promise<void> {
+  const foreign = await ensureRoleBindings({
+    objects: pass.deps.objects,
+    decide: pass.decide,
+    tenant: pass.tenant,
+    tenantCluster: pass.raw,
+    grants: pass.deps.roleBindings ?? [],
+  });
+  if (foreign !== undefined) throw new Halt({ state: "foreign-object", message: foreign });
 }
 
 // Checked before anything runs in the namespace, so a profile that would refuse the control
