@@ -374,6 +374,9 @@ describe("deleting the tenant", () => {
     );
     // Recorded before the finalizer was released, i.e. before the TenantCluster was gone.
     expect(new Date(finishedEvent!.metadata!.creationTimestamp!).getTime()).toBeLessThanOrEqual(gone.at);
+    console.error(
+      `[e2e] Events of TenantCluster ${TENANT}:\n${events.map((e) => `  ${e.type} ${e.reason} ${e.source?.component}: ${e.message}`).join("\n")}`,
+    );
     // A routine delete is not a Warning.
     expect(events.find((e) => e.reason === "DeleteNamespace")?.type).toBe("Normal");
     expect(events.filter((e) => e.type === "Warning").map((e) => `${e.reason}: ${e.message}`)).toEqual([]);

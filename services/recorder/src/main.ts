@@ -86,6 +86,8 @@ async function tenantState(tenant: string, fresh: boolean): Promise<{ uid?: stri
     return { uid: tc.metadata?.uid, deleting: tc.metadata?.deletionTimestamp !== undefined };
   } catch (err) {
     if (httpStatusOf(err) === 404) return { deleting: false };
+    // The re-read only refines what the cache knows; without it the cache's view stands.
+    if (cached) return { uid: cached.metadata?.uid, deleting: cached.metadata?.deletionTimestamp !== undefined };
     throw err;
   }
 }
