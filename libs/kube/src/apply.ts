@@ -24,8 +24,9 @@ export class Objects {
   constructor(
     kc: KubeConfig,
     readonly fieldManager: string,
+    opts: { userAgent?: string } = {},
   ) {
-    this.rest = new RestClient(kc);
+    this.rest = new RestClient(kc, opts.userAgent);
     this.resources = new ResourceDirectory(this.rest);
   }
 

@@ -35,6 +35,8 @@ import {
 import { z } from "zod";
 import { configureFaults } from "./faults.js";
 
+const VERSION = "0.1.0";
+
 // Only "1" switches a fault on, so no ordinary value ever does.
 const FaultEnvSchema = z.object({ TENANTPLANE_FAULT_KILL_AFTER_HOST_WRITE: z.string().optional() });
 
@@ -47,6 +49,8 @@ export interface ServiceContext<E> {
   readonly logger: Logger;
   readonly metrics: ServiceMetrics;
   readonly kc: KubeConfig;
+  /** `tenantplane-<name>/<version>`: the User-Agent of every host API request this service makes. */
+  readonly userAgent: string;
   /** Host objects under this service's field manager (`tenantplane-<name>`). */
   readonly objects: Objects;
   readonly nc: NatsConnection;
@@ -105,6 +109,8 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
   logger.info({ port: http.port }, "health server listening");
 
   const kc = loadKubeConfig(env.KUBECONFIG);
+  // One user agent per service, so the API server's audit log tells its requests apart.
+  const userAgent = `tenantplane-${opts.name}/${VERSION}`;
   let nc: NatsConnection;
   try {
     nc = await connectNats({
@@ -152,7 +158,8 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     logger,
     metrics,
     kc,
-    objects: new Objects(kc, `tenantplane-${opts.name}`),
+    userAgent,
+    objects: new Objects(kc, `tenantplane-${opts.name}`, { userAgent }),
     nc,
     js,
     publish: async (planned) => {
@@ -164,6 +171,7 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       component: opts.name,
       instance: identity,
       clusterEventsNamespace: env.EVENTS_NAMESPACE,
+      userAgent,
       logger,
     }),
     signal,

@@ -35,7 +35,11 @@ export function encodeBody(body: unknown): string {
  * back as plain JSON: no model classes on either side.
  */
 export class RestClient {
-  constructor(private readonly kc: KubeConfig) {}
+  constructor(
+    private readonly kc: KubeConfig,
+    /** Sent as User-Agent, so the API server's audit log and metrics tell each service apart. */
+    private readonly userAgent?: string,
+  ) {}
 
   /** Sends one request and parses the JSON answer; a non-2xx answer throws KubeApiError. */
   async request<T>(req: RestRequest): Promise<T> {
@@ -50,6 +54,7 @@ export class RestClient {
     await this.kc.applyToHTTPSOptions(options);
     const payload = req.body === undefined ? undefined : encodeBody(req.body);
     const headers = { ...(options.headers as Record<string, string>) };
+    if (this.userAgent) headers["User-Agent"] = this.userAgent;
     if (payload !== undefined) {
       headers["Content-Type"] = req.contentType ?? "application/json";
       headers["Content-Length"] = String(Buffer.byteLength(payload));
