@@ -1,4 +1,10 @@
-import { runConsumer, TenantChangeSchema, type ConsumerName } from "@tenantplane/messaging";
+import {
+  LocalWork,
+  runConsumer,
+  TenantChangeSchema,
+  type ConsumerName,
+  type TenantChange,
+} from "@tenantplane/messaging";
 import type { Logger } from "@tenantplane/runtime";
 import { apiRefusalOf } from "./api-refusal.js";
 import { reportApiRefusal, type RefusalReporting } from "./refusal-status.js";
@@ -15,13 +21,19 @@ import type { ServiceContext } from "./service.js";
  * goes False with the server's message, phase Failed, a Warning names the field,
  * and the message is settled, since only a change of the input can help (and
  * brings a new message).
+ *
+ * `wake(tenant)` runs a pass for the tenant in its turn without a message (a watch event saw
+ * something change): at most `concurrency` tenants are reconciled at once (default: the
+ * service's RECONCILE_CONCURRENCY).
  */
 export function consumeTenantChanges<E>(
   svc: ServiceContext<E>,
   consumer: ConsumerName,
   reconcile: (tenant: string, logger: Logger) => Promise<void>,
   refusals?: RefusalReporting,
-): void {
+  options: { concurrency?: number } = {},
+): { wake: (tenant: string) => void } {
+  const local = new LocalWork<TenantChange>();
   const consuming = runConsumer({
     js: svc.js,
     consumer,
@@ -32,6 +44,8 @@ export function consumeTenantChanges<E>(
     signal: svc.signal,
     onReady: svc.setReady,
     supersede: true,
+    local,
+    concurrency: options.concurrency ?? svc.concurrency,
     onRejected: warnOnRejection(svc.events, svc.objects, svc.name, svc.logger),
     handle: async (change, ctx) => {
       try {
@@ -49,4 +63,5 @@ export function consumeTenantChanges<E>(
     },
   });
   svc.onShutdown({ name: "consumer", run: () => consuming });
+  return { wake: (tenant) => local.fire({ tenant, reason: "TenantChanged" }) };
 }

@@ -1,10 +1,15 @@
 import { CONDITION_CONTROL_PLANE_READY } from "@tenantplane/api";
-import { consumeTenantChanges, startService } from "@tenantplane/service";
+import { consumeTenantChanges, startService, tenantToWake } from "@tenantplane/service";
 import { ProvisionerEnvSchema } from "./config.js";
 import { reconcileTenant } from "./reconciler.js";
 
-const svc = await startService({ name: "provisioner", envSchema: ProvisionerEnvSchema, consumers: ["provisioner"] });
-consumeTenantChanges(
+const svc = await startService({
+  name: "provisioner",
+  envSchema: ProvisionerEnvSchema,
+  consumers: ["provisioner"],
+  cache: ["TenantCluster", "IsolationProfile", "Namespace", "Secret", "Service", "StatefulSet"],
+});
+const { wake } = consumeTenantChanges(
   svc,
   "provisioner",
   (tenant, logger) =>
@@ -20,3 +25,9 @@ consumeTenantChanges(
     fix: (tenant) => `Change spec.controlPlane of TenantCluster ${tenant} so the API server accepts it.`,
   },
 );
+// Readiness, load-balancer addresses, the isolation service's condition and hand edits arrive
+// as watch events: each wakes a pass for its tenant, so nothing is polled.
+svc.cache?.onChange((event) => {
+  const tenant = tenantToWake(event, ["TenantCluster", "Namespace", "Secret", "Service", "StatefulSet"]);
+  if (tenant) wake(tenant);
+});

@@ -2,6 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, type ApiStatus, type RequestTarget } from "../api-error.js";
+import type { RequestBudget } from "../token-bucket.js";
 
 /** One request: the body is sent exactly as `JSON.stringify` writes it. */
 export interface RestRequest {
@@ -39,12 +40,15 @@ export class RestClient {
     private readonly kc: KubeConfig,
     /** Sent as User-Agent, so the API server's audit log and metrics tell each service apart. */
     private readonly userAgent?: string,
+    /** Paces every request (QPS and burst), so many tenants at once cannot flood the API server. */
+    private readonly budget?: RequestBudget,
   ) {}
 
   /** Sends one request and parses the JSON answer; a non-2xx answer throws KubeApiError. */
   async request<T>(req: RestRequest): Promise<T> {
     const server = this.kc.getCurrentCluster()?.server;
     if (!server) throw new Error("kubeconfig has no current cluster");
+    await this.budget?.wait();
     const url = new URL(server.replace(/\/+$/, "") + req.path);
     for (const [key, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
