@@ -36,6 +36,7 @@ import {
   createTracked,
   publishPendingDecision,
   statusUpToDate,
+  withAppliedHash,
   tenantDecider,
   tenantRegarding,
   type Decide,
@@ -496,7 +497,9 @@ const HANDED_OVER_KINDS: ReadonlySet<string> = new Set(["Service", "StatefulSet"
 async function takeOverFields<T extends KubernetesObject>(pass: Pass, created: T, desired: T): Promise<T> {
   const { objects } = pass.deps;
   try {
-    const pinned = { ...desired, metadata: { ...desired.metadata, uid: created.metadata?.uid } } as T;
+    // With the hash the create recorded, so the apply owns it too and the next pass can skip.
+    const hashed = withAppliedHash(desired, objects.fieldManager);
+    const pinned = { ...hashed, metadata: { ...hashed.metadata, uid: created.metadata?.uid } } as T;
     return await dropCreateEntry(objects, await objects.apply(pinned));
   } catch (err) {
     if (httpStatusOf(err) !== 409) throw err;
@@ -604,6 +607,7 @@ async function refuseSpec(raw: RawTenant, message: string, deps: ProvisionerDeps
       observedGeneration: raw.metadata?.generation,
     },
     { phase: "Failed" },
+    raw,
   );
   await deps.events.record({ regarding: tenantRegarding(tenant, raw.metadata?.uid), type: "Warning", reason, message });
 }
