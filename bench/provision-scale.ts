@@ -106,6 +106,7 @@ try {
   await new Promise((r) => setTimeout(r, 5_000));
 
   // ---- burst: TENANTS TenantClusters at once ----
+  const rssBefore = { provisioner: rss("provisioner"), isolation: rss("isolation") };
   const burstStart = Date.now();
   await Promise.all(Array.from({ length: TENANTS }, (_, i) => applyTenant(`scale-${i}`)));
   const doneAt = new Map<string, number>();
@@ -133,7 +134,8 @@ try {
     (r) => r.receivedMs < waitEnd && agentOf(r) !== BENCH_AGENT.split("/")[0],
   );
 
-  const peak = (name: "provisioner" | "isolation") => vmHwmMib(services[name]!.process.pid);
+  const peak = (name: "provisioner" | "isolation") => procStatusMib(services[name]!.process.pid, "VmHWM");
+  const grown = (name: "provisioner" | "isolation") => ((rss(name) - rssBefore[name]) * 1024) / TENANTS;
   const tp = (r: AuditRequest) => agentOf(r).startsWith("tenantplane-");
   const byAgent = (requests: AuditRequest[]) => {
     const rows = new Map<string, { all: number; writes: number }>();
@@ -179,6 +181,9 @@ try {
     console.log(`    ${agent.padEnd(40)} ${rate(row.all).padStart(7)}/s  (${rate(row.writes)} writes/s)`);
   console.log(`\nPeak resident memory (VmHWM)`);
   console.log(`  provisioner ${peak("provisioner").toFixed(1)} MiB   isolation ${peak("isolation").toFixed(1)} MiB`);
+  console.log(
+    `  resident memory per tenant (growth over the burst / ${TENANTS}): provisioner ${grown("provisioner").toFixed(0)} KiB, isolation ${grown("isolation").toFixed(0)} KiB`,
+  );
   console.log(`\nreproduce: ${command}`);
 } finally {
   await fleet.stop();
@@ -276,10 +281,14 @@ async function pool<T>(count: number, concurrency: number, task: (i: number) => 
   return results;
 }
 
-function vmHwmMib(pid: number): number {
+function rss(name: "provisioner" | "isolation"): number {
+  return procStatusMib(services[name]!.process.pid, "VmRSS");
+}
+
+function procStatusMib(pid: number, field: "VmHWM" | "VmRSS"): number {
   const line = readFileSync(`/proc/${pid}/status`, "utf8")
     .split("\n")
-    .find((l) => l.startsWith("VmHWM:"));
+    .find((l) => l.startsWith(`${field}:`));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
 }
 

@@ -98,8 +98,8 @@ export interface TrackedDecision {
  * whether the apply would change any owned field; a change of the hash alone is written
  * without a Decision); the Decision is published through `decision.decide` (which retries
  * until it succeeds or the service stops), and the annotation is removed. A pending Decision
- * found on the object (left by a crash or an outage) is published first. A steady state
- * costs no request when the read comes from a cache.
+ * found on the object (left by a crash or an outage) is published and removed first. A steady
+ * state costs no request when the read comes from a cache.
  */
 export async function applyTracked<T extends KubernetesObject>(
   objects: Objects,
@@ -108,25 +108,25 @@ export async function applyTracked<T extends KubernetesObject>(
 ): Promise<ApplyOutcome<T>> {
   const meta = desired.metadata ?? {};
   const hashed = withAppliedHash(desired, objects.fieldManager);
-  const before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
-  const leftover = before && decision ? pendingDecisionOf(before, objects.fieldManager) : undefined;
-  if (before && !leftover && appliedUpToDate(before, hashed, objects.fieldManager)) {
-    return { action: undefined, object: before };
-  }
+  let before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
+  // A Decision left pending by a crash or an outage goes out first, and its annotation with it
+  // (a merge patch: whoever wrote it, a create or an apply).
+  if (before && decision && pendingDecisionOf(before, objects.fieldManager))
+    before = await publishPendingDecision(objects, before, decision.decide);
+  if (before && appliedUpToDate(before, hashed, objects.fieldManager)) return { action: undefined, object: before };
   if (!decision) {
     const after = await objects.apply(hashed);
     return { action: changeOf(before, after, objects.fieldManager), object: after };
   }
   const report = (recorded: RecordedDecision) =>
     decision.decide(recorded.action, desired.kind!, meta.name!, meta.namespace ?? "", recorded.reason, recorded);
-  if (leftover) await report(leftover);
 
   const pin = decision.ifResourceVersion;
   // Only an existing object needs the dry run: for an absent one the write is a Create.
   const action = before ? changeOf(before, await dryRunApply(objects, hashed, pin), objects.fieldManager) : "Create";
   if (!action) {
-    // No owned field changes: record the hash (and drop a leftover annotation, its Decision
-    // being out) in one write that reports nothing, so the next pass needs no dry run.
+    // No owned field changes: record the hash in a write that reports nothing, so the next
+    // pass needs no dry run.
     return { action: undefined, object: await clearPending(objects, hashed, before!) };
   }
 
