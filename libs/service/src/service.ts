@@ -44,9 +44,9 @@ const FaultEnvSchema = z.object({ TENANTPLANE_FAULT_KILL_AFTER_HOST_WRITE: z.str
 /** How hard a service may drive the host API server, and how many tenants it reconciles at once. */
 export const BudgetEnvSchema = z.object({
   /** Host API requests per second on average (reads from caches and watches do not count). */
-  HOST_API_QPS: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(200),
+  HOST_QPS: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(200),
   /** Host API requests allowed at once above the average. */
-  HOST_API_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(400),
+  HOST_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(400),
   /** Tenants reconciled concurrently; one slow tenant holds only its own slot. */
   RECONCILE_CONCURRENCY: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(16),
 });
@@ -163,7 +163,7 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
 
   const objects = new Objects(kc, `tenantplane-${opts.name}`, {
     userAgent,
-    budget: new RequestBudget(budget.HOST_API_QPS, budget.HOST_API_BURST),
+    budget: new RequestBudget(budget.HOST_QPS, budget.HOST_BURST),
   });
   let cache: ObjectCache | undefined;
   if (opts.cache && opts.cache.length > 0) {
