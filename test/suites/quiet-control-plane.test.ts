@@ -103,7 +103,8 @@ beforeAll(async () => {
   nc = await connect({ servers: nats.url });
   js = jetstream(nc);
   jsm = await jetstreamManager(nc);
-});
+  // A host cluster, NATS and three services: slow to start on a loaded machine.
+}, 400_000);
 
 afterAll(async () => {
   const keepLogs = failures.failed();
@@ -139,9 +140,9 @@ describe("a tenant at rest costs nothing", () => {
     // The address is a watch event on the Service: the tenant goes on without any message.
     await setLoadBalancerIngress(host.kubeConfig, "tp-waits", "k3s", "127.0.0.21");
     tenantApis.push(await startTenantStandIn(host.kubeConfig, "waits", "127.0.0.21"));
-    await waitForPhase("waits", "Ready", 60_000);
+    await waitForPhase("waits", "Ready", 120_000);
     expect((await jsm.streams.info("TENANTS")).state.last_seq).toBe(after.delivered.stream_seq);
-  });
+  }, 400_000);
 
   it("a resync of an unchanged Ready tenant makes no write and no LIST", async () => {
     await createTenant("quiet");
@@ -164,7 +165,7 @@ describe("a tenant at rest costs nothing", () => {
     expect(describeRequests(requests.filter(isWrite))).toEqual([]);
     expect(describeRequests(requests.filter((r) => r.verb === "list"))).toEqual([]);
     expect(describeRequests(requests.filter((r) => r.verb === "get"))).toEqual([]);
-  });
+  }, 400_000);
 
   it("a hand edit of an isolation object or of a control-plane Service is repaired by its watch event", async () => {
     const npPath = "/apis/networking.k8s.io/v1/namespaces/tp-quiet/networkpolicies/tenantplane-default-deny";
