@@ -49,6 +49,12 @@ export const BudgetEnvSchema = z.object({
   HOST_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(400),
   /** Tenants reconciled concurrently; one slow tenant holds only its own slot. */
   RECONCILE_CONCURRENCY: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(16),
+  /**
+   * "false" caches only cluster-scoped kinds (TenantClusters, IsolationProfiles, namespaces):
+   * for a service whose rights in tenant namespaces are granted per namespace, so it may not
+   * list them cluster-wide. Those reads then go to the API server.
+   */
+  CACHE_TENANT_OBJECTS: z.enum(["true", "false"]).default("true"),
 });
 
 /** Everything a service's main.ts wires together, opened in one call. */
@@ -166,10 +172,13 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     budget: new RequestBudget(budget.HOST_QPS, budget.HOST_BURST),
   });
   let cache: ObjectCache | undefined;
-  if (opts.cache && opts.cache.length > 0) {
+  const cachedKinds = hostKinds(opts.cache ?? []).filter(
+    (kind) => budget.CACHE_TENANT_OBJECTS === "true" || !kind.resource.namespaced,
+  );
+  if (cachedKinds.length > 0) {
     cache = new ObjectCache({
       client: new JsonClient(kc, { userAgent, timeoutMs: 60_000 }),
-      kinds: hostKinds(opts.cache),
+      kinds: cachedKinds,
       logger,
     });
     objects.useCache(cache);

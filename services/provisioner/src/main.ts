@@ -9,6 +9,14 @@ const svc = await startService({
   consumers: ["provisioner"],
   cache: ["TenantCluster", "IsolationProfile", "Namespace", "Secret", "Service", "StatefulSet"],
 });
+const roleBindings = svc.env.TENANT_ROLE_BINDINGS;
+if (roleBindings.length === 0) {
+  svc.logger.info(
+    "TENANT_ROLE_BINDINGS is unset: no RoleBindings are created in tenant namespaces, so every service needs its rights there cluster-wide",
+  );
+} else {
+  svc.logger.info({ roleBindings }, "binding these ClusterRoles in every tenant namespace");
+}
 const { wake } = consumeTenantChanges(
   svc,
   "provisioner",
@@ -19,6 +27,7 @@ const { wake } = consumeTenantChanges(
       publish: svc.publish,
       logger,
       adminCertLifetimeMs: svc.env.ADMIN_CERT_LIFETIME,
+      roleBindings,
     }),
   {
     condition: CONDITION_CONTROL_PLANE_READY,
