@@ -3,7 +3,7 @@
 // (one replica, one volume claim) reaching a ready replica, which is the floor the host
 // cluster itself sets. Also reports each service's idle memory against a bare Node.js process.
 //
-//   npm run build && npm run bench            (RUNS=7 npm run bench for more samples)
+//   npm run build && npm run bench:ready            (RUNS=7 npm run bench:ready for more samples)
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import {
@@ -27,7 +27,7 @@ import {
 } from "../test/harness/index.js";
 
 const RUNS = Number(process.env.RUNS ?? 5);
-const command = "npm run build && npm run bench";
+const command = "npm run build && npm run bench:ready";
 
 const toolsDir = await buildTools();
 const host = await startHostCluster({ name: "bench", toolsDir });

@@ -22,6 +22,8 @@ export interface HostClusterOptions {
   name?: string;
   /** How many kwok nodes to register (`kwok-node-0` …); defaults to 1. */
   nodes?: number;
+  /** Writes the API server's audit log to `auditLogPath`, so tests can count requests by user agent. */
+  auditLog?: boolean;
 }
 
 /** A running host cluster: etcd, kube-apiserver, controller manager, scheduler, kwok and a volume provisioner. */
@@ -39,6 +41,8 @@ export interface HostCluster {
   nodeNames: string[];
   /** Directory holding each process's log (and the etcd data). */
   logsDir: string;
+  /** The API server's audit log (JSON lines), when started with `auditLog`; see `readAudit`. */
+  auditLogPath?: string;
   /** Stops every process (process groups, reverse start order) and removes `logsDir` unless kept. */
   stop(options?: StopOptions): Promise<void>;
 }
@@ -89,6 +93,7 @@ export async function startHostCluster(options: HostClusterOptions = {}): Promis
       usage: "client",
     });
     const serviceAccountKeyPem = await generatePrivateKeyPem();
+    const auditLogPath = options.auditLog ? join(dir, "audit.log") : undefined;
 
     const etcd = await startEtcd(clusterBinary, dir, dir);
     teardown.add(etcd.process);
@@ -107,6 +112,7 @@ export async function startHostCluster(options: HostClusterOptions = {}): Promis
       serviceClusterIpRange,
       authorizationModes: ["Node", "RBAC"],
       admissionPlugins,
+      ...(auditLogPath ? { auditLogPath } : {}),
     });
     teardown.add(apiServer.process);
 
@@ -177,6 +183,7 @@ export async function startHostCluster(options: HostClusterOptions = {}): Promis
       ca,
       nodeNames,
       logsDir: dir,
+      ...(auditLogPath ? { auditLogPath } : {}),
       stop: (stopOptions?: StopOptions) => teardown.stop(stopOptions),
     };
   });

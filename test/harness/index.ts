@@ -27,3 +27,4 @@ export { startTenantStandIn } from "./tenant-stand-in.js";
 export { fieldsNotStored } from "./stored-fields.js";
 export { serviceAccountKubeConfig, serviceAccountKubeconfigFile } from "./service-account.js";
 export { runTenantplane, type CliRun } from "./cli.js";
+export { agentOf, isWrite, readAudit, WRITE_VERBS, type AuditRequest } from "./audit.js";

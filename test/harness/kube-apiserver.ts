@@ -26,6 +26,8 @@ export interface KubeApiServerSpec {
   admissionPlugins?: string[];
   /** Front-proxy (request-header) trust, plus the client certificate the aggregator presents. */
   requestHeader?: { caPem: string; proxyClient: KeyPairPem };
+  /** Writes an audit log (Metadata level, every request once it completes) to this path. */
+  auditLogPath?: string;
 }
 
 /** A running kube-apiserver that answered `/readyz`. */
@@ -67,6 +69,14 @@ export async function startKubeApiServer(spec: KubeApiServerSpec): Promise<KubeA
     "--enable-priority-and-fairness=false",
     "--profiling=false",
   ];
+  if (spec.auditLogPath !== undefined) {
+    args.push(
+      `--audit-policy-file=${file("audit-policy.yaml", AUDIT_POLICY)}`,
+      `--audit-log-path=${spec.auditLogPath}`,
+      "--audit-log-format=json",
+      "--audit-log-maxsize=0",
+    );
+  }
   if (spec.admissionPlugins !== undefined) args.push(`--enable-admission-plugins=${spec.admissionPlugins.join(",")}`);
   if (spec.requestHeader !== undefined) {
     args.push(
@@ -104,6 +114,14 @@ export async function startKubeApiServer(spec: KubeApiServerSpec): Promise<KubeA
   }
   return { url, process: proc };
 }
+
+// Metadata only (who, what, when, answer code): enough to count requests by user agent and verb.
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: Metadata
+`;
 
 function publicKeyPem(privateKeyPem: string): string {
   return createPublicKey(privateKeyPem).export({ format: "pem", type: "spki" }).toString();

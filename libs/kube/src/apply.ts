@@ -3,6 +3,8 @@ import { httpStatusOf } from "@tenantplane/runtime";
 import { ResourceDirectory, resourcePath } from "./internal/resource-paths.js";
 import type { RequestTarget } from "./api-error.js";
 import { RestClient } from "./internal/rest.js";
+import type { ObjectCache } from "./object-cache.js";
+import type { RequestBudget } from "./token-bucket.js";
 
 const APPLY_PATCH = "application/apply-patch+yaml";
 const MERGE_PATCH = "application/merge-patch+json";
@@ -20,13 +22,24 @@ interface ObjectList<T> {
 export class Objects {
   private readonly rest: RestClient;
   private readonly resources: ResourceDirectory;
+  private cache: ObjectCache | undefined;
 
   constructor(
     kc: KubeConfig,
     readonly fieldManager: string,
+    opts: { userAgent?: string; budget?: RequestBudget } = {},
   ) {
-    this.rest = new RestClient(kc);
+    this.rest = new RestClient(kc, opts.userAgent, opts.budget);
     this.resources = new ResourceDirectory(this.rest);
+  }
+
+  /**
+   * Serves `get` and `list` from `cache` for the kinds it holds while it is current, and folds
+   * the answers to this manager's writes into it. An object the cache's selector does not cover
+   * reads as absent: callers that must tell "absent" from "held by someone else" ask with `fresh`.
+   */
+  useCache(cache: ObjectCache): void {
+    this.cache = cache;
   }
 
   /**
@@ -45,7 +58,7 @@ export class Objects {
     // A resourceVersion turns the apply into "update exactly what I read": it fails
     // with a conflict if the object changed and can never create one that is gone.
     if (opts.ifResourceVersion) body.metadata!.resourceVersion = opts.ifResourceVersion;
-    return this.rest.request<T>({
+    const written = await this.rest.request<T>({
       method: "PATCH",
       path: await this.pathOf(obj),
       query: { fieldManager: this.fieldManager, force: true, dryRun: opts.dryRun ? "All" : undefined },
@@ -53,18 +66,22 @@ export class Objects {
       contentType: APPLY_PATCH,
       target: targetOf(obj),
     });
+    if (!opts.dryRun) this.remember(obj, written);
+    return written;
   }
 
   /** Creates an object; an existing one of the same name is a 409 (AlreadyExists), never overwritten. */
   async create<T extends KubernetesObject>(obj: T): Promise<T> {
     const info = await this.resources.lookup(obj.apiVersion!, obj.kind!);
-    return this.rest.request<T>({
+    const created = await this.rest.request<T>({
       method: "POST",
       path: resourcePath(obj.apiVersion!, info, obj.metadata?.namespace),
       query: { fieldManager: this.fieldManager },
       body: obj,
       target: targetOf(obj),
     });
+    this.remember(obj, created);
+    return created;
   }
 
   /**
@@ -72,7 +89,7 @@ export class Objects {
    * in the patch makes it conditional (409 if the object changed since it was read).
    */
   async mergePatch<T extends KubernetesObject>(obj: KubernetesObject, patch: Record<string, unknown>): Promise<T> {
-    return this.rest.request<T>({
+    const patched = await this.rest.request<T>({
       method: "PATCH",
       path: await this.pathOf(obj),
       query: { fieldManager: this.fieldManager },
@@ -80,15 +97,25 @@ export class Objects {
       contentType: MERGE_PATCH,
       target: targetOf(obj),
     });
+    this.remember(obj, patched);
+    return patched;
   }
 
-  /** Reads an object, or undefined when it does not exist. */
+  /**
+   * Reads an object, or undefined when it does not exist: from the cache when one holds the
+   * kind (see useCache), from the API server with `fresh` or otherwise.
+   */
   async get<T extends KubernetesObject>(
     apiVersion: string,
     kind: string,
     name: string,
     namespace?: string,
+    opts: { fresh?: boolean } = {},
   ): Promise<T | undefined> {
+    if (!opts.fresh) {
+      const cached = this.cache?.get<T>(apiVersion, kind, name, namespace);
+      if (cached !== undefined) return cached ?? undefined;
+    }
     const path = await this.pathOf({ apiVersion, kind, metadata: { name, namespace } });
     try {
       return await this.rest.request<T>({ method: "GET", path });
@@ -104,6 +131,8 @@ export class Objects {
     kind: string,
     opts: { namespace?: string; labelSelector?: string } = {},
   ): Promise<T[]> {
+    const cached = this.cache?.list<T>(apiVersion, kind, opts);
+    if (cached) return cached;
     const info = await this.resources.lookup(apiVersion, kind);
     const path = resourcePath(apiVersion, info, opts.namespace);
     const out: T[] = [];
@@ -142,9 +171,13 @@ export class Objects {
         },
         target: targetOf(obj),
       });
+      // Background propagation: the object may linger with a deletionTimestamp; the watch says when it is gone.
       return true;
     } catch (err) {
-      if (httpStatusOf(err) === 404) return false;
+      if (httpStatusOf(err) === 404) {
+        this.remember(obj, null);
+        return false;
+      }
       throw err;
     }
   }
@@ -158,7 +191,7 @@ export class Objects {
     status: Record<string, unknown>,
   ): Promise<void> {
     const apiVersion = `${ref.group}/${ref.version}`;
-    await this.rest.request({
+    const written = await this.rest.request<KubernetesObject>({
       method: "PATCH",
       path: resourcePath(apiVersion, { resource: ref.plural, namespaced: false }, undefined, ref.name, "status"),
       query: { fieldManager: this.fieldManager, force: true },
@@ -166,6 +199,14 @@ export class Objects {
       contentType: APPLY_PATCH,
       target: { kind: ref.kind, name: ref.name },
     });
+    this.remember({ apiVersion, kind: ref.kind, metadata: { name: ref.name } }, written);
+  }
+
+  private remember(obj: KubernetesObject, answer: KubernetesObject | null): void {
+    const { apiVersion, kind } = obj;
+    const name = obj.metadata?.name;
+    if (this.cache && apiVersion && kind && name)
+      this.cache.observe(apiVersion, kind, name, obj.metadata?.namespace, answer);
   }
 
   private async pathOf(obj: KubernetesObject): Promise<string> {

@@ -59,10 +59,12 @@ export class EventRecorder {
       burst?: number;
       perSecond?: number;
       maxSeries?: number;
+      /** Sent as User-Agent on every request. */
+      userAgent?: string;
       logger: Logger;
     },
   ) {
-    this.rest = new RestClient(kc);
+    this.rest = new RestClient(kc, opts.userAgent);
   }
 
   async record(input: EventInput): Promise<RecordOutcome> {

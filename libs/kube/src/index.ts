@@ -12,3 +12,11 @@ export {
   type RawObject,
   type RawWatchEvent,
 } from "./list-watch.js";
+export {
+  ObjectCache,
+  matchesSelector,
+  type CacheEvent,
+  type CachedKind,
+  type ObjectCacheOptions,
+} from "./object-cache.js";
+export { RequestBudget } from "./token-bucket.js";

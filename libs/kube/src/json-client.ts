@@ -41,7 +41,7 @@ export class JsonClient {
 
   constructor(
     private readonly kc: KubeConfig,
-    private readonly opts: { timeoutMs?: number } = {},
+    private readonly opts: { timeoutMs?: number; userAgent?: string } = {},
   ) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("kubeconfig has no current cluster");
@@ -103,7 +103,10 @@ export class JsonClient {
     }
     const options: RequestOptions = {
       method,
-      headers: { Accept: "application/json" } as Record<string, string>,
+      headers: {
+        Accept: "application/json",
+        ...(this.opts.userAgent ? { "User-Agent": this.opts.userAgent } : {}),
+      } as Record<string, string>,
     };
     // Per request: credentials (a token file may rotate) come from the KubeConfig each time.
     await this.kc.applyToHTTPSOptions(options);

@@ -21,3 +21,27 @@ export class TokenBucket {
     return true;
   }
 }
+
+/**
+ * A request budget shared by every request of a client: `perSecond` on average, up to `burst`
+ * at once. `wait()` resolves when the request may go; waiters go in arrival order.
+ */
+export class RequestBudget {
+  private readonly bucket: TokenBucket;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly perSecond: number,
+    readonly burst: number,
+  ) {
+    this.bucket = new TokenBucket(Math.max(1, burst), perSecond);
+  }
+
+  wait(): Promise<void> {
+    const turn = this.queue.then(async () => {
+      while (!this.bucket.take()) await new Promise((r) => setTimeout(r, Math.ceil(1000 / this.perSecond)));
+    });
+    this.queue = turn;
+    return turn;
+  }
+}

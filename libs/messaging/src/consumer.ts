@@ -49,7 +49,34 @@ export interface ConsumerOptions<S extends z.ZodType> {
   supersede?: boolean;
   /** Called with true once consuming, false while re-subscribing. */
   onReady?: (ready: boolean) => void;
+  /** Work the service raises itself (a watch event), handled in its key's turn like a message. */
+  local?: LocalWork<z.infer<S>>;
 }
+
+/**
+ * Messages a service gives itself, e.g. from a watch event, handled by runConsumer in the
+ * key's turn beside the stream's messages. Nothing is acked: a failed local pass is retried
+ * a few times with the settlement's delay, then left to the next message or resync. A message
+ * whose key already has local work waiting is dropped, so a burst of events costs one pass.
+ */
+export class LocalWork<T> {
+  private sink: ((message: T) => void) | undefined;
+  private readonly early: T[] = [];
+
+  /** Queues `message`; before the consumer runs, it is held until it does. */
+  fire(message: T): void {
+    if (this.sink) this.sink(message);
+    else this.early.push(message);
+  }
+
+  /** @internal Connects the consumer that handles the work. */
+  attach(sink: (message: T) => void): void {
+    this.sink = sink;
+    for (const message of this.early.splice(0)) sink(message);
+  }
+}
+
+const LOCAL_RETRIES = 5;
 
 /** How often a held message is reported as in progress: three times per ack_wait, so one lost heartbeat costs nothing. */
 export function heartbeatInterval(ackWaitMs: number): number {
@@ -75,6 +102,9 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
   const log = opts.logger.child({ consumer: durable });
   let attempt = 0;
   let heartbeat: NodeJS.Timeout | undefined;
+  const localWaiting = new Set<string>();
+  const localTimers = new Set<NodeJS.Timeout>();
+  opts.local?.attach((message) => runLocal(message, 1));
 
   while (!opts.signal.aborted) {
     try {
@@ -109,9 +139,42 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
     }
   }
   opts.onReady?.(false);
+  for (const timer of localTimers) clearTimeout(timer);
   await Promise.allSettled([...inFlight]);
   await queue.idle();
   clearInterval(heartbeat);
+
+  function runLocal(message: z.infer<S>, attemptNo: number): void {
+    if (opts.signal.aborted) return;
+    const key = opts.key(message);
+    if (localWaiting.has(key)) return;
+    localWaiting.add(key);
+    const task = queue.run(key, async () => {
+      localWaiting.delete(key);
+      const logger = log.child({ subject: "local", key });
+      try {
+        await opts.handle(message, { subject: "local", deliveryCount: attemptNo, logger });
+        opts.metrics.messages.inc({ outcome: "local" });
+      } catch (err) {
+        const settlement = settlementFor(err, attemptNo);
+        opts.metrics.messages.inc({ outcome: "local-failed" });
+        if (settlement.outcome !== "nak" || attemptNo >= LOCAL_RETRIES) {
+          logger.info(
+            { reason: settlementReason(settlement) },
+            "local pass failed; the next message or resync retries",
+          );
+          return;
+        }
+        const timer = setTimeout(() => {
+          localTimers.delete(timer);
+          runLocal(message, attemptNo + 1);
+        }, settlement.delayMs);
+        localTimers.add(timer);
+      }
+    });
+    inFlight.add(task);
+    void task.finally(() => inFlight.delete(task));
+  }
 
   async function dispatch(m: JsMsg): Promise<void> {
     let parsed: z.infer<S>;
@@ -180,6 +243,10 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
       log.error({ err }, "reporting a rejected message failed");
     }
   }
+}
+
+function settlementReason(settlement: ReturnType<typeof settlementFor>): string {
+  return settlement.outcome === "ack" ? "" : settlement.reason;
 }
 
 function summarise(err: unknown): string {

@@ -33,6 +33,7 @@ export { streamUpdate, type StreamLimits } from "./stream-settings.js";
 export { settlementFor, UNCLASSIFIED_RETRY_LIMIT, type Settlement } from "./settlement.js";
 export {
   heartbeatInterval,
+  LocalWork,
   runConsumer,
   type ConsumerOptions,
   type ConsumerRef,

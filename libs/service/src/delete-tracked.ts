@@ -77,7 +77,7 @@ export async function publishPendingDeletes(
     const recorded = parseRecordedDelete(raw);
     if (recorded) {
       const t = recorded.target;
-      const now = await objects.get(t.apiVersion, t.kind, t.name, t.namespace);
+      const now = await objects.get(t.apiVersion, t.kind, t.name, t.namespace, { fresh: true });
       const happened = !now || now.metadata?.uid !== t.uid || Boolean(now.metadata?.deletionTimestamp);
       if (happened) {
         await report(decide, recorded);

@@ -1,5 +1,14 @@
 export { startService, type ServiceContext } from "./service.js";
-export { applyTenantStatus, nextCondition, tenantRegarding, type ConditionInput } from "./tenant-status.js";
+export {
+  applyTenantStatus,
+  nextCondition,
+  statusUpToDate,
+  tenantRegarding,
+  type ConditionInput,
+  type StatusHolder,
+} from "./tenant-status.js";
+export { APPLIED_HASH_ANNOTATION, appliedHashAnnotation, appliedUpToDate, withAppliedHash } from "./applied-hash.js";
+export { hostKinds, tenantToWake, type HostKind } from "./host-cache.js";
 export { tenantOfSubject, warnOnRejection } from "./rejections.js";
 export {
   PENDING_DECISION_ANNOTATION,

@@ -3,6 +3,7 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { Objects } from "@tenantplane/kube";
 import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
 import { httpStatusOf } from "@tenantplane/runtime";
+import { appliedHashAnnotation, appliedUpToDate, withAppliedHash } from "./applied-hash.js";
 import { faults } from "./faults.js";
 import { ownedFieldsChanged } from "./owned-fields.js";
 
@@ -25,7 +26,11 @@ export function pendingDecisionAnnotation(fieldManager: string): string {
   return `${PENDING_DECISION_ANNOTATION}.${fieldManager.replace(/^tenantplane-/, "")}`;
 }
 
-const pendingPath = (fieldManager: string) => `metadata.annotations.${pendingDecisionAnnotation(fieldManager)}`;
+// Bookkeeping annotations: neither is a change worth a Decision.
+const bookkeepingPaths = (fieldManager: string) => [
+  `metadata.annotations.${pendingDecisionAnnotation(fieldManager)}`,
+  `metadata.annotations.${appliedHashAnnotation(fieldManager)}`,
+];
 
 /** A Decision recorded on its host object, as the pending-decision annotation holds it. */
 export interface RecordedDecision {
@@ -55,7 +60,7 @@ export function changeOf(
 ): DecisionAction | undefined {
   if (!before) return "Create";
   const managers = fieldManager ? [fieldManager] : tenantplaneManagers(before, after);
-  return managers.some((m) => ownedFieldsChanged(before, after, m, [pendingPath(m)])) ? "Update" : undefined;
+  return managers.some((m) => ownedFieldsChanged(before, after, m, bookkeepingPaths(m))) ? "Update" : undefined;
 }
 
 /** The decision a tracked apply reports, before the tenant and refs are filled in. */
@@ -84,15 +89,19 @@ export interface TrackedDecision {
 
 /**
  * Applies `desired` (server-side apply under `objects`' field manager) and says what
- * changed, judged by the fields it owns (see changeOf).
+ * changed, judged by the fields it owns (see changeOf). The object carries a hash of what
+ * was applied (appliedHashAnnotation): when the current object (read through `objects`, so
+ * from its cache when it has one) carries the same hash and still holds every field sent,
+ * nothing is written at all.
  *
  * With `decision`, the write is tracked end to end, and the caller must not call
- * `decide` itself: a dry run tells whether the apply would change anything; only
- * then is the object written, carrying its Decision in its pendingDecisionAnnotation
- * in the same apply; the Decision is published through `decision.decide` (which
- * retries until it succeeds or the service stops), and the annotation is removed.
- * A pending Decision found on the object (left by a crash or an outage) is published
- * first. A steady state costs one read and one dry run, no write.
+ * `decide` itself: the object is written carrying its Decision in its
+ * pendingDecisionAnnotation in the same apply (for an existing object a dry run first tells
+ * whether the apply would change any owned field; a change of the hash alone is written
+ * without a Decision); the Decision is published through `decision.decide` (which retries
+ * until it succeeds or the service stops), and the annotation is removed. A pending Decision
+ * found on the object (left by a crash or an outage) is published and removed first. A steady
+ * state costs no request when the read comes from a cache.
  */
 export async function applyTracked<T extends KubernetesObject>(
   objects: Objects,
@@ -100,9 +109,15 @@ export async function applyTracked<T extends KubernetesObject>(
   decision?: TrackedDecision,
 ): Promise<ApplyOutcome<T>> {
   const meta = desired.metadata ?? {};
-  const before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
+  const hashed = withAppliedHash(desired, objects.fieldManager);
+  let before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
+  // A Decision left pending by a crash or an outage goes out first, and its annotation with it
+  // (a merge patch: whoever wrote it, a create or an apply).
+  if (before && decision && pendingDecisionOf(before, objects.fieldManager))
+    before = await publishPendingDecision(objects, before, decision.decide);
+  if (before && appliedUpToDate(before, hashed, objects.fieldManager)) return { action: undefined, object: before };
   if (!decision) {
-    const after = await objects.apply(desired);
+    const after = await objects.apply(hashed);
     return { action: changeOf(before, after, objects.fieldManager), object: after };
   }
   const report = (recorded: RecordedDecision, on: KubernetesObject) =>
@@ -115,16 +130,14 @@ export async function applyTracked<T extends KubernetesObject>(
       recorded,
       on.metadata?.uid,
     );
-  const leftover = before ? pendingDecisionOf(before, objects.fieldManager) : undefined;
-  if (leftover && before) await report(leftover, before);
 
   const pin = decision.ifResourceVersion;
-  const predicted = await dryRunApply(objects, desired, pin);
-  const action = changeOf(before, predicted, objects.fieldManager);
+  // Only an existing object needs the dry run: for an absent one the write is a Create.
+  const action = before ? changeOf(before, await dryRunApply(objects, hashed, pin), objects.fieldManager) : "Create";
   if (!action) {
-    // Nothing to change; a leftover annotation goes now that its Decision is out.
-    const object = leftover && before ? await clearPending(objects, desired, before) : (before ?? predicted);
-    return { action: undefined, object };
+    // No owned field changes: record the hash in a write that reports nothing, so the next
+    // pass needs no dry run.
+    return { action: undefined, object: await clearPending(objects, hashed, before!) };
   }
 
   const recorded: RecordedDecision = {
@@ -134,12 +147,12 @@ export async function applyTracked<T extends KubernetesObject>(
     reason: decision.reason,
     manager: objects.fieldManager,
   };
-  const written = await objects.apply(withPending(desired, recorded, objects.fieldManager), { ifResourceVersion: pin });
+  const written = await objects.apply(withPending(hashed, recorded, objects.fieldManager), { ifResourceVersion: pin });
   if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
   // Someone else may have made the same change in the meantime: then this write only added the annotation.
   const changed = changeOf(before, written, objects.fieldManager);
   if (changed) await report({ ...recorded, action: changed }, written);
-  return { action: changed, object: await clearPending(objects, desired, written) };
+  return { action: changed, object: await clearPending(objects, hashed, written) };
 }
 
 /**
@@ -163,7 +176,8 @@ export async function createTracked<T extends KubernetesObject>(
   };
   let created: T;
   try {
-    created = await objects.create(withPending(desired, recorded, objects.fieldManager));
+    const hashed = withAppliedHash(desired, objects.fieldManager);
+    created = await objects.create(withPending(hashed, recorded, objects.fieldManager));
   } catch (err) {
     if (httpStatusOf(err) === 409) return undefined;
     throw err;
@@ -280,7 +294,9 @@ async function clearPending<T extends KubernetesObject>(objects: Objects, desire
       if (status !== 409) throw err;
     }
     const meta = desired.metadata ?? {};
-    const reread = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
+    const reread = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace, {
+      fresh: true,
+    });
     if (!reread || pendingDecisionOf(reread, objects.fieldManager)?.id !== id) return reread ?? current;
     current = reread;
   }

@@ -1,7 +1,7 @@
-import { API_VERSION, KIND_TENANT_CLUSTER, type Condition, type TenantClusterStatus } from "@tenantplane/api";
+import { API_VERSION, KIND_TENANT_CLUSTER, type Condition } from "@tenantplane/api";
 import type { EventRecorder, Objects } from "@tenantplane/kube";
 import { describeRefusal, REASON_REJECTED_BY_API_SERVER, type ApiRefusal } from "./api-refusal.js";
-import { applyTenantStatus, tenantRegarding } from "./tenant-status.js";
+import { applyTenantStatus, ownedStatusKeys, tenantRegarding, type StatusHolder } from "./tenant-status.js";
 
 /** How a service reports a refused write: the condition it owns and where the user fixes the input. */
 export interface RefusalReporting {
@@ -11,16 +11,7 @@ export interface RefusalReporting {
   fix: (tenant: string) => string;
 }
 
-interface ManagedFieldsEntry {
-  manager?: string;
-  subresource?: string;
-  fieldsV1?: Record<string, unknown>;
-}
-
-type TenantObject = {
-  metadata?: { uid?: string; generation?: number; managedFields?: ManagedFieldsEntry[] };
-  status?: TenantClusterStatus & Record<string, unknown>;
-};
+type TenantObject = StatusHolder & { metadata?: { uid?: string; generation?: number } };
 
 /**
  * The top-level status fields `manager` owns on the status subresource, other than
@@ -28,13 +19,7 @@ type TenantObject = {
  * out would delete them, so a refusal report carries them forward unchanged.
  */
 export function ownedStatusFields(tc: TenantObject, manager: string): Record<string, unknown> {
-  const owned = new Set<string>();
-  for (const entry of tc.metadata?.managedFields ?? []) {
-    if (entry.manager !== manager || entry.subresource !== "status") continue;
-    const status = entry.fieldsV1?.["f:status"];
-    if (!status || typeof status !== "object") continue;
-    for (const key of Object.keys(status)) if (key.startsWith("f:")) owned.add(key.slice(2));
-  }
+  const owned = ownedStatusKeys(tc, manager);
   const out: Record<string, unknown> = {};
   for (const field of owned) {
     if (field === "conditions" || field === "phase") continue;

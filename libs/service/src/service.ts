@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { EventRecorder, loadKubeConfig, Objects } from "@tenantplane/kube";
+import { EventRecorder, JsonClient, loadKubeConfig, ObjectCache, Objects, RequestBudget } from "@tenantplane/kube";
 import {
   connectNats,
   ensureTopology,
@@ -34,9 +34,28 @@ import {
 } from "@tenantplane/runtime";
 import { z } from "zod";
 import { configureFaults } from "./faults.js";
+import { hostKinds, type HostKind } from "./host-cache.js";
+
+const VERSION = "0.1.0";
 
 // Only "1" switches a fault on, so no ordinary value ever does.
 const FaultEnvSchema = z.object({ TENANTPLANE_FAULT_KILL_AFTER_HOST_WRITE: z.string().optional() });
+
+/** How hard a service may drive the host API server, and how many tenants it reconciles at once. */
+export const BudgetEnvSchema = z.object({
+  /** Host API requests per second on average (reads from caches and watches do not count). */
+  HOST_QPS: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(200),
+  /** Host API requests allowed at once above the average. */
+  HOST_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(400),
+  /** Tenants reconciled concurrently; one slow tenant holds only its own slot. */
+  RECONCILE_CONCURRENCY: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(16),
+  /**
+   * "false" caches only cluster-scoped kinds (TenantClusters, IsolationProfiles, namespaces):
+   * for a service whose rights in tenant namespaces are granted per namespace, so it may not
+   * list them cluster-wide. Those reads then go to the API server.
+   */
+  CACHE_TENANT_OBJECTS: z.enum(["true", "false"]).default("true"),
+});
 
 /** Everything a service's main.ts wires together, opened in one call. */
 export interface ServiceContext<E> {
@@ -47,8 +66,12 @@ export interface ServiceContext<E> {
   readonly logger: Logger;
   readonly metrics: ServiceMetrics;
   readonly kc: KubeConfig;
-  /** Host objects under this service's field manager (`tenantplane-<name>`). */
+  /** `tenantplane-<name>/<version>`: the User-Agent of every host API request this service makes. */
+  readonly userAgent: string;
+  /** Host objects under this service's field manager (`tenantplane-<name>`), read through `cache` when there is one. */
   readonly objects: Objects;
+  /** The list+watch cache of the host kinds asked for in startService's `cache`. */
+  readonly cache: ObjectCache | undefined;
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   /** Writes aggregated, rate-limited Events as `tenantplane/<name>`. */
@@ -62,6 +85,8 @@ export interface ServiceContext<E> {
   publish(planned: PlannedDecision): Promise<void>;
   /** Aborts on SIGTERM/SIGINT. */
   readonly signal: AbortSignal;
+  /** Tenants reconciled at once (RECONCILE_CONCURRENCY). */
+  readonly concurrency: number;
   /** Marks the service ready (or not) for /readyz. */
   setReady(ready: boolean): void;
   /** Registers a shutdown step; steps run in registration order, before NATS is drained. */
@@ -78,12 +103,19 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
   name: string;
   envSchema: S;
   consumers: readonly ConsumerName[];
+  /**
+   * Host kinds to read from a list+watch cache instead of the API server (tenantplane's own
+   * objects and its CRDs); the service starts consuming once the caches are filled.
+   */
+  cache?: readonly HostKind[];
 }): Promise<ServiceContext<z.infer<S>>> {
   let env: z.infer<S>;
   let streams: z.infer<typeof StreamEnvSchema>;
+  let budget: z.infer<typeof BudgetEnvSchema>;
   try {
     env = parseEnv(opts.envSchema, process.env);
     streams = parseEnv(StreamEnvSchema, process.env);
+    budget = parseEnv(BudgetEnvSchema, process.env);
     const faultEnv = parseEnv(FaultEnvSchema, process.env);
     configureFaults({ killAfterHostWrite: faultEnv.TENANTPLANE_FAULT_KILL_AFTER_HOST_WRITE === "1" });
   } catch (err) {
@@ -105,6 +137,8 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
   logger.info({ port: http.port }, "health server listening");
 
   const kc = loadKubeConfig(env.KUBECONFIG);
+  // One user agent per service, so the API server's audit log tells its requests apart.
+  const userAgent = `tenantplane-${opts.name}/${VERSION}`;
   let nc: NatsConnection;
   try {
     nc = await connectNats({
@@ -133,6 +167,26 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
   }).connected;
   await ensureTopology(await jetstreamManager(nc), opts.consumers, streamSettingsFromEnv(streams));
 
+  const objects = new Objects(kc, `tenantplane-${opts.name}`, {
+    userAgent,
+    budget: new RequestBudget(budget.HOST_QPS, budget.HOST_BURST),
+  });
+  let cache: ObjectCache | undefined;
+  const cachedKinds = hostKinds(opts.cache ?? []).filter(
+    (kind) => budget.CACHE_TENANT_OBJECTS === "true" || !kind.resource.namespaced,
+  );
+  if (cachedKinds.length > 0) {
+    cache = new ObjectCache({
+      client: new JsonClient(kc, { userAgent, timeoutMs: 60_000 }),
+      kinds: cachedKinds,
+      logger,
+    });
+    objects.useCache(cache);
+    // Until a kind's cache is filled its reads go to the API server, so waiting is an optimisation only.
+    const filled = await Promise.race([cache.synced().then(() => true), sleep(CACHE_FILL_WAIT_MS).then(() => false)]);
+    logger.info({ filled, objects: cache.sizes() }, filled ? "host caches filled" : "host caches still filling");
+  }
+
   const steps: ShutdownStep[] = [];
   const signal = handleShutdown(logger, [
     {
@@ -141,6 +195,7 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
         for (const step of steps) await step.run();
       },
     },
+    { name: "caches", run: async () => cache?.stop() },
     { name: "nats", run: () => nc.drain() },
     { name: "http", run: () => http.close() },
   ]);
@@ -152,7 +207,9 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     logger,
     metrics,
     kc,
-    objects: new Objects(kc, `tenantplane-${opts.name}`),
+    userAgent,
+    objects,
+    cache,
     nc,
     js,
     publish: async (planned) => {
@@ -164,15 +221,19 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       component: opts.name,
       instance: identity,
       clusterEventsNamespace: env.EVENTS_NAMESPACE,
+      userAgent,
       logger,
     }),
     signal,
+    concurrency: budget.RECONCILE_CONCURRENCY,
     setReady: (value) => {
       ready = value;
     },
     onShutdown: (step) => steps.push(step),
   };
 }
+
+const CACHE_FILL_WAIT_MS = 30_000;
 
 // The host write already happened, so the Decision must not be lost to an outage of
 // any length: retry with the same id (the stream's duplicate window stores it once).

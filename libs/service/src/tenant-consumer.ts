@@ -1,5 +1,11 @@
 import { hostNamespaceFor } from "@tenantplane/mapping";
-import { runConsumer, TenantChangeSchema, type ConsumerName } from "@tenantplane/messaging";
+import {
+  LocalWork,
+  runConsumer,
+  TenantChangeSchema,
+  type ConsumerName,
+  type TenantChange,
+} from "@tenantplane/messaging";
 import { TransientError, type Logger } from "@tenantplane/runtime";
 import { accessDenialOf, apiRefusalOf } from "./api-refusal.js";
 import { reportApiRefusal, type RefusalReporting } from "./refusal-status.js";
@@ -24,13 +30,19 @@ const ACCESS_RETRY_MS = 1_000;
  * there is created by the provisioner right after the namespace and may not be in force yet,
  * so the tenant is retried (every ACCESS_RETRY_MS at first, slower the longer it lasts) and
  * no condition changes.
+ *
+ * `wake(tenant)` runs a pass for the tenant in its turn without a message (a watch event saw
+ * something change): at most `concurrency` tenants are reconciled at once (default: the
+ * service's RECONCILE_CONCURRENCY).
  */
 export function consumeTenantChanges<E>(
   svc: ServiceContext<E>,
   consumer: ConsumerName,
   reconcile: (tenant: string, logger: Logger) => Promise<void>,
   refusals?: RefusalReporting,
-): void {
+  options: { concurrency?: number } = {},
+): { wake: (tenant: string) => void } {
+  const local = new LocalWork<TenantChange>();
   const consuming = runConsumer({
     js: svc.js,
     consumer,
@@ -41,6 +53,8 @@ export function consumeTenantChanges<E>(
     signal: svc.signal,
     onReady: svc.setReady,
     supersede: true,
+    local,
+    concurrency: options.concurrency ?? svc.concurrency,
     onRejected: warnOnRejection(svc.events, svc.objects, svc.name, svc.logger),
     handle: async (change, ctx) => {
       try {
@@ -66,4 +80,5 @@ export function consumeTenantChanges<E>(
     },
   });
   svc.onShutdown({ name: "consumer", run: () => consuming });
+  return { wake: (tenant) => local.fire({ tenant, reason: "TenantChanged" }) };
 }

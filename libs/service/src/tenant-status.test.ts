@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextCondition } from "./tenant-status.js";
+import { nextCondition, statusUpToDate } from "./tenant-status.js";
 
 const earlier = {
   type: "ControlPlaneReady",
@@ -37,5 +37,39 @@ describe("nextCondition", () => {
       nextCondition(undefined, { type: "IsolationApplied", status: "True", reason: "Applied", message: "" }, now)
         .lastTransitionTime,
     ).toBe(now.toISOString());
+  });
+});
+
+describe("statusUpToDate", () => {
+  const manager = "tenantplane-provisioner";
+  const current = {
+    metadata: {
+      managedFields: [
+        { manager, subresource: "status", fieldsV1: { "f:status": { "f:phase": {}, "f:externalEndpoint": {} } } },
+      ],
+    },
+    status: {
+      phase: "Provisioning" as const,
+      externalEndpoint: "https://10.0.0.1:6443",
+      conditions: [{ ...earlier, observedGeneration: 2 }],
+    },
+  };
+  const input = { ...earlier, observedGeneration: 2 };
+
+  it("is true when the condition and every owned field already hold", () => {
+    expect(
+      statusUpToDate(current, manager, input, { phase: "Provisioning", externalEndpoint: "https://10.0.0.1:6443" }),
+    ).toBe(true);
+  });
+
+  it("is false when the condition's message or generation moved", () => {
+    expect(statusUpToDate(current, manager, { ...input, message: "other" }, { phase: "Provisioning" })).toBe(false);
+    expect(statusUpToDate(current, manager, { ...input, observedGeneration: 3 }, { phase: "Provisioning" })).toBe(
+      false,
+    );
+  });
+
+  it("is false when an owned field would be removed", () => {
+    expect(statusUpToDate(current, manager, input, { phase: "Provisioning" })).toBe(false);
   });
 });

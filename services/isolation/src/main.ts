@@ -1,11 +1,16 @@
 import { CONDITION_ISOLATION_APPLIED } from "@tenantplane/api";
 import { publishTenantChange } from "@tenantplane/messaging";
 import { CommonEnvSchema } from "@tenantplane/runtime";
-import { consumeTenantChanges, startService } from "@tenantplane/service";
+import { consumeTenantChanges, startService, tenantToWake } from "@tenantplane/service";
 import { reconcileIsolation } from "./reconciler.js";
 
-const svc = await startService({ name: "isolation", envSchema: CommonEnvSchema, consumers: ["isolation"] });
-consumeTenantChanges(
+const svc = await startService({
+  name: "isolation",
+  envSchema: CommonEnvSchema,
+  consumers: ["isolation"],
+  cache: ["TenantCluster", "IsolationProfile", "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange"],
+});
+const { wake } = consumeTenantChanges(
   svc,
   "isolation",
   (tenant, logger) =>
@@ -27,3 +32,9 @@ consumeTenantChanges(
       `Change the IsolationProfile named by spec.isolationProfileRef of TenantCluster ${tenant} so the API server accepts it.`,
   },
 );
+// A new host namespace, and any hand edit or deletion of an isolation object, wakes a pass for
+// its tenant at once: repair takes one watch event, not one resync.
+svc.cache?.onChange((event) => {
+  const tenant = tenantToWake(event, ["Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange"]);
+  if (tenant) wake(tenant);
+});

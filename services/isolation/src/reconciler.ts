@@ -21,10 +21,11 @@ import {
 } from "@tenantplane/isolation";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
-import { TransientError, type Logger } from "@tenantplane/runtime";
+import type { Logger } from "@tenantplane/runtime";
 import {
   applyTenantStatus,
   applyTracked,
+  createTracked,
   deleteTracked,
   publishPendingDeletes,
   tenantDecider,
@@ -63,11 +64,15 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   const previous = raw.status?.conditions;
   const generation = raw.metadata?.generation;
   const report = async (condition: Omit<ConditionInput, "type" | "observedGeneration">) => {
-    await applyTenantStatus(deps.objects, tenant, previous, {
-      ...condition,
-      type: CONDITION_ISOLATION_APPLIED,
-      observedGeneration: generation,
-    });
+    // Nothing is written when the status already says this (raw is the cached TenantCluster).
+    await applyTenantStatus(
+      deps.objects,
+      tenant,
+      previous,
+      { ...condition, type: CONDITION_ISOLATION_APPLIED, observedGeneration: generation },
+      {},
+      raw,
+    );
     const before = previous?.find((c) => c.type === CONDITION_ISOLATION_APPLIED)?.status;
     // A lifecycle milestone, once per transition: the namespace is isolated as the profile says.
     if (condition.status === "True" && before !== "True") {
@@ -85,7 +90,10 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     }
   };
   const warn = async (reason: string, message: string) => {
+    const known = previous?.find((c) => c.type === CONDITION_ISOLATION_APPLIED);
     await report({ status: "False", reason, message });
+    // Said once per change of what is wrong, not on every pass.
+    if (known?.status === "False" && known.reason === reason && known.message === message.slice(0, 32_768)) return;
     await deps.events.record({
       regarding: tenantRegarding(tenant, raw.metadata?.uid),
       type: "Warning",
@@ -107,17 +115,19 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   const choice = chooseIsolationProfile(refName, found);
 
   const namespace = hostNamespaceFor(tenant);
-  const ns = await deps.objects.get("v1", "Namespace", namespace);
+  // The cache holds tenantplane's namespaces only: one it does not know is read fresh, so a
+  // foreign namespace of that name is reported as such.
+  const ns =
+    (await deps.objects.get("v1", "Namespace", namespace)) ??
+    (await deps.objects.get("v1", "Namespace", namespace, undefined, { fresh: true }));
   if (!ns) {
+    // Not redelivered: the namespace's creation is a watch event that wakes the next pass.
     await report({
       status: "False",
       reason: "WaitingForNamespace",
       message: `host namespace ${namespace} does not exist yet`,
     });
-    throw new TransientError(`host namespace ${namespace} not created yet`, {
-      code: "WaitingForNamespace",
-      retryAfterMs: 2_000,
-    });
+    return;
   }
 
   // A terminating namespace takes its isolation objects with it.
@@ -164,17 +174,19 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   const collisions: string[] = [];
   for (const object of compiled.objects) {
     wanted.add(objectKey(object.kind, object.metadata.name));
+    const reason = `${describeIsolationObject(object.kind, object.metadata.name)} from ${source}`;
+    let held = await deps.objects.get(object.apiVersion, object.kind, object.metadata.name, namespace);
+    // Absent from the cache (which holds only tenantplane's objects): create, which never
+    // overwrites; a name someone else holds answers 409, and a fresh read says whose it is.
+    if (!held && (await createTracked(deps.objects, object as KubernetesObject, { decide, reason }))) continue;
+    held ??= await deps.objects.get(object.apiVersion, object.kind, object.metadata.name, namespace, { fresh: true });
     // An object of that name that tenantplane did not make for this tenant is left alone.
-    const held = await deps.objects.get(object.apiVersion, object.kind, object.metadata.name, namespace);
     const ownership = held ? objectOwnership(held, tenant) : undefined;
     if (ownership?.owner === "foreign") {
       collisions.push(describeForeign({ kind: object.kind, name: object.metadata.name, namespace }, ownership.why));
       continue;
     }
-    await applyTracked(deps.objects, object as KubernetesObject, {
-      decide,
-      reason: `${describeIsolationObject(object.kind, object.metadata.name)} from ${source}`,
-    });
+    await applyTracked(deps.objects, object as KubernetesObject, { decide, reason });
   }
   let removed = 0;
   for (const { apiVersion, kind } of ISOLATION_KINDS) {

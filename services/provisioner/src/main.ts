@@ -1,9 +1,14 @@
 import { CONDITION_CONTROL_PLANE_READY } from "@tenantplane/api";
-import { consumeTenantChanges, startService } from "@tenantplane/service";
+import { consumeTenantChanges, startService, tenantToWake } from "@tenantplane/service";
 import { ProvisionerEnvSchema } from "./config.js";
 import { reconcileTenant } from "./reconciler.js";
 
-const svc = await startService({ name: "provisioner", envSchema: ProvisionerEnvSchema, consumers: ["provisioner"] });
+const svc = await startService({
+  name: "provisioner",
+  envSchema: ProvisionerEnvSchema,
+  consumers: ["provisioner"],
+  cache: ["TenantCluster", "IsolationProfile", "Namespace", "Secret", "Service", "StatefulSet"],
+});
 const roleBindings = svc.env.TENANT_ROLE_BINDINGS;
 if (roleBindings.length === 0) {
   svc.logger.info(
@@ -12,7 +17,7 @@ if (roleBindings.length === 0) {
 } else {
   svc.logger.info({ roleBindings }, "binding these ClusterRoles in every tenant namespace");
 }
-consumeTenantChanges(
+const { wake } = consumeTenantChanges(
   svc,
   "provisioner",
   (tenant, logger) =>
@@ -29,3 +34,9 @@ consumeTenantChanges(
     fix: (tenant) => `Change spec.controlPlane of TenantCluster ${tenant} so the API server accepts it.`,
   },
 );
+// Readiness, load-balancer addresses, the isolation service's condition and hand edits arrive
+// as watch events: each wakes a pass for its tenant, so nothing is polled.
+svc.cache?.onChange((event) => {
+  const tenant = tenantToWake(event, ["TenantCluster", "Namespace", "Secret", "Service", "StatefulSet"]);
+  if (tenant) wake(tenant);
+});

@@ -35,6 +35,8 @@ import {
   applyTracked,
   createTracked,
   publishPendingDecision,
+  statusUpToDate,
+  withAppliedHash,
   tenantDecider,
   tenantRegarding,
   type Decide,
@@ -78,8 +80,11 @@ export const FINALIZER = "tenantplane.io/teardown";
 export const DEFAULT_ADMIN_CERT_LIFETIME_MS = 365 * 24 * 60 * 60 * 1000;
 const ADMIN_USER = "tenantplane-admin";
 const READY_PROBE_TIMEOUT_MS = 5_000;
-// How often a tenant that is not Ready yet is looked at again.
+// How often a terminating namespace is looked at again.
 const NOT_READY_POLL_MS = 3_000;
+// How often a tenant API that does not answer yet (its pod is ready) is probed again: only the
+// tenant's API is asked, the host's answers come from caches.
+const API_PROBE_RETRY_MS = 5_000;
 
 /** What the provisioner needs from the outside world. */
 export interface ProvisionerDeps {
@@ -131,8 +136,9 @@ interface Isolation {
 /**
  * Converges one tenant's control plane with the current TenantCluster, re-read from the API on
  * every call (the message is only a key), and is idempotent. Writes only to objects tenantplane
- * created for this tenant. Throws TransientError while the tenant is not Ready yet, so the
- * message is redelivered with backoff until it is: readiness is polled level-triggered.
+ * created for this tenant. A tenant that is not Ready yet is settled, not redelivered: its
+ * caller wakes the next pass from watch events; only an unreachable tenant API throws
+ * TransientError, to be probed again.
  */
 export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Promise<void> {
   const raw = await deps.objects.get<RawTenant>(API_VERSION, KIND_TENANT_CLUSTER, tenant);
@@ -405,8 +411,10 @@ async function observeControlPlane(
   }
 }
 
-// Writes the status from the observation; a person's problem is also a Warning, and a tenant
-// that is merely not ready yet is looked at again soon.
+// Writes the status from the observation (nothing when it already shows it); a person's problem
+// is also a Warning. A tenant that is merely not ready yet is not looked at again on a timer:
+// the watch on its StatefulSet, Services and TenantCluster wakes the next pass (see main.ts),
+// and only an unreachable tenant API, which no host watch can see, is probed again later.
 async function report(pass: Pass, observation: ControlPlaneObservation): Promise<void> {
   const { deps, tenant } = pass;
   const condition = controlPlaneReadyInput(observation, pass.generation);
@@ -427,31 +435,25 @@ async function report(pass: Pass, observation: ControlPlaneObservation): Promise
         : undefined,
     externalEndpoint: pass.facts.apiObserved ? pass.facts.externalEndpoint : current?.externalEndpoint,
   });
-  await applyTenantStatus(deps.objects, tenant, pass.raw.status?.conditions, condition, fields);
+  const unchanged = statusUpToDate(pass.raw, deps.objects.fieldManager, condition, fields);
+  if (!unchanged) await applyTenantStatus(deps.objects, tenant, pass.raw.status?.conditions, condition, fields);
   if (observation.state === "ready" && fields.phase === "Ready" && current?.phase !== "Ready")
     await deps.events.record(readyEvent(tenant, pass.uid, observation.server, endpointFor(tenant)));
   if (needsAttention(observation)) {
-    await deps.events.record({
-      regarding: tenantRegarding(tenant, pass.uid),
-      type: "Warning",
-      reason: condition.reason,
-      message: condition.message,
-    });
+    // Said once per change of what is wrong; the Event recorder folds repeats anyway.
+    if (!unchanged)
+      await deps.events.record({
+        regarding: tenantRegarding(tenant, pass.uid),
+        type: "Warning",
+        reason: condition.reason,
+        message: condition.message,
+      });
     return;
   }
-  if (condition.status !== "True")
+  if (observation.state === "api-unreachable")
     throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, {
       code: "NotReady",
-      retryAfterMs: NOT_READY_POLL_MS,
-    });
-  // The control plane is ready but isolation has not reported for this spec yet: look again,
-  // so the phase becomes Ready without waiting for the next resync. (A False report is final
-  // until something changes, and a change brings a message.)
-  const isolation = findCondition(pass.raw.status?.conditions, CONDITION_ISOLATION_APPLIED);
-  if ((isolation?.observedGeneration ?? -1) < pass.generation)
-    throw new TransientError(`tenant ${tenant} is waiting for IsolationApplied=True`, {
-      code: "NotReady",
-      retryAfterMs: NOT_READY_POLL_MS,
+      retryAfterMs: API_PROBE_RETRY_MS,
     });
 }
 
@@ -484,6 +486,20 @@ async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, 
   // write and the publish is caught up by the next pass (publishPendingDecision).
   const created = await createTracked(objects, desired, { decide: pass.decide, reason });
   if (!created) {
+    // The caches hold only tenantplane's objects, so a name held by something else reads as
+    // absent: the create's 409 says otherwise, and a fresh read tells whose it is.
+    const meta = desired.metadata!;
+    const held = await objects.get(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace, { fresh: true });
+    if (held && desired.kind === "Namespace") {
+      const ownership = namespaceOwnership(held, pass.tenant, pass.uid);
+      if (ownership.owner === "foreign")
+        throw new Halt({
+          state: "foreign-object",
+          message: describeForeign({ kind: "Namespace", name: meta.name! }, ownership.why),
+        });
+    } else if (held) {
+      haltIfForeign(pass, held, desired.kind!);
+    }
     throw new TransientError(`${desired.kind} ${desired.metadata?.name} appeared while being created; looking again`, {
       code: "Conflict",
       retryAfterMs: 500,
@@ -505,7 +521,9 @@ const HANDED_OVER_KINDS: ReadonlySet<string> = new Set(["Service", "StatefulSet"
 async function takeOverFields<T extends KubernetesObject>(pass: Pass, created: T, desired: T): Promise<T> {
   const { objects } = pass.deps;
   try {
-    const pinned = { ...desired, metadata: { ...desired.metadata, uid: created.metadata?.uid } } as T;
+    // With the hash the create recorded, so the apply owns it too and the next pass can skip.
+    const hashed = withAppliedHash(desired, objects.fieldManager);
+    const pinned = { ...hashed, metadata: { ...hashed.metadata, uid: created.metadata?.uid } } as T;
     return await dropCreateEntry(objects, await objects.apply(pinned));
   } catch (err) {
     if (httpStatusOf(err) !== 409) throw err;
@@ -529,7 +547,7 @@ async function dropCreateEntry<T extends KubernetesObject>(objects: Objects, obj
       );
     } catch (err) {
       if (httpStatusOf(err) !== 409) throw err;
-      current = await objects.get<T>(object.apiVersion!, object.kind!, name!, namespace);
+      current = await objects.get<T>(object.apiVersion!, object.kind!, name!, namespace, { fresh: true });
     }
   }
   return current ?? object;
@@ -613,6 +631,7 @@ async function refuseSpec(raw: RawTenant, message: string, deps: ProvisionerDeps
       observedGeneration: raw.metadata?.generation,
     },
     { phase: "Failed" },
+    raw,
   );
   await deps.events.record({ regarding: tenantRegarding(tenant, raw.metadata?.uid), type: "Warning", reason, message });
 }

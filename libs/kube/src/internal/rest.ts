@@ -2,6 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, type ApiStatus, type RequestTarget } from "../api-error.js";
+import type { RequestBudget } from "../token-bucket.js";
 
 /** One request: the body is sent exactly as `JSON.stringify` writes it. */
 export interface RestRequest {
@@ -35,12 +36,19 @@ export function encodeBody(body: unknown): string {
  * back as plain JSON: no model classes on either side.
  */
 export class RestClient {
-  constructor(private readonly kc: KubeConfig) {}
+  constructor(
+    private readonly kc: KubeConfig,
+    /** Sent as User-Agent, so the API server's audit log and metrics tell each service apart. */
+    private readonly userAgent?: string,
+    /** Paces every request (QPS and burst), so many tenants at once cannot flood the API server. */
+    private readonly budget?: RequestBudget,
+  ) {}
 
   /** Sends one request and parses the JSON answer; a non-2xx answer throws KubeApiError. */
   async request<T>(req: RestRequest): Promise<T> {
     const server = this.kc.getCurrentCluster()?.server;
     if (!server) throw new Error("kubeconfig has no current cluster");
+    await this.budget?.wait();
     const url = new URL(server.replace(/\/+$/, "") + req.path);
     for (const [key, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
@@ -50,6 +58,7 @@ export class RestClient {
     await this.kc.applyToHTTPSOptions(options);
     const payload = req.body === undefined ? undefined : encodeBody(req.body);
     const headers = { ...(options.headers as Record<string, string>) };
+    if (this.userAgent) headers["User-Agent"] = this.userAgent;
     if (payload !== undefined) {
       headers["Content-Type"] = req.contentType ?? "application/json";
       headers["Content-Length"] = String(Buffer.byteLength(payload));

@@ -1,0 +1,303 @@
+// Provisioning at scale, on the real test stack with the API server's audit log on:
+//  1. burst: TENANTS TenantClusters applied at once, timed until every one of their host objects
+//     exists, against a baseline measured in the same run: a plain-HTTP script creating the
+//     same objects (copied from one tenant tenantplane provisioned) into as many fresh
+//     namespaces, ten tenants at a time;
+//  2. requests per tenant made by tenantplane's services (counted by user agent in the audit
+//     log), and every component's requests per tenant for both runs;
+//  3. waiting: the tenants then wait for control planes that never answer (no load-balancer
+//     address is ever given); host API requests per second after the first minute;
+//  4. peak resident memory (VmHWM) of the provisioner and the isolation service.
+//
+//   npm run build && npm run bench:scale            (TENANTS=20 npm run bench:scale for a quick run)
+import { readFileSync } from "node:fs";
+import { crdManifests } from "@tenantplane/api";
+import { JsonClient } from "@tenantplane/kube";
+import {
+  ServiceFleet,
+  agentOf,
+  buildTools,
+  installCrds,
+  isWrite,
+  readAudit,
+  startHostCluster,
+  startNats,
+  waitFor,
+  type AuditRequest,
+} from "../test/harness/index.js";
+
+const TENANTS = Number(process.env.TENANTS ?? 100);
+const RAW_CONCURRENCY = 10;
+const WAIT_WINDOW_S = Number(process.env.WAIT_WINDOW_SECONDS ?? 60);
+const command = `npm run build && ${TENANTS === 100 ? "" : `TENANTS=${TENANTS} `}npm run bench:scale`;
+const BENCH_AGENT = "bench-observer/1";
+const RAW_AGENT = "bench-raw/1";
+const MANAGED = "app.kubernetes.io/managed-by=tenantplane";
+
+// Every kind tenantplane creates in a tenant's host namespace, as the raw script addresses them.
+const KINDS = [
+  { kind: "ResourceQuota", apiVersion: "v1", plural: "resourcequotas" },
+  { kind: "LimitRange", apiVersion: "v1", plural: "limitranges" },
+  { kind: "NetworkPolicy", apiVersion: "networking.k8s.io/v1", plural: "networkpolicies" },
+  { kind: "Secret", apiVersion: "v1", plural: "secrets" },
+  { kind: "Service", apiVersion: "v1", plural: "services" },
+  { kind: "StatefulSet", apiVersion: "apps/v1", plural: "statefulsets" },
+] as const;
+
+type Obj = { apiVersion?: string; kind?: string; metadata: Record<string, unknown> & { name: string } } & Record<
+  string,
+  unknown
+>;
+
+const toolsDir = await buildTools();
+const host = await startHostCluster({ name: "bench-scale", toolsDir, auditLog: true });
+const nats = await startNats({ toolsDir });
+const api = new JsonClient(host.kubeConfig, { userAgent: BENCH_AGENT });
+const raw = new JsonClient(host.kubeConfig, { userAgent: RAW_AGENT });
+await installCrds(host.kubeConfig, crdManifests());
+await api.request("POST", "/api/v1/namespaces", { body: { metadata: { name: "tenantplane-system" } } });
+const fleet = new ServiceFleet({
+  kubeconfigPath: host.kubeconfigPath,
+  natsUrl: nats.url,
+  env: { LOG_LEVEL: "info", POD_NAMESPACE: "tenantplane-system" },
+});
+const services = Object.fromEntries(
+  await Promise.all(
+    (["watcher", "provisioner", "isolation", "recorder"] as const).map(
+      async (name) => [name, await fleet.start(name)] as const,
+    ),
+  ),
+);
+
+try {
+  // ---- one tenant provisioned by tenantplane: the object set both runs must produce ----
+  await applyTenant("calibration");
+  const template = await waitFor(
+    async () => {
+      const objects = await hostObjects("tp-calibration");
+      const sts = objects.find((o) => o.kind === "StatefulSet");
+      return sts && ((sts.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0) >= 1 && objects;
+    },
+    { timeoutMs: 120_000, intervalMs: 500, description: "the calibration tenant's StatefulSet to be ready" },
+  );
+  const namespaceTemplate = await api.request<Obj>("GET", "/api/v1/namespaces/tp-calibration");
+  const perTenant = template.length + 1;
+
+  // ---- baseline: the same objects, created by a plain script, 10 tenants at a time ----
+  const rawStart = Date.now();
+  const rawTimes = await pool(TENANTS, RAW_CONCURRENCY, async (i) => {
+    const started = performance.now();
+    await createLike(`raw-${i}`, namespaceTemplate, template);
+    return (performance.now() - started) / 1000;
+  });
+  const rawSeconds = (Date.now() - rawStart) / 1000;
+  const rawRequests = readAudit(host.auditLogPath!, rawStart).filter(
+    (r) => r.receivedMs <= rawStart + rawSeconds * 1000,
+  );
+  // The baseline's namespaces go before the burst, so their pods and claims do not load it.
+  await pool(TENANTS, RAW_CONCURRENCY, (i) => api.request("DELETE", `/api/v1/namespaces/raw-${i}`).then(() => 0));
+  await waitFor(
+    async () =>
+      (await api.request<{ items: Obj[] }>("GET", "/api/v1/namespaces")).items.every(
+        (n) => !n.metadata.name.startsWith("raw-"),
+      ),
+    { timeoutMs: 600_000, intervalMs: 2_000, description: "the baseline's namespaces to be deleted" },
+  );
+  await new Promise((r) => setTimeout(r, 5_000));
+
+  // ---- burst: TENANTS TenantClusters at once ----
+  const rssBefore = { provisioner: rss("provisioner"), isolation: rss("isolation") };
+  const burstStart = Date.now();
+  await Promise.all(Array.from({ length: TENANTS }, (_, i) => applyTenant(`scale-${i}`)));
+  const doneAt = new Map<string, number>();
+  await waitFor(
+    async () => {
+      const counts = await objectCounts();
+      for (let i = 0; i < TENANTS; i++) {
+        const ns = `tp-scale-${i}`;
+        if (!doneAt.has(ns) && (counts.get(ns) ?? 0) >= perTenant) doneAt.set(ns, Date.now());
+      }
+      return doneAt.size === TENANTS;
+    },
+    { timeoutMs: 900_000, intervalMs: 1_000, description: `host objects of ${TENANTS} tenants` },
+  );
+  const allDone = Math.max(...doneAt.values());
+  const tpSeconds = (allDone - burstStart) / 1000;
+  const perTenantSeconds = [...doneAt.values()].map((t) => (t - burstStart) / 1000);
+  const burstRequests = readAudit(host.auditLogPath!, burstStart).filter((r) => r.receivedMs <= allDone);
+
+  // ---- waiting: nothing changes any more; count from the end of the first minute ----
+  const waitStart = Math.max(burstStart + 60_000, allDone);
+  const waitEnd = waitStart + WAIT_WINDOW_S * 1000;
+  await new Promise((r) => setTimeout(r, Math.max(0, waitEnd - Date.now()) + 3_000));
+  const waitRequests = readAudit(host.auditLogPath!, waitStart).filter(
+    (r) => r.receivedMs < waitEnd && agentOf(r) !== BENCH_AGENT.split("/")[0],
+  );
+
+  const peak = (name: "provisioner" | "isolation") => procStatusMib(services[name]!.process.pid, "VmHWM");
+  const grown = (name: "provisioner" | "isolation") => ((rss(name) - rssBefore[name]) * 1024) / TENANTS;
+  const tp = (r: AuditRequest) => agentOf(r).startsWith("tenantplane-");
+  const byAgent = (requests: AuditRequest[]) => {
+    const rows = new Map<string, { all: number; writes: number }>();
+    for (const r of requests) {
+      const row = rows.get(agentOf(r)) ?? { all: 0, writes: 0 };
+      row.all++;
+      if (isWrite(r)) row.writes++;
+      rows.set(agentOf(r), row);
+    }
+    return [...rows.entries()].sort((a, b) => b[1].all - a[1].all);
+  };
+  const tpBurst = burstRequests.filter(tp);
+  const perT = (n: number) => (n / TENANTS).toFixed(1);
+
+  console.log(`\n${TENANTS} TenantClusters applied at once (${perTenant} host objects each)`);
+  console.log(
+    `  baseline: plain script, ${RAW_CONCURRENCY} tenants at a time   ${fmt(rawSeconds)}   (p50 per tenant ${fmt(median(rawTimes))})`,
+  );
+  console.log(
+    `  tenantplane: all host objects exist     ${fmt(tpSeconds)}   (p50 per tenant ${fmt(median(perTenantSeconds))})`,
+  );
+  console.log(`  ratio tenantplane / baseline             ${(tpSeconds / rawSeconds).toFixed(2)}x`);
+  console.log(`\nRequests per tenant during the burst (apply -> all objects exist)`);
+  console.log(`  tenantplane's services: ${perT(tpBurst.length)} (${perT(tpBurst.filter(isWrite).length)} writes)`);
+  for (const [agent, row] of byAgent(burstRequests))
+    console.log(`    ${agent.padEnd(40)} ${perT(row.all).padStart(7)}  (${perT(row.writes)} writes)`);
+  console.log(
+    `  baseline, every component: ${perT(rawRequests.length)} (${perT(rawRequests.filter(isWrite).length)} writes)`,
+  );
+  for (const [agent, row] of byAgent(rawRequests))
+    console.log(`    ${agent.padEnd(40)} ${perT(row.all).padStart(7)}  (${perT(row.writes)} writes)`);
+  console.log(
+    `\n${TENANTS} tenants waiting for their control planes, ${WAIT_WINDOW_S} s from ${((waitStart - burstStart) / 1000).toFixed(0)} s after the apply`,
+  );
+  const rate = (n: number) => (n / WAIT_WINDOW_S).toFixed(2);
+  console.log(
+    `  host API requests/s, every component: ${rate(waitRequests.length)} (${rate(waitRequests.filter(isWrite).length)} writes)`,
+  );
+  console.log(
+    `  of which tenantplane's services:      ${rate(waitRequests.filter(tp).length)} (${rate(waitRequests.filter(tp).filter(isWrite).length)} writes)`,
+  );
+  for (const [agent, row] of byAgent(waitRequests))
+    console.log(`    ${agent.padEnd(40)} ${rate(row.all).padStart(7)}/s  (${rate(row.writes)} writes/s)`);
+  console.log(`\nPeak resident memory (VmHWM)`);
+  console.log(`  provisioner ${peak("provisioner").toFixed(1)} MiB   isolation ${peak("isolation").toFixed(1)} MiB`);
+  console.log(
+    `  resident memory per tenant (growth over the burst / ${TENANTS}): provisioner ${grown("provisioner").toFixed(0)} KiB, isolation ${grown("isolation").toFixed(0)} KiB`,
+  );
+  console.log(`\nreproduce: ${command}`);
+} finally {
+  await fleet.stop();
+  await nats.stop();
+  await host.stop();
+}
+
+async function applyTenant(name: string): Promise<void> {
+  await api.request("PATCH", `/apis/tenantplane.io/v1alpha1/tenantclusters/${name}`, {
+    query: { fieldManager: "bench", force: true },
+    contentType: "application/apply-patch+yaml",
+    body: {
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "TenantCluster",
+      metadata: { name },
+      spec: { controlPlane: { storage: { size: "1Gi" }, expose: { loadBalancer: { enabled: true } } } },
+    },
+  });
+}
+
+async function hostObjects(namespace: string): Promise<Obj[]> {
+  const out: Obj[] = [];
+  for (const k of KINDS) {
+    const list = await api.request<{ items: Obj[] }>(
+      "GET",
+      `${k.apiVersion.includes("/") ? `/apis/${k.apiVersion}` : `/api/${k.apiVersion}`}/namespaces/${namespace}/${k.plural}`,
+      { query: { labelSelector: MANAGED } },
+    );
+    out.push(...list.items.map((o) => ({ ...o, apiVersion: k.apiVersion, kind: k.kind })));
+  }
+  return out;
+}
+
+// Objects per tp-* namespace, the namespace itself included: one cluster-wide LIST per kind.
+async function objectCounts(): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const namespaces = await api.request<{ items: Obj[] }>("GET", "/api/v1/namespaces", {
+    query: { labelSelector: MANAGED },
+  });
+  for (const n of namespaces.items) counts.set(n.metadata.name, 1);
+  for (const k of KINDS) {
+    const list = await api.request<{ items: Obj[] }>(
+      "GET",
+      `${k.apiVersion.includes("/") ? `/apis/${k.apiVersion}` : `/api/${k.apiVersion}`}/${k.plural}`,
+      { query: { labelSelector: MANAGED } },
+    );
+    for (const o of list.items) {
+      const ns = String(o.metadata.namespace);
+      if (counts.has(ns)) counts.set(ns, counts.get(ns)! + 1);
+    }
+  }
+  return counts;
+}
+
+// Isolation objects first, the StatefulSet last, as tenantplane orders them.
+async function createLike(namespace: string, ns: Obj, objects: Obj[]): Promise<void> {
+  await raw.request("POST", "/api/v1/namespaces", {
+    body: { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: ns.metadata.labels } },
+  });
+  for (const k of KINDS) {
+    for (const o of objects.filter((x) => x.kind === k.kind)) {
+      await raw.request(
+        "POST",
+        `${k.apiVersion.includes("/") ? `/apis/${k.apiVersion}` : `/api/${k.apiVersion}`}/namespaces/${namespace}/${k.plural}`,
+        { body: copyInto(o, namespace) },
+      );
+    }
+  }
+}
+
+function copyInto(o: Obj, namespace: string): Obj {
+  const { name, labels, annotations } = o.metadata as { name: string; labels?: unknown; annotations?: unknown };
+  const copy: Obj = { ...o, metadata: { name, namespace, labels, annotations } };
+  delete copy.status;
+  if (o.kind === "Service") {
+    const spec = { ...(o.spec as Record<string, unknown>) };
+    delete spec.clusterIP;
+    delete spec.clusterIPs;
+    copy.spec = spec;
+  }
+  return copy;
+}
+
+async function pool<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array<T>(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await task(i);
+      }
+    }),
+  );
+  return results;
+}
+
+function rss(name: "provisioner" | "isolation"): number {
+  return procStatusMib(services[name]!.process.pid, "VmRSS");
+}
+
+function procStatusMib(pid: number, field: "VmHWM" | "VmRSS"): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${field}:`));
+  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function fmt(seconds: number): string {
+  return `${seconds.toFixed(1)}s`;
+}

@@ -1,0 +1,194 @@
+import type { KubernetesObject } from "@kubernetes/client-node";
+import type { Logger } from "@tenantplane/runtime";
+import type { JsonClient } from "./json-client.js";
+import { startListWatch, type ListWatch, type RawObject, type RawWatchEvent } from "./list-watch.js";
+import { resourcePath, type ResourceInfo } from "./internal/resource-paths.js";
+
+/** One kind an {@link ObjectCache} holds, and which of its objects (a label selector; all when absent). */
+export interface CachedKind {
+  apiVersion: string;
+  kind: string;
+  /** The plural resource name and scope, as discovery would say. */
+  resource: ResourceInfo;
+  labelSelector?: string | undefined;
+}
+
+/** A change to a cached object; `ours` when it is the answer to a write made through this cache's Objects. */
+export type CacheEvent = RawWatchEvent & { ours: boolean };
+
+/** What {@link ObjectCache} needs: a client for list+watch and a logger. */
+export interface ObjectCacheOptions {
+  client: JsonClient;
+  kinds: readonly CachedKind[];
+  logger: Logger;
+}
+
+/**
+ * Label-selected list+watch caches of the host objects a service reads, one per kind, kept
+ * current by watches that resume from their last resourceVersion and relist on 410 Gone.
+ * Reads answer from memory while the kind's cache is current and say "not cached" otherwise,
+ * so a caller falls back to the API instead of trusting a cache that may be behind. The
+ * answers to the service's own writes are folded in at once (`observe`), so a pass that
+ * follows a write never sees the object as it was before it.
+ */
+export class ObjectCache {
+  private readonly watches = new Map<string, { kind: CachedKind; watch: ListWatch }>();
+  private readonly overlay = new Map<string, RawObject | null>();
+  // The last few versions this service's own writes produced, per object.
+  private readonly own = new Map<string, string[]>();
+  private readonly listeners = new Set<(event: CacheEvent) => void>();
+
+  constructor(private readonly opts: ObjectCacheOptions) {
+    for (const kind of opts.kinds) {
+      const id = kindId(kind.apiVersion, kind.kind);
+      const watch = startListWatch({
+        client: opts.client,
+        path: resourcePath(kind.apiVersion, kind.resource, undefined),
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        labelSelector: kind.labelSelector,
+        logger: opts.logger,
+        onEvent: (event) => {
+          const { namespace, name, resourceVersion } = event.object.metadata;
+          const id = objectId(kind.apiVersion, kind.kind, namespace, name);
+          // The watch caught up with (or overtook) what a write of ours put in the overlay.
+          if (!olderThan(resourceVersion, this.overlay.get(id)?.metadata.resourceVersion)) this.overlay.delete(id);
+          const ours = resourceVersion !== undefined && (this.own.get(id)?.includes(resourceVersion) ?? false);
+          if (event.type === "delete") this.own.delete(id);
+          for (const listener of this.listeners) listener({ ...event, ours });
+        },
+      });
+      this.watches.set(id, { kind, watch });
+    }
+  }
+
+  /** Resolves once every kind's first list is in memory (never rejects). */
+  async synced(): Promise<void> {
+    await Promise.all([...this.watches.values()].map((w) => w.watch.synced));
+  }
+
+  /** Whether `kind` is cached and its cache current, so `get` can answer for it. */
+  covers(apiVersion: string, kind: string): boolean {
+    return this.watches.get(kindId(apiVersion, kind))?.watch.current() ?? false;
+  }
+
+  /**
+   * The cached object, `null` when the cache knows there is none (among the objects its
+   * selector covers), or `undefined` when it cannot answer (kind not cached, cache not current).
+   */
+  get<T extends KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+  ): T | null | undefined {
+    const entry = this.watches.get(kindId(apiVersion, kind));
+    if (!entry || !entry.watch.current()) return undefined;
+    const ns = entry.kind.resource.namespaced ? namespace : undefined;
+    const id = objectId(apiVersion, kind, ns, name);
+    if (this.overlay.has(id)) return (this.overlay.get(id) as T | null) ?? null;
+    return (entry.watch.get(ns, name) as T | undefined) ?? null;
+  }
+
+  /**
+   * Every cached object of `kind` in `namespace` (all namespaces when undefined) matching
+   * `labelSelector`, or undefined when the cache cannot answer: kind not cached, cache not
+   * current, or a selector that does not narrow the cache's own (it could match objects the
+   * cache never holds).
+   */
+  list<T extends KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    opts: { namespace?: string | undefined; labelSelector?: string | undefined } = {},
+  ): T[] | undefined {
+    const entry = this.watches.get(kindId(apiVersion, kind));
+    if (!entry || !entry.watch.current()) return undefined;
+    const wanted = terms(opts.labelSelector ?? "");
+    if (!terms(entry.kind.labelSelector ?? "").every((term) => term.startsWith("!") || wanted.includes(term)))
+      return undefined;
+    return entry.watch
+      .list()
+      .filter(
+        (o) =>
+          (opts.namespace === undefined || o.metadata.namespace === opts.namespace) &&
+          matchesSelector(o.metadata.labels, opts.labelSelector ?? ""),
+      )
+      .map((o) => this.get<T>(apiVersion, kind, o.metadata.name, o.metadata.namespace))
+      .filter((o): o is T => o !== null && o !== undefined);
+  }
+
+  /**
+   * Folds in what the server answered to a write of ours (`null` after a delete), until the
+   * watch delivers that object again. Objects of kinds not cached are ignored.
+   */
+  observe(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string | undefined,
+    object: KubernetesObject | null,
+  ): void {
+    const entry = this.watches.get(kindId(apiVersion, kind));
+    if (!entry) return;
+    if (object && entry.kind.labelSelector && !matchesSelector(object.metadata?.labels, entry.kind.labelSelector))
+      return;
+    const ns = entry.kind.resource.namespaced ? namespace : undefined;
+    const id = objectId(apiVersion, kind, ns, name);
+    this.overlay.set(id, object ? ({ ...object, apiVersion, kind } as RawObject) : null);
+    const version = object?.metadata?.resourceVersion;
+    if (version) this.own.set(id, [...(this.own.get(id) ?? []).slice(-(OWN_VERSIONS_KEPT - 1)), version]);
+  }
+
+  /** Calls `listener` for every change the watches deliver; returns a function that removes it. */
+  onChange(listener: (event: CacheEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Objects held, per kind (for memory accounting). */
+  sizes(): Record<string, number> {
+    return Object.fromEntries([...this.watches.entries()].map(([id, w]) => [id, w.watch.list().length]));
+  }
+
+  stop(): void {
+    for (const { watch } of this.watches.values()) watch.stop();
+  }
+}
+
+/**
+ * Whether `labels` satisfy an equality-based selector (`a=b,c!=d,e,!f`): the forms the caches
+ * are configured with. Set-based terms are not understood and never match.
+ */
+export function matchesSelector(labels: Record<string, string> | undefined, selector: string): boolean {
+  const have = labels ?? {};
+  return terms(selector).every((term) => {
+    if (term.startsWith("!")) return !(term.slice(1) in have);
+    const neq = term.indexOf("!=");
+    if (neq !== -1) return have[term.slice(0, neq)] !== term.slice(neq + 2);
+    const eq = term.indexOf("=");
+    if (eq === -1) return term in have;
+    const key = term.slice(0, eq);
+    const value = term.slice(eq + (term[eq + 1] === "=" ? 2 : 1));
+    return have[key] === value;
+  });
+}
+
+function terms(selector: string): string[] {
+  return selector
+    .split(",")
+    .map((term) => term.trim())
+    .filter((term) => term !== "");
+}
+
+// Whether resourceVersion `a` is known to be older than `b`. Versions are opaque to clients, but
+// the API server backed by etcd hands out increasing integers; anything else is never "older".
+function olderThan(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return a.length === b.length ? a < b : a.length < b.length;
+}
+
+const OWN_VERSIONS_KEPT = 4;
+
+const kindId = (apiVersion: string, kind: string) => `${apiVersion}/${kind}`;
+const objectId = (apiVersion: string, kind: string, namespace: string | undefined, name: string) =>
+  `${apiVersion}/${kind}/${namespace ?? ""}/${name}`;

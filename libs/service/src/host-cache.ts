@@ -1,0 +1,95 @@
+import { GROUP, PLURAL_ISOLATION_PROFILES, PLURAL_TENANT_CLUSTERS, VERSION } from "@tenantplane/api";
+import type { CacheEvent, CachedKind } from "@tenantplane/kube";
+import { LABEL_MANAGED_BY, LABEL_TENANT, LABEL_VIRTUAL_NAMESPACE, MANAGED_BY } from "@tenantplane/mapping";
+
+/** The kinds of host objects a service may keep in its cache (see startService's `cache`). */
+export type HostKind =
+  | "TenantCluster"
+  | "IsolationProfile"
+  | "Namespace"
+  | "Secret"
+  | "Service"
+  | "StatefulSet"
+  | "NetworkPolicy"
+  | "ResourceQuota"
+  | "LimitRange";
+
+// Host objects tenantplane made for a tenant itself, not the copies the sync worker makes of
+// tenant objects (those carry the virtual namespace): memory grows with tenants, not with
+// what runs inside them.
+const OWN_OBJECTS = `${LABEL_MANAGED_BY}=${MANAGED_BY},!${LABEL_VIRTUAL_NAMESPACE}`;
+const CRD_VERSION = `${GROUP}/${VERSION}`;
+
+const HOST_KINDS: Record<HostKind, CachedKind> = {
+  TenantCluster: {
+    apiVersion: CRD_VERSION,
+    kind: "TenantCluster",
+    resource: { resource: PLURAL_TENANT_CLUSTERS, namespaced: false },
+  },
+  IsolationProfile: {
+    apiVersion: CRD_VERSION,
+    kind: "IsolationProfile",
+    resource: { resource: PLURAL_ISOLATION_PROFILES, namespaced: false },
+  },
+  Namespace: {
+    apiVersion: "v1",
+    kind: "Namespace",
+    resource: { resource: "namespaces", namespaced: false },
+    labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY}`,
+  },
+  Secret: {
+    apiVersion: "v1",
+    kind: "Secret",
+    resource: { resource: "secrets", namespaced: true },
+    labelSelector: OWN_OBJECTS,
+  },
+  Service: {
+    apiVersion: "v1",
+    kind: "Service",
+    resource: { resource: "services", namespaced: true },
+    labelSelector: OWN_OBJECTS,
+  },
+  StatefulSet: {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    resource: { resource: "statefulsets", namespaced: true },
+    labelSelector: OWN_OBJECTS,
+  },
+  NetworkPolicy: {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    resource: { resource: "networkpolicies", namespaced: true },
+    labelSelector: OWN_OBJECTS,
+  },
+  ResourceQuota: {
+    apiVersion: "v1",
+    kind: "ResourceQuota",
+    resource: { resource: "resourcequotas", namespaced: true },
+    labelSelector: OWN_OBJECTS,
+  },
+  LimitRange: {
+    apiVersion: "v1",
+    kind: "LimitRange",
+    resource: { resource: "limitranges", namespaced: true },
+    labelSelector: OWN_OBJECTS,
+  },
+};
+
+/** How the cache holds each of `kinds`: tenantplane's own objects only, every TenantCluster and IsolationProfile. */
+export function hostKinds(kinds: readonly HostKind[]): CachedKind[] {
+  return kinds.map((kind) => HOST_KINDS[kind]);
+}
+
+/**
+ * The tenant whose next pass a cache event calls for, if any: a change someone else made (a
+ * controller's status, a person's edit, a deletion) to an object of one of `kinds`, named by
+ * its tenant label (a TenantCluster by its name). The answers to the service's own writes
+ * wake nothing, so a pass never wakes itself.
+ */
+export function tenantToWake(event: CacheEvent, kinds: readonly HostKind[]): string | undefined {
+  if (event.ours) return undefined;
+  const kind = event.object.kind as HostKind | undefined;
+  if (kind === undefined || !kinds.includes(kind)) return undefined;
+  if (kind === "TenantCluster") return event.object.metadata.name;
+  return event.object.metadata.labels?.[LABEL_TENANT];
+}

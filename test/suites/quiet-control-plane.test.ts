@@ -1,0 +1,197 @@
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { crdManifests } from "@tenantplane/api";
+import { JsonClient } from "@tenantplane/kube";
+import { publishTenantChange } from "@tenantplane/messaging";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ServiceFleet,
+  agentOf,
+  installCrds,
+  isWrite,
+  readAudit,
+  setLoadBalancerIngress,
+  startHostCluster,
+  startNats,
+  startTenantStandIn,
+  trackFailures,
+  waitFor,
+  type AuditRequest,
+  type HostCluster,
+  type NatsServer,
+  type TenantApiServer,
+} from "../harness/index.js";
+
+// The provisioner and the isolation service at rest: a pass over an unchanged tenant writes
+// nothing, a tenant waiting for its control plane is not redelivered, and a hand edit is
+// repaired by the watch event it causes, not by the next resync. Requests are told apart by
+// user agent in the host API server's audit log.
+
+const failures = trackFailures();
+let host: HostCluster;
+let nats: NatsServer;
+let fleet: ServiceFleet;
+let api: JsonClient;
+let nc: NatsConnection;
+let js: JetStreamClient;
+let jsm: JetStreamManager;
+const tenantApis: TenantApiServer[] = [];
+const SERVICES = ["tenantplane-provisioner", "tenantplane-isolation"];
+
+type Tc = {
+  metadata: { generation?: number };
+  status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason: string }> };
+};
+
+const tcPath = (name: string) => `/apis/tenantplane.io/v1alpha1/tenantclusters/${name}`;
+
+async function createTenant(name: string): Promise<void> {
+  await api.request("PATCH", tcPath(name), {
+    query: { fieldManager: "e2e", force: true },
+    contentType: "application/apply-patch+yaml",
+    body: {
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "TenantCluster",
+      metadata: { name },
+      spec: { controlPlane: { storage: { size: "1Gi" }, expose: { loadBalancer: { enabled: true } } } },
+    },
+  });
+}
+
+async function waitForPhase(name: string, phase: string, timeoutMs = 120_000): Promise<void> {
+  await waitFor(async () => (await api.request<Tc>("GET", tcPath(name))).status?.phase === phase, {
+    timeoutMs,
+    intervalMs: 500,
+    description: `${name} phase ${phase}`,
+  });
+}
+
+// Both services have handled (and settled) every message published so far.
+async function consumersCaughtUp(): Promise<void> {
+  const last = (await jsm.streams.info("TENANTS")).state.last_seq;
+  await waitFor(
+    async () => {
+      for (const durable of ["provisioner", "isolation"]) {
+        const info = await jsm.consumers.info("TENANTS", durable);
+        if (info.ack_floor.stream_seq < last || info.num_ack_pending > 0) return false;
+      }
+      return true;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, description: "provisioner and isolation to settle every message" },
+  );
+}
+
+const byServices = (since: number): AuditRequest[] =>
+  readAudit(host.auditLogPath!, since).filter((r) => SERVICES.includes(agentOf(r)));
+const describeRequests = (requests: AuditRequest[]) =>
+  requests.map((r) => `${agentOf(r)} ${r.verb} ${r.resource} ${r.namespace}/${r.name}`);
+
+beforeAll(async () => {
+  [host, nats] = await Promise.all([startHostCluster({ name: "quiet", auditLog: true }), startNats()]);
+  api = new JsonClient(host.kubeConfig, { userAgent: "e2e/1" });
+  await installCrds(host.kubeConfig, crdManifests());
+  await api.request("POST", "/api/v1/namespaces", { body: { metadata: { name: "tenantplane-system" } } });
+  // No periodic resync within the suite: every pass is caused by a message the test publishes
+  // or by a watch event.
+  fleet = new ServiceFleet({
+    kubeconfigPath: host.kubeconfigPath,
+    natsUrl: nats.url,
+    env: { RESYNC_INTERVAL_SECONDS: "3600", POD_NAMESPACE: "tenantplane-system" },
+  });
+  await Promise.all([fleet.start("watcher"), fleet.start("provisioner"), fleet.start("isolation")]);
+  nc = await connect({ servers: nats.url });
+  js = jetstream(nc);
+  jsm = await jetstreamManager(nc);
+  // A host cluster, NATS and three services: slow to start on a loaded machine.
+}, 400_000);
+
+afterAll(async () => {
+  const keepLogs = failures.failed();
+  await nc?.close();
+  await fleet?.stop({ keepLogs });
+  for (const t of tenantApis) await t.stop({ keepLogs });
+  await nats?.stop({ keepLogs });
+  await host?.stop({ keepLogs });
+});
+
+describe("a tenant at rest costs nothing", () => {
+  it("a tenant waiting for its load balancer is settled, not redelivered, and is woken by the address", async () => {
+    await createTenant("waits");
+    await waitFor(
+      async () =>
+        (await api.request<Tc>("GET", tcPath("waits"))).status?.conditions?.find((c) => c.type === "ControlPlaneReady")
+          ?.reason === "WaitingForLoadBalancer",
+      { timeoutMs: 120_000, intervalMs: 500, description: "waits: WaitingForLoadBalancer" },
+    );
+    await consumersCaughtUp();
+    const before = await jsm.consumers.info("TENANTS", "provisioner");
+    const since = Date.now();
+
+    await new Promise((r) => setTimeout(r, 20_000));
+    const after = await jsm.consumers.info("TENANTS", "provisioner");
+    expect(after.num_redelivered).toBe(before.num_redelivered);
+    expect(after.num_ack_pending).toBe(0);
+    expect(after.delivered.stream_seq).toBe(before.delivered.stream_seq);
+    expect(describeRequests(byServices(since).filter((r) => r.namespace === "tp-waits" || r.name === "waits"))).toEqual(
+      [],
+    );
+
+    // The address is a watch event on the Service: the tenant goes on without any message.
+    await setLoadBalancerIngress(host.kubeConfig, "tp-waits", "k3s", "127.0.0.21");
+    tenantApis.push(await startTenantStandIn(host.kubeConfig, "waits", "127.0.0.21"));
+    await waitForPhase("waits", "Ready", 120_000);
+    expect((await jsm.streams.info("TENANTS")).state.last_seq).toBe(after.delivered.stream_seq);
+  }, 400_000);
+
+  it("a resync of an unchanged Ready tenant makes no write and no LIST", async () => {
+    await createTenant("quiet");
+    await setLoadBalancerIngress(host.kubeConfig, "tp-quiet", "k3s", "127.0.0.20");
+    tenantApis.push(await startTenantStandIn(host.kubeConfig, "quiet", "127.0.0.20"));
+    await waitForPhase("quiet", "Ready");
+    await consumersCaughtUp();
+    await new Promise((r) => setTimeout(r, 2_000));
+
+    const since = Date.now();
+    const first = (await jsm.streams.info("TENANTS")).state.last_seq;
+    for (let i = 0; i < 3; i++) await publishTenantChange(js, { tenant: "quiet", reason: "Resync" });
+    await consumersCaughtUp();
+    // The passes ran: both consumers were handed the resync messages.
+    for (const durable of ["provisioner", "isolation"]) {
+      expect((await jsm.consumers.info("TENANTS", durable)).delivered.stream_seq).toBeGreaterThanOrEqual(first + 3);
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    const requests = byServices(since);
+    expect(describeRequests(requests.filter(isWrite))).toEqual([]);
+    expect(describeRequests(requests.filter((r) => r.verb === "list"))).toEqual([]);
+    expect(describeRequests(requests.filter((r) => r.verb === "get"))).toEqual([]);
+  }, 400_000);
+
+  it("a hand edit of an isolation object or of a control-plane Service is repaired by its watch event", async () => {
+    const npPath = "/apis/networking.k8s.io/v1/namespaces/tp-quiet/networkpolicies/tenantplane-default-deny";
+    const svcPath = "/api/v1/namespaces/tp-quiet/services/k3s-headless";
+    type Np = { spec: { policyTypes: string[] } };
+    type Svc = { spec: { publishNotReadyAddresses?: boolean } };
+    const original = (await api.request<Np>("GET", npPath)).spec.policyTypes;
+    expect(original.length).toBeGreaterThan(1);
+    expect((await api.request<Svc>("GET", svcPath)).spec.publishNotReadyAddresses).toBe(true);
+    const lastMessage = (await jsm.streams.info("TENANTS")).state.last_seq;
+
+    const edit = { query: { fieldManager: "kubectl-edit" }, contentType: "application/merge-patch+json" };
+    await api.request("PATCH", npPath, { ...edit, body: { spec: { policyTypes: ["Ingress"] } } });
+    await api.request("PATCH", svcPath, { ...edit, body: { spec: { publishNotReadyAddresses: false } } });
+
+    await waitFor(async () => (await api.request<Np>("GET", npPath)).spec.policyTypes.length === original.length, {
+      timeoutMs: 15_000,
+      intervalMs: 250,
+      description: "the NetworkPolicy's policyTypes restored",
+    });
+    await waitFor(async () => (await api.request<Svc>("GET", svcPath)).spec.publishNotReadyAddresses === true, {
+      timeoutMs: 15_000,
+      intervalMs: 250,
+      description: "the headless Service's publishNotReadyAddresses restored",
+    });
+    // No message brought the repair: the resync is an hour away and nobody published.
+    expect((await jsm.streams.info("TENANTS")).state.last_seq).toBe(lastMessage);
+  });
+});
