@@ -284,7 +284,8 @@ export class BackSync {
           kind: "Binding",
           metadata: { name: pod.metadata.name, namespace: ns, uid: pod.metadata.uid },
           target: { apiVersion: "v1", kind: "Node", name: step.node },
-        });
+          // A bind the cache has not shown yet: the Pod is bound, which is what was wanted.
+        }).catch(ignore(409));
         this.count("Pod", "bind");
       } else if (step.action === "Status") {
         await this.tenant(
@@ -306,7 +307,8 @@ export class BackSync {
         this.deps.logger.debug({ pod: `${ns}/${pod.metadata.name}`, why: step.reason }, "tenant pod deletion finished");
       }
     }
-    if (host !== undefined || !steps.some((s) => s.action === "Status")) this.lastHost.delete(text);
+    // Written (or nothing to write): the vanished copy's last state has served its purpose.
+    this.lastHost.delete(text);
     if (steps.length > 0) this.enqueue(NODES_KEY);
   }
 
