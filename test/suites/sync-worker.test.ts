@@ -93,9 +93,16 @@ async function tenantCreate(tenant: string, obj: Obj): Promise<void> {
 async function tenantReplace(tenant: string, kind: string, namespace: string, name: string, edit: (o: Obj) => void) {
   const api = await tenantApi(tenant);
   const path = resourcePath("v1", PLURAL[kind]!, namespace, name);
-  const current = await api.request<Obj>("GET", path);
-  edit(current);
-  await api.request("PUT", path, { body: current });
+  // Back-sync writes the tenant Pod's status meanwhile: a conflict means read again.
+  await waitFor(
+    async () => {
+      const current = await api.request<Obj>("GET", path);
+      edit(current);
+      await api.request("PUT", path, { body: current });
+      return true;
+    },
+    { timeoutMs: 10_000, intervalMs: 100, description: `update of tenant ${kind} ${namespace}/${name}` },
+  );
 }
 
 async function tenantDelete(tenant: string, kind: string, namespace: string, name: string) {
