@@ -413,7 +413,10 @@ export class BackSync {
     );
     if (!created) return;
     this.count("Node", "create");
-    await this.renewLease(node.metadata.name);
+    // The heartbeat retries a Lease that cannot be written yet (a tenant API still making kube-node-lease).
+    await this.renewLease(node.metadata.name).catch((err: unknown) =>
+      this.deps.logger.debug({ node: node.metadata.name, err: describe(err) }, "virtual node lease not created yet"),
+    );
   }
 
   /** Renews each virtual Node's Lease, as a kubelet heartbeats, so the tenant's node controller keeps it Ready. */
