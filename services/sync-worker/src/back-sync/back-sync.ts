@@ -369,7 +369,10 @@ export class BackSync {
       hostNode: (name) => this.deps.hostNodes.get(name) as NodeLike | undefined,
       tenantNodes: this.tenantNodes.list() as NodeLike[],
       tenantPods: (this.tenantWatches.get("Pod")?.list() ?? []) as PodLike[],
-      hostPods: (this.hostWatches.get("Pod")?.list() ?? []) as PodLike[],
+      // Only sync copies: the tenant's own control-plane pod shares the namespace and labels.
+      hostPods: (this.hostWatches.get("Pod")?.list() ?? []).filter(
+        (p) => sourceOfCopy(p, this.deps.tenant) !== undefined,
+      ) as PodLike[],
     });
     const listed =
       this.tenantNodes.current() &&

@@ -120,7 +120,7 @@ export interface NodeInput {
   tenantNodes: readonly NodeLike[];
   /** Every tenant Pod. */
   tenantPods: readonly PodLike[];
-  /** Every host copy of the tenant's Pods. */
+  /** Every host copy of the tenant's Pods (sync copies only, never the tenant's control-plane pod). */
   hostPods: readonly PodLike[];
 }
 
