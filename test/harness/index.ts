@@ -35,4 +35,5 @@ export {
   type SyncedState,
 } from "./tenant-sync.js";
 export { fieldsNotStored } from "./stored-fields.js";
-export { serviceAccountKubeConfig } from "./service-account.js";
+export { serviceAccountKubeConfig, serviceAccountKubeconfigFile } from "./service-account.js";
+export { runTenantplane, type CliRun } from "./cli.js";
