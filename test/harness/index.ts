@@ -14,7 +14,7 @@ export {
   type StopNodeOptions,
 } from "./nats-cluster.js";
 export { generateCa, generatePrivateKeyPem, signLeaf, type KeyPairPem, type LeafOptions } from "./pki.js";
-export { canConnect, freePort } from "./ports.js";
+export { canConnect, freePort, stablePort } from "./ports.js";
 export { liveProcesses, logTail, type ManagedProcess } from "./process.js";
 export { trackFailures, type FailureTracker } from "./failure-tracker.js";
 export { startTenantApiServer, type TenantApiServer, type TenantApiServerOptions } from "./tenant-api-server.js";

@@ -243,15 +243,34 @@ describe("chart installed by helm", () => {
     const addLabel = [{ op: "add", path: "/metadata/labels/team", value: "a" }];
     expect((await outcome(core.patchNamespace({ name: "tp-guarded", body: addLabel }))).code).toBe(200);
 
-    // A cluster admin (system:masters) and tenantplane's own ServiceAccount may write there.
+    // A cluster admin (system:masters) and tenantplane's own ServiceAccount may write there, the
+    // latter once its tenant role is bound in the namespace (RBAC, not the policy, says so before).
     await core.createNamespacedConfigMap({ namespace: "tp-guarded", body: configMap("by-admin") });
-    const provisioner = (await serviceAccountConfig("provisioner")).makeApiClient(CoreV1Api);
-    await provisioner.createNamespacedSecret({
+    const provisionerConfig = await serviceAccountConfig("provisioner");
+    const provisioner = provisionerConfig.makeApiClient(CoreV1Api);
+    const secret = { metadata: { name: "dev-kubeconfig" }, stringData: { k: "v" } };
+    const unbound = await outcome(provisioner.createNamespacedSecret({ namespace: "tp-guarded", body: secret }));
+    expect(unbound.code).toBe(403);
+    expect(unbound.message).toContain(
+      `cannot create resource \\"secrets\\" in API group \\"\\" in the namespace \\"tp-guarded\\"`,
+    );
+    const ownRole = `${release}-provisioner-tenant`;
+    await provisionerConfig.makeApiClient(RbacAuthorizationV1Api).createNamespacedRoleBinding({
       namespace: "tp-guarded",
-      body: { metadata: { name: "dev-kubeconfig" }, stringData: { k: "v" } },
+      body: {
+        metadata: { name: ownRole },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: ownRole },
+        subjects: [{ kind: "ServiceAccount", name: `${release}-provisioner`, namespace }],
+      },
     });
+    await waitFor(
+      async () =>
+        (await outcome(provisioner.createNamespacedSecret({ namespace: "tp-guarded", body: secret }))).code === 200,
+      { description: "the provisioner's bound role to let it write in tp-guarded", timeoutMs: 15_000, intervalMs: 200 },
+    );
     const stored = await core.listNamespacedSecret({ namespace: "tp-guarded" });
     expect(stored.items.map((s) => s.metadata?.name)).toEqual(["dev-kubeconfig"]);
+    await rbac.deleteNamespacedRoleBinding({ namespace: "tp-guarded", name: ownRole });
   });
 
   it("refuses tenantplane's ServiceAccounts any RoleBinding but its fixed tenant roles, for its own accounts, in managed namespaces", async () => {
@@ -458,7 +477,10 @@ describe("chart installed by helm", () => {
       { description: "TenantCluster lp and namespace tp-lp to be gone", timeoutMs: 120_000, intervalMs: 1_000 },
     );
     for (const service of started) service.process.assertRunning();
-  });
+    // The release is uninstalled below; its services stop first.
+    await fleet.stop();
+    fleet = undefined;
+  }, 420_000);
 
   it("upgrades a CRD's schema with helm upgrade, and keeps the CRDs on uninstall", async () => {
     const copy = join(work, "chart");

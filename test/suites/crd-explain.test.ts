@@ -77,7 +77,7 @@ describe("kubectl explain on the installed CRDs", () => {
         const out = await kubectlExplain(path).catch(() => "");
         return words(out).includes(wanted) ? out : undefined;
       },
-      { timeoutMs: 30_000, intervalMs: 500, description: `kubectl explain ${path} prints the description` },
+      { timeoutMs: 90_000, intervalMs: 500, description: `kubectl explain ${path} prints the description` },
     );
     expect(printed).toMatch(/^DESCRIPTION:$/m);
   });

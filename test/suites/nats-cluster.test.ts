@@ -40,6 +40,8 @@ const standIns: TenantApiServer[] = [];
 const alive = new Map<string, { exposed: boolean }>();
 const deleted = new Set<string>();
 const figures: string[] = [];
+/** Set once beforeAll has finished, so a failed start keeps its logs too. */
+let started = false;
 
 type Tc = KubernetesObject & {
   status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason: string }> };
@@ -291,7 +293,9 @@ beforeAll(async () => {
     env: {
       NATS_STREAM_REPLICAS: "3",
       RESYNC_INTERVAL_SECONDS: "30",
-      LEASE_DURATION_SECONDS: "6",
+      // The faults here are NATS's: a lease long enough that a slow API server on a loaded
+      // machine does not cost the watcher its leadership (which it answers by exiting).
+      LEASE_DURATION_SECONDS: "30",
       POD_NAMESPACE: "tenantplane-system",
       LOG_LEVEL: "info",
     },
@@ -302,13 +306,17 @@ beforeAll(async () => {
     )),
   );
   for (const svc of services) {
-    await waitFor(async () => (await svc.probe("/readyz")).status === 200, { description: `${svc.name} ready` });
+    await waitFor(async () => (await svc.probe("/readyz")).status === 200, {
+      description: `${svc.name} ready`,
+      timeoutMs: 120_000,
+    });
   }
   nc = await connect({ servers: nats.nodes.map((n) => n.url) });
+  started = true;
 }, 300_000);
 
 afterAll(async () => {
-  const keepLogs = failures.failed();
+  const keepLogs = failures.failed() || !started;
   if (figures.length > 0) console.error(`[nats-cluster] fault figures:\n  ${figures.join("\n  ")}`);
   await nc?.close();
   await fleet?.stop({ keepLogs });

@@ -20,12 +20,29 @@ interface Crd {
 /**
  * Paths (as `kubectl explain` spells them, `<plural>.<field>...`) of every property, and the
  * root, that has no description. Array items and map values are walked through: their
- * fields are fields of the property that holds them.
+ * fields are fields of the property that holds them. The root's `metadata` is left out: the
+ * API server refuses anything there but the name fields' type and bounds, and documents it
+ * as ObjectMeta itself.
  */
 function undescribed(node: SchemaNode, path: string, out: string[] = []): string[] {
   if (typeof node.description !== "string" || node.description.trim().length === 0) out.push(path);
   walkChildren(node, path, out);
-  return out;
+  return out.filter((p) => !isRootMetadata(p));
+}
+
+function isRootMetadata(path: string): boolean {
+  return /^[a-z]+\.metadata(\.|$)/.test(path);
+}
+
+/** Every description under the root's `metadata`, which the API server refuses. */
+function metadataDescriptions(root: SchemaNode): string[] {
+  const metadata = root.properties?.["metadata"];
+  if (metadata === undefined) return [];
+  const found = metadata.description === undefined ? [] : ["metadata"];
+  for (const [key, child] of Object.entries(metadata.properties ?? {})) {
+    if (child.description !== undefined) found.push(`metadata.${key}`);
+  }
+  return found;
 }
 
 function walkChildren(node: SchemaNode, path: string, out: string[]): void {
@@ -61,6 +78,10 @@ describe.each(versions)("$label schema", ({ plural, schema }) => {
     expect(undescribed(schema, plural)).toEqual([]);
   });
 
+  it("leaves metadata as the API server requires: no description of ours", () => {
+    expect(metadataDescriptions(schema)).toEqual([]);
+  });
+
   it("names every enum value in the description of its field", () => {
     expect(unexplainedEnums(schema, plural)).toEqual([]);
   });
@@ -79,12 +100,16 @@ describe("the description walk", () => {
           },
         },
         status: {},
+        metadata: { properties: { name: {} } },
       },
     };
     expect(undescribed(schema, "things")).toEqual([
       "things.spec.list[].bare",
       "things.spec.map[*].blank",
       "things.status",
+    ]);
+    expect(metadataDescriptions({ properties: { metadata: { properties: { name: { description: "x" } } } } })).toEqual([
+      "metadata.name",
     ]);
   });
 

@@ -308,6 +308,10 @@ describe("explain-sync input handling", () => {
       "-o wide: use one of table, json, yaml",
     ],
     [["explain-sync", "--offline", "--tenant", "dev", "-f", "x", "--prune"], "--prune needs a live tenant"],
+    [
+      ["explain-sync", "--offline", "--tenant", "dev", "-f", "x", "--field-manager", "m"],
+      "--field-manager needs a live",
+    ],
     [["explain-sync", "--offline", "--bogus"], "Unknown option '--bogus'"],
     [["explain-sync", "--offline", "stray"], "Unexpected argument 'stray'"],
   ])("rejects the command line %j with exit status 2", async (argv, message) => {

@@ -19,12 +19,15 @@ import { outputFlag, parseCommandLine, stringFlag, usageError } from "./args.js"
 import { CliError, type CliIo, EXIT_INVALID_INPUT } from "./cli-io.js";
 import { formatDecisions, formatTable, OUTPUT_FORMATS, type OutputFormat, type PlanRow } from "./format.js";
 import { parseHashKeySecret, readHashKey } from "./hash-key.js";
-import { HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, openHost } from "./host.js";
+import { HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, openHost, openTenant } from "./host.js";
 import { readManifests } from "./read-manifests.js";
 import { parsePolicyManifest, parseProfileManifest } from "./read-policy.js";
 import { listHostObjects, type RawObject, readPlanContext } from "./tenant-context.js";
 import { applyManifest, asStored, deletableKinds, listTenantObjects, manifestView } from "./tenant-objects.js";
 import { conditionsOf } from "./tenants-format.js";
+
+/** Field manager of the dry runs when `--field-manager` is not given: `kubectl apply --server-side`'s. */
+export const DEFAULT_FIELD_MANAGER = "kubectl";
 
 /** The `service` field of Decisions printed by explain-sync. */
 export const EXPLAIN_SYNC_SERVICE = "explain-sync";
@@ -57,6 +60,10 @@ Options:
                       List kinds contribute their items; objects without a namespace
                       (or namespace "") are placed in 'default'. Reasons cite objects as
                       'item N', counting objects (List items one by one) from 1.
+  --field-manager <name>
+                      (live) the field manager the manifest is applied with; each object
+                      is dry-run as it, so its fields replace rather than merge with those
+                      it set before (default: kubectl, as 'kubectl apply --server-side')
   --prune             (live) the manifest is the complete desired state of every tenant
                       namespace it has objects in, as 'kubectl apply --prune' treats it:
                       the tenant's objects there that the manifest lacks count as deleted,
@@ -92,6 +99,7 @@ interface ExplainOptions {
   file: string;
   offline: boolean;
   prune: boolean;
+  fieldManager: string;
   policy: string | undefined;
   profile: string | undefined;
   host: HostOptions;
@@ -176,8 +184,9 @@ async function planLive(options: ExplainOptions, manifestObjects: unknown[], io:
   const policyKinds = context.policy.toHost.map((rule) => rule.kind);
   // The worker hashes objects as the tenant API stores them (defaults, stringData folded into data).
   let desired: unknown[] = manifestObjects;
-  if (tenant.api !== undefined) {
-    const stored = await asStored(tenant.api, manifestObjects, policyKinds);
+  if (tenant.kubeconfig !== undefined) {
+    const api = openTenant(options.tenant, tenant.kubeconfig, options.fieldManager);
+    const stored = await asStored(api, manifestObjects, policyKinds);
     for (const text of stored.notes) note(text);
     desired = stored.objects;
   }
@@ -244,6 +253,7 @@ function parseOptions(args: readonly string[]): ExplainOptions | "help" {
   const line = parseCommandLine("explain-sync", args, {
     offline: { type: "boolean" },
     prune: { type: "boolean" },
+    "field-manager": { type: "string" },
     tenant: { type: "string" },
     file: { type: "string", short: "f" },
     policy: { type: "string" },
@@ -271,6 +281,9 @@ function parseOptions(args: readonly string[]): ExplainOptions | "help" {
   if (offline && prune) {
     throw usage("--prune needs a live tenant: --offline plans against no tenant objects, so there is nothing to prune");
   }
+  if (offline && line.values["field-manager"] !== undefined) {
+    throw usage("--field-manager needs a live tenant: --offline dry-runs nothing");
+  }
   if (offline && (line.values["kubeconfig"] !== undefined || line.values["context"] !== undefined)) {
     throw usage("--kubeconfig and --context do not apply to --offline, which contacts no cluster");
   }
@@ -284,6 +297,7 @@ function parseOptions(args: readonly string[]): ExplainOptions | "help" {
     file,
     offline,
     prune,
+    fieldManager: stringFlag(line, "field-manager") ?? DEFAULT_FIELD_MANAGER,
     policy,
     profile,
     host: { kubeconfig: stringFlag(line, "kubeconfig"), context: stringFlag(line, "context") },

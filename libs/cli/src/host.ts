@@ -56,11 +56,11 @@ export function openHost(options: HostOptions): Cluster {
   return { objects: new Objects(kc, CLI_FIELD_MANAGER), server, label: "the host cluster" };
 }
 
-/** A tenant API opened from its admin kubeconfig text (as stored in the tenant's Secret). */
-export function openTenant(tenant: string, kubeconfig: string): Cluster {
+/** A tenant API opened from its admin kubeconfig text (as stored in the tenant's Secret); writes as `fieldManager`. */
+export function openTenant(tenant: string, kubeconfig: string, fieldManager = CLI_FIELD_MANAGER): Cluster {
   const kc = kubeConfigFromString(kubeconfig);
   const server = kc.getCurrentCluster()?.server ?? "";
-  return { objects: new Objects(kc, CLI_FIELD_MANAGER), server, label: `tenant ${tenant}'s API` };
+  return { objects: new Objects(kc, fieldManager), server, label: `tenant ${tenant}'s API` };
 }
 
 const UNREACHABLE_CODES = new Set([

@@ -10,8 +10,8 @@ export interface TenantListing {
   listed: boolean;
   /** Why the tenant API could not be listed. */
   problem?: string;
-  /** The tenant API, when it was listed. */
-  api?: Cluster;
+  /** The tenant's admin kubeconfig, when the tenant API was listed. */
+  kubeconfig?: string;
 }
 
 /**
@@ -31,7 +31,7 @@ export async function listTenantObjects(host: Cluster, context: TenantPlanContex
         onCluster(tenantApi, `list ${kind}s`, (o) => o.list<RawObject & { apiVersion: string }>("v1", kind)),
       ),
     ]);
-    return { objects: withoutTerminating(lists.flat(), namespaces), listed: true, api: tenantApi };
+    return { objects: withoutTerminating(lists.flat(), namespaces), listed: true, kubeconfig };
   } catch (error) {
     return {
       objects: [],
@@ -129,7 +129,9 @@ export interface StoredForms {
 
 /**
  * The manifest's objects as the tenant API would store them once applied: each object of
- * one of `kinds` is server-side applied with dry run, so defaults are filled in, stringData is
+ * one of `kinds` is server-side applied with dry run, as `api`'s field manager (applying as
+ * the manager that applies the manifest for real replaces its fields rather than merging
+ * with them), so defaults are filled in, stringData is
  * folded into data and admission has mutated it, and nothing is stored. The sync worker hashes
  * the stored object, so planning with it predicts the same content hash. An object the tenant
  * API refuses, or that is not a named core object, is kept as written (and the planner reports

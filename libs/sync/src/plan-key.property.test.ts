@@ -2,8 +2,9 @@ import { SYNC_KINDS, type SyncPolicySpec } from "@tenantplane/api";
 import { hostName, reverseMapping } from "@tenantplane/mapping";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { defaultHostRules } from "./host-rules.js";
 import { KubeObjectSchema } from "./kube-object.js";
-import { plan, type PlanInput, planKey, restrictToKey, type SourceKey } from "./plan.js";
+import { plan, type PlanInput, planKey, PlanMemo, restrictToKey, type SourceKey } from "./plan.js";
 import { transform } from "./transform.js";
 
 /** Property budget: random worlds in which every key is planned alone and compared with the full pass. */
@@ -146,6 +147,40 @@ describe("planKey (property)", () => {
       }),
       { numRuns: WORLD_RUNS },
     );
+  });
+});
+
+describe("PlanMemo (property)", () => {
+  it("changes no answer: full passes and single keys with one memo shared across worlds equal those without", () => {
+    const memo = new PlanMemo();
+    fc.assert(
+      fc.property(world, fc.boolean(), (input, keyed) => {
+        const withKey = keyed ? { ...input, hashKey: "a-key-of-sixteen-chars" } : input;
+        const memoized = { ...withKey, memo };
+        // Twice: the second pass reads every object's work back from the memo.
+        expect(plan(memoized)).toEqual(plan(withKey));
+        expect(plan(memoized)).toEqual(plan(withKey));
+        for (const key of keysOf(withKey)) expect(planKey(memoized, key)).toEqual(planKey(withKey, key));
+      }),
+      { numRuns: WORLD_RUNS },
+    );
+  });
+});
+
+describe("PlanMemo", () => {
+  it("forgets its translations when the hash key or the rules change", () => {
+    const memo = new PlanMemo();
+    const key = { kind: "Pod", namespace: "default", name: "web" };
+    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "web" }, spec: { containers: [{ name: "c" }] } };
+    const input: PlanInput = { tenant, policy: { toHost: [{ kind: "Pod" }] }, tenantObjects: [pod], hostObjects: [] };
+    const desired = (extra: Partial<PlanInput>) => planKey({ ...input, ...extra, memo }, key).decisions[0]?.object;
+    const first = desired({ hashKey: "first-key-sixteen-chars" });
+    expect(desired({ hashKey: "first-key-sixteen-chars" })).toBe(first);
+    const rekeyed = desired({ hashKey: "other-key-sixteen-chars" });
+    expect(rekeyed?.metadata.annotations).not.toEqual(first?.metadata.annotations);
+    const strict = { ...defaultHostRules, nodeSelector: { pool: "tenants" } };
+    const ruled = desired({ hashKey: "other-key-sixteen-chars", rules: strict });
+    expect((ruled?.["spec"] as { nodeSelector?: unknown }).nodeSelector).toEqual({ pool: "tenants" });
   });
 });
 

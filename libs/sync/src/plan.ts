@@ -16,7 +16,7 @@ import { defaultHostRules, type HostRules } from "./host-rules.js";
 import { isJsonObject } from "./internal/json.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
 import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
-import { recordedContentHash, type Reference, translate } from "./transform.js";
+import { recordedContentHash, type Reference, type Translation, translate } from "./transform.js";
 
 /** What the planner compares: one tenant's objects, the host namespace's objects, and the policy. */
 export interface PlanInput {
@@ -41,6 +41,57 @@ export interface PlanInput {
    * copy reveals nothing about Secret values. Absent: an unkeyed hash (offline use only).
    */
   hashKey?: string | undefined;
+  /**
+   * Remembers what each tenant object (by reference) parsed and translated to, so a caller
+   * that plans the same unchanged objects again (a cache of API objects) translates each
+   * version once. See {@link PlanMemo}.
+   */
+  memo?: PlanMemo | undefined;
+}
+
+/** What reading and translating one tenant object gave, before any host object is looked at. */
+type SourceWork =
+  | { type: "malformed"; problem: string }
+  | { type: "ignored"; reason: string }
+  | { type: "refused"; reason: string }
+  | { type: "untranslatable"; message: string }
+  | { type: "translated"; translation: Translation };
+
+/**
+ * Per-object results of the expensive, host-independent part of planning (parsing,
+ * host-rule checks, translation and content hash), keyed by object identity: callers must
+ * never mutate an object after planning it, nor the desired objects in the answers. Valid
+ * for one tenant, rules object and hash key; asked with others, it forgets everything.
+ */
+export class PlanMemo {
+  private sources = new WeakMap<object, SourceWork>();
+  private hosts = new WeakMap<object, HostEntry | null>();
+  private context: { tenant: string; rules: HostRules; hashKey: string | undefined } | undefined;
+
+  /** @internal Entries valid for this context (a new context clears the memo). */
+  for(tenant: string, rules: HostRules, hashKey: string | undefined): this {
+    const c = this.context;
+    if (c === undefined || c.tenant !== tenant || c.rules !== rules || c.hashKey !== hashKey) {
+      this.sources = new WeakMap();
+      this.hosts = new WeakMap();
+      this.context = { tenant, rules, hashKey };
+    }
+    return this;
+  }
+
+  /** @internal */
+  source(value: object, compute: () => SourceWork): SourceWork {
+    let work = this.sources.get(value);
+    if (work === undefined) this.sources.set(value, (work = compute()));
+    return work;
+  }
+
+  /** @internal */
+  host(value: object, compute: () => HostEntry | undefined): HostEntry | undefined {
+    let entry = this.hosts.get(value);
+    if (entry === undefined) this.hosts.set(value, (entry = compute() ?? null));
+    return entry ?? undefined;
+  }
 }
 
 /** One tenant object identity: what {@link planKey} plans for. */
@@ -167,6 +218,7 @@ class Pass {
   private readonly completeKinds: Set<string>;
   private readonly hashKey: string | undefined;
   private readonly rules: HostRules;
+  private readonly memo: PlanMemo | undefined;
   private readonly hosts = new Map<string, HostEntry>();
   /** Host keys owned by a source in this pass (synced, or kept while its source is malformed). */
   private readonly claimed = new Map<string, VirtualIdentity>();
@@ -179,6 +231,7 @@ class Pass {
     this.completeKinds = new Set(input.completeKinds ?? this.kinds);
     this.hashKey = input.hashKey;
     this.rules = input.rules ?? defaultHostRules;
+    this.memo = input.memo?.for(this.tenant, this.rules, this.hashKey);
     for (const value of hostObjects) {
       const entry = this.hostEntry(value);
       if (entry !== undefined) this.hosts.set(hostKey(entry.kind, entry.name), entry);
@@ -231,42 +284,50 @@ class Pass {
       this.ignore(target, source.ignoredReason);
       return;
     }
-    const parsed = parseTenantObject(value);
-    if (!parsed.ok) {
-      // Keep the existing host copy while its source cannot be read: deleting it would
-      // punish a typo with an outage.
-      if (raw.name !== undefined) this.claim(target, id);
-      this.reject(target, `malformed ${kind} (item ${item}): ${parsed.problem}`);
-      return;
+    const work = this.memo === undefined ? this.work(value) : this.memo.source(value, () => this.work(value));
+    switch (work.type) {
+      case "malformed":
+        // Keep the existing host copy while its source cannot be read: deleting it would
+        // punish a typo with an outage.
+        if (raw.name !== undefined) this.claim(target, id);
+        this.reject(target, `malformed ${kind} (item ${item}): ${work.problem}`);
+        return;
+      case "ignored":
+        source.ignoredReason = work.reason;
+        this.ignore(target, work.reason);
+        return;
+      case "refused":
+        // A refused object is a Skip the tenant must hear about, and its old host copy goes:
+        // the rules may have tightened since it was made.
+        source.ignoredReason = work.reason;
+        this.decide(target, "Skip", work.reason);
+        return;
+      case "untranslatable":
+        this.claim(target, id);
+        this.reject(target, `cannot translate ${label} (item ${item}): ${work.message}`);
+        return;
+      case "translated":
+        this.reconcile(target, id, work.translation.object, this.unsyncedReferences(work.translation.references));
     }
+  }
+
+  /** The host-independent part of planning one tenant object: parse, rule checks, translation. */
+  private work(value: unknown): SourceWork {
+    const parsed = parseTenantObject(value);
+    if (!parsed.ok) return { type: "malformed", problem: parsed.problem };
     const obj = parsed.object;
     const nativeReason = nativeObjectReason(obj);
-    if (nativeReason !== undefined) {
-      source.ignoredReason = nativeReason;
-      this.ignore(target, nativeReason);
-      return;
-    }
-    // A refused object is a Skip the tenant must hear about, and its old host copy goes:
-    // the rules may have tightened since it was made.
+    if (nativeReason !== undefined) return { type: "ignored", reason: nativeReason };
     const refusal = hostRulesReason(obj, this.rules, this.tenant);
-    if (refusal !== undefined) {
-      source.ignoredReason = refusal;
-      this.decide(target, "Skip", refusal);
-      return;
-    }
-    let desired: HostObject;
-    let note = "";
+    if (refusal !== undefined) return { type: "refused", reason: refusal };
     try {
-      const translation = translate(obj, this.tenant, { hashKey: this.hashKey, rules: this.rules });
-      desired = translation.object;
-      note = this.unsyncedReferences(translation.references);
+      return {
+        type: "translated",
+        translation: translate(obj, this.tenant, { hashKey: this.hashKey, rules: this.rules }),
+      };
     } catch (error) {
-      this.claim(target, id);
-      const message = error instanceof Error ? error.message : String(error);
-      this.reject(target, `cannot translate ${label} (item ${item}): ${message}`);
-      return;
+      return { type: "untranslatable", message: error instanceof Error ? error.message : String(error) };
     }
-    this.reconcile(target, id, desired, note);
   }
 
   /**
@@ -381,6 +442,11 @@ class Pass {
   }
 
   private hostEntry(value: unknown): HostEntry | undefined {
+    if (this.memo === undefined || typeof value !== "object" || value === null) return this.readHostEntry(value);
+    return this.memo.host(value, () => this.readHostEntry(value));
+  }
+
+  private readHostEntry(value: unknown): HostEntry | undefined {
     const parsed = HostObjectEnvelopeSchema.safeParse(value);
     if (!parsed.success) return undefined;
     const { metadata } = parsed.data;

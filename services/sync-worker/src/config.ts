@@ -21,13 +21,16 @@ export const SyncWorkerEnvSchema = CommonEnvSchema.extend({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, "must be a bucket name (letters, digits, '_' and '-')")
     .default("sync-leases"),
-  /** Objects planned and applied at once across all tenants. */
-  SYNC_CONCURRENCY: whole("a whole number above 0").default(8),
+  /**
+   * Objects planned and applied at once across all tenants: enough that the host budget
+   * (HOST_QPS), not round trips, limits a busy worker.
+   */
+  SYNC_CONCURRENCY: whole("a whole number above 0").default(16),
   /** Objects of one tenant in flight at once. */
   TENANT_CONCURRENCY: whole("a whole number above 0").default(4),
   /** Host writes per second and burst for one tenant. */
-  TENANT_WRITE_QPS: positive("a rate above 0").default(50),
-  TENANT_WRITE_BURST: whole("a whole number above 0").default(100),
+  TENANT_WRITE_QPS: positive("a rate above 0").default(100),
+  TENANT_WRITE_BURST: whole("a whole number above 0").default(200),
   /** Host API requests per second and burst for the whole worker. */
   HOST_QPS: positive("a rate above 0").default(200),
   HOST_BURST: whole("a whole number above 0").default(400),

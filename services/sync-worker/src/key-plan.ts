@@ -4,6 +4,7 @@ import {
   plan,
   planKey as planOneKey,
   type HostRules,
+  type PlanMemo,
   type PlannedDecisionWithObject,
   type PlannedTarget,
 } from "@tenantplane/sync";
@@ -35,6 +36,8 @@ export interface TenantPlanContext {
    * partial listing never turns copies into Deletes.
    */
   completeKinds: readonly string[];
+  /** The syncer's translation memo: an unchanged cached object is translated once, not per plan. */
+  memo?: PlanMemo | undefined;
 }
 
 /** What planning one source needs: the source as the tenant cache holds it and the host objects it touches. */
@@ -120,6 +123,7 @@ function planInput(context: TenantPlanContext) {
     completeKinds: context.completeKinds,
     rules: context.rules,
     ...(context.hashKey === undefined ? {} : { hashKey: context.hashKey }),
+    ...(context.memo === undefined ? {} : { memo: context.memo }),
   };
 }
 

@@ -67,6 +67,11 @@ interface Running {
   /** Host → tenant: status, binding, virtual nodes and volumes. */
   backSync: BackSync;
   identity: string;
+  /** `namespace/name/key` of the kubeconfig the syncer runs with, and that kubeconfig's hash. */
+  secretRef: string;
+  kubeconfigHash: string;
+  /** The TenantCluster as last reconciled, less what this service writes itself (see {@link othersView}). */
+  tenantView: string;
   secretVersion: string;
   resync: NodeJS.Timeout;
   statusTimer?: NodeJS.Timeout | undefined;
@@ -86,6 +91,8 @@ export class Supervisor {
   private readonly queue: FairQueue;
   private readonly running = new Map<string, Running>();
   private readonly chains = new Map<string, Promise<void>>();
+  /** Tenants with a reconcile queued on their chain that has not started yet, and whether it re-reads the kubeconfig. */
+  private readonly queued = new Map<string, boolean>();
   private readonly limits = new Map<string, RateLimiter>();
   private readonly reported = new Map<string, string>();
   private readonly retired = new Set<TenantSyncer>();
@@ -136,7 +143,7 @@ export class Supervisor {
       onEvent: () => this.reconcileAll(),
     });
     for (let i = 0; i < this.deps.settings.concurrency; i++) this.loops.push(this.work());
-    this.secretTimer = setInterval(() => this.reconcileAll(), this.deps.settings.kubeconfigCheckMs);
+    this.secretTimer = setInterval(() => this.reconcileAll(true), this.deps.settings.kubeconfigCheckMs);
   }
 
   /** Resolves once the tenant and policy lists are in. */
@@ -144,11 +151,14 @@ export class Supervisor {
     return Promise.all([this.tenants.synced, this.policies.synced, this.profiles.synced]).then(() => undefined);
   }
 
-  /** Re-evaluates every known tenant (ownership changed, a policy changed, or a periodic check). */
-  reconcileAll(): void {
+  /**
+   * Re-evaluates every known tenant (ownership changed, a policy changed, or the periodic
+   * check, which alone re-reads the kubeconfig Secrets of running tenants: `rereadSecrets`).
+   */
+  reconcileAll(rereadSecrets = false): void {
     if (this.stopping || this.tenants === undefined) return;
     const names = new Set([...this.tenants.list().map((t) => t.metadata.name), ...this.running.keys()]);
-    for (const name of names) this.reconcile(name);
+    for (const name of names) this.reconcile(name, rereadSecrets);
   }
 
   /** Stops every tenant at once (lost partitions, fencing); they restart when ownership returns. */
@@ -171,10 +181,22 @@ export class Supervisor {
     await Promise.all([...syncers, ...this.retired].map((s) => s.drain()));
   }
 
-  private reconcile(tenant: string): void {
+  private reconcile(tenant: string, rereadSecret = false): void {
+    // A reconcile queued and not yet started reads the state when it starts: it covers this request too
+    // (a worker acquiring many partitions at once asks for every tenant once per partition).
+    const queued = this.queued.get(tenant);
+    if (queued !== undefined) {
+      if (rereadSecret && !queued) this.queued.set(tenant, true);
+      return;
+    }
+    this.queued.set(tenant, rereadSecret);
     const previous = this.chains.get(tenant) ?? Promise.resolve();
     const next = previous
-      .then(() => this.reconcileNow(tenant))
+      .then(() => {
+        const reread = this.queued.get(tenant) ?? false;
+        this.queued.delete(tenant);
+        return this.reconcileNow(tenant, reread);
+      })
       .catch((err) =>
         this.deps.logger.warn(
           { tenant, err: describeError(err) },
@@ -187,7 +209,7 @@ export class Supervisor {
     });
   }
 
-  private async reconcileNow(tenant: string): Promise<void> {
+  private async reconcileNow(tenant: string, rereadSecret: boolean): Promise<void> {
     if (this.stopping) return;
     const tc = this.tenants.get(undefined, tenant);
     const plan = planTenant(
@@ -208,6 +230,20 @@ export class Supervisor {
       return;
     }
     this.reported.delete(tenant);
+    const secretRef = `${plan.secret.namespace}/${plan.secret.name}/${plan.secret.key}`;
+    // This worker's own status writes come back as TenantCluster events: they need no Secret
+    // read. Anything else on the TenantCluster (a new endpoint, rotation by the provisioner)
+    // does, and the periodic check catches a Secret changed on its own.
+    const tenantView = othersView(tc);
+    if (
+      !rereadSecret &&
+      current !== undefined &&
+      current.tenantView === tenantView &&
+      current.secretRef === secretRef &&
+      current.identity === syncerIdentity(plan, current.kubeconfigHash)
+    ) {
+      return;
+    }
     const secret = await this.deps.hostClient
       .request<
         RawObject & { data?: Record<string, string> }
@@ -236,7 +272,10 @@ export class Supervisor {
     const kubeconfig = Buffer.from(encoded, "base64").toString("utf8");
     const hash = createHash("sha256").update(kubeconfig).digest("hex").slice(0, 16);
     const identity = syncerIdentity(plan, hash);
-    if (current?.identity === identity) return;
+    if (current?.identity === identity) {
+      current.tenantView = tenantView;
+      return;
+    }
     if (current) this.stopTenant(tenant, "kubeconfig or SyncPolicy changed");
     if (!this.deps.owns(tenant) || this.stopping) return;
     let tenantClient: JsonClient;
@@ -246,13 +285,19 @@ export class Supervisor {
       this.deps.logger.warn({ tenant, err: describeError(err) }, "tenant kubeconfig does not load");
       return;
     }
-    this.startTenant(tenant, plan, identity, secret?.metadata.resourceVersion ?? "", tenantClient);
+    this.startTenant(
+      tenant,
+      plan,
+      { identity, secretRef, kubeconfigHash: hash, tenantView },
+      secret?.metadata.resourceVersion ?? "",
+      tenantClient,
+    );
   }
 
   private startTenant(
     tenant: string,
     plan: { policy: SyncPolicySpec; policyName: string | undefined; rules: HostRules },
-    identity: string,
+    started: { identity: string; secretRef: string; kubeconfigHash: string; tenantView: string },
     secretVersion: string,
     tenantClient: JsonClient,
   ): void {
@@ -304,7 +349,7 @@ export class Supervisor {
       syncer.fullPass();
       backSync.fullPass();
     }, this.deps.settings.resyncMs);
-    this.running.set(tenant, { syncer, backSync, identity, secretVersion, resync });
+    this.running.set(tenant, { syncer, backSync, ...started, secretVersion, resync });
     this.deps.metrics.tenantActive.set({ tenant }, 1);
     this.deps.metrics.tenantsActive.set(this.running.size);
     logger.info({ policy: plan.policyName ?? "(default)", server: tenantClient.serverUrl }, "tenant sync started");
@@ -411,4 +456,17 @@ export class Supervisor {
       }
     }
   }
+}
+
+/** A TenantCluster without what the sync worker writes (status.sync and the Synced condition), as text. */
+function othersView(tc: RawObject | undefined): string {
+  if (tc === undefined) return "";
+  const status = (tc["status"] ?? {}) as { sync?: unknown; conditions?: Condition[] };
+  const { sync: _sync, conditions, ...rest } = status;
+  return JSON.stringify({
+    generation: tc.metadata["generation"],
+    spec: tc["spec"],
+    status: rest,
+    conditions: (conditions ?? []).filter((c) => c.type !== "Synced"),
+  });
 }

@@ -10,7 +10,13 @@ import {
 } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { backoffDelay, describe, normalizeError, type Logger } from "@tenantplane/runtime";
-import { applyServiceQuota, type HostObject, type HostRules, type PlannedDecisionWithObject } from "@tenantplane/sync";
+import {
+  applyServiceQuota,
+  PlanMemo,
+  type HostObject,
+  type HostRules,
+  type PlannedDecisionWithObject,
+} from "@tenantplane/sync";
 import { pluralOf, type HostWriter } from "./host-writer.js";
 import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
 import { SkipMemory } from "./skip-memory.js";
@@ -70,6 +76,8 @@ export class TenantSyncer {
   private readonly kinds: Set<string>;
   /** Source key → host copies (`kind/name`) whose reverse mapping names it. */
   private readonly copies = new Map<string, Set<string>>();
+  /** Translations of the cached tenant objects: the caches replace an object on change, never mutate it. */
+  private readonly memo = new PlanMemo();
   private stopped = false;
   private lastPass: Date | undefined;
   private downSince: number | undefined;
@@ -399,6 +407,7 @@ export class TenantSyncer {
       rules: this.deps.rules,
       hashKey: this.deps.hashKey,
       completeKinds,
+      memo: this.memo,
     };
   }
 
