@@ -24,6 +24,16 @@ export { defaultStorageClassName, testProvisionerName } from "./volume-provision
 export { StopWaiting, waitFor, type WaitForOptions } from "./wait-for.js";
 export { ServiceFleet, type RunningService, type ServiceName } from "./services.js";
 export { startTenantStandIn } from "./tenant-stand-in.js";
+export {
+  provisionTenant,
+  startTenantControllerManager,
+  syncedState,
+  tenantJsonClient,
+  tenantKubeconfig,
+  waitForSynced,
+  type SyncTenant,
+  type SyncedState,
+} from "./tenant-sync.js";
 export { fieldsNotStored } from "./stored-fields.js";
 export { serviceAccountKubeConfig, serviceAccountKubeconfigFile } from "./service-account.js";
 export { runTenantplane, type CliRun } from "./cli.js";

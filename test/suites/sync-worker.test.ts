@@ -2,7 +2,6 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   CoreV1Api,
-  KubeConfig,
   KubernetesObjectApi,
   PatchStrategy,
   setHeaderOptions,
@@ -10,19 +9,22 @@ import {
 } from "@kubernetes/client-node";
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
-import { JsonClient, resourcePath } from "@tenantplane/kube";
+import { resourcePath, type JsonClient } from "@tenantplane/kube";
 import { DecisionSchema, type Decision } from "@tenantplane/messaging";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ServiceFleet,
   installCrds,
   liveProcesses,
-  setLoadBalancerIngress,
+  provisionTenant,
   startHostCluster,
   startNats,
-  startTenantStandIn,
+  syncedState,
+  tenantJsonClient,
   trackFailures,
   waitFor,
+  waitForSynced,
+  type SyncTenant,
   type HostCluster,
   type NatsServer,
   type RunningService,
@@ -77,11 +79,7 @@ async function readHost(kind: string, tenant: string, name: string): Promise<Obj
 async function tenantApi(tenant: string): Promise<JsonClient> {
   const cached = tenantClients.get(tenant);
   if (cached) return cached;
-  const secret = await core.readNamespacedSecret({ name: `${tenant}-kubeconfig`, namespace: hostNs(tenant) });
-  const key = Object.keys(secret.data ?? {})[0]!;
-  const kc = new KubeConfig();
-  kc.loadFromString(Buffer.from(secret.data![key]!, "base64").toString("utf8"));
-  const client = new JsonClient(kc);
+  const client = await tenantJsonClient(host.kubeConfig, tenant);
   tenantClients.set(tenant, client);
   return client;
 }
@@ -95,9 +93,16 @@ async function tenantCreate(tenant: string, obj: Obj): Promise<void> {
 async function tenantReplace(tenant: string, kind: string, namespace: string, name: string, edit: (o: Obj) => void) {
   const api = await tenantApi(tenant);
   const path = resourcePath("v1", PLURAL[kind]!, namespace, name);
-  const current = await api.request<Obj>("GET", path);
-  edit(current);
-  await api.request("PUT", path, { body: current });
+  // Back-sync writes the tenant Pod's status meanwhile: a conflict means read again.
+  await waitFor(
+    async () => {
+      const current = await api.request<Obj>("GET", path);
+      edit(current);
+      await api.request("PUT", path, { body: current });
+      return true;
+    },
+    { timeoutMs: 10_000, intervalMs: 100, description: `update of tenant ${kind} ${namespace}/${name}` },
+  );
 }
 
 async function tenantDelete(tenant: string, kind: string, namespace: string, name: string) {
@@ -158,33 +163,14 @@ async function startSyncWorker(): Promise<RunningService> {
   return w;
 }
 
-async function provision(tenant: { name: string; address: string }, syncPolicy?: string) {
-  await apply({
-    apiVersion: "tenantplane.io/v1alpha1",
-    kind: "TenantCluster",
-    metadata: { name: tenant.name },
-    spec: {
-      ...(syncPolicy ? { syncPolicyRef: { name: syncPolicy } } : {}),
-      controlPlane: { expose: { loadBalancer: { enabled: true } } },
-    },
-  } as KubernetesObject);
-  await setLoadBalancerIngress(host.kubeConfig, hostNs(tenant.name), "k3s", tenant.address);
-  tenantApis.push(await startTenantStandIn(host.kubeConfig, tenant.name, tenant.address));
+async function provision(tenant: SyncTenant, syncPolicy?: string) {
+  tenantApis.push(
+    await provisionTenant(host.kubeConfig, tenant, syncPolicy ? { syncPolicyRef: { name: syncPolicy } } : {}),
+  );
 }
 
 async function syncedCondition(tenant: string) {
-  type Tc = Obj & {
-    status?: {
-      conditions?: { type: string; status: string; reason: string; message: string }[];
-      sync?: { inSync: number; skipped: number; failed: number; lastFullPass?: string };
-    };
-  };
-  const tc = (await objects.read({
-    apiVersion: "tenantplane.io/v1alpha1",
-    kind: "TenantCluster",
-    metadata: { name: tenant },
-  })) as Tc;
-  return { condition: tc.status?.conditions?.find((c) => c.type === "Synced"), sync: tc.status?.sync };
+  return syncedState(host.kubeConfig, tenant);
 }
 
 beforeAll(async () => {
@@ -220,13 +206,7 @@ beforeAll(async () => {
     spec: { toHost: [{ kind: "ConfigMap" }, { kind: "Secret" }] },
   } as KubernetesObject);
   await Promise.all([provision(TENANTS.a), provision(TENANTS.b, "sync-b-policy")]);
-  for (const t of [TENANTS.a, TENANTS.b]) {
-    await waitFor(async () => (await syncedCondition(t.name)).condition?.status === "True" || undefined, {
-      timeoutMs: 150_000,
-      intervalMs: 500,
-      description: `${t.name} Synced=True`,
-    });
-  }
+  for (const t of [TENANTS.a, TENANTS.b]) await waitForSynced(host.kubeConfig, t.name);
   await tenantNamespace(TENANTS.a.name, "web");
   await tenantNamespace(TENANTS.b.name, "web");
 });

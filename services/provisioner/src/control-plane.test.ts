@@ -126,7 +126,7 @@ describe("controlPlaneStatefulSet", () => {
     expect(rolled.spec?.template.metadata?.annotations).toEqual({ "tenantplane.io/pki-fingerprint": "abc" });
   });
 
-  it("starts k3s server without agent, add-ons, network policy, cloud or helm controllers", () => {
+  it("starts k3s server without agent, add-ons, network policy, cloud or helm controllers, or scheduler", () => {
     const k3s = container(sts, "k3s");
     expect(k3s.image).toBe("rancher/k3s:v1.34.1-k3s1");
     expect(k3s.command).toEqual(["/bin/k3s"]);
@@ -138,6 +138,7 @@ describe("controlPlaneStatefulSet", () => {
         "--disable-network-policy",
         "--disable-cloud-controller",
         "--disable-helm-controller",
+        "--disable-scheduler",
         "--data-dir=/var/lib/rancher/k3s",
         "--https-listen-port=6443",
       ]),

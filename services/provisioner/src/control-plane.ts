@@ -167,6 +167,8 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
       "--disable-network-policy",
       "--disable-cloud-controller",
       "--disable-helm-controller",
+      // The host schedules tenant Pods; the sync worker binds each to the virtual Node of its host node.
+      "--disable-scheduler",
       // k3s only signs its serving certificate for names it is told about.
       ...unique(sans).map((san) => `--tls-san=${san}`),
     ],

@@ -74,8 +74,11 @@ export class HostWriter {
     });
   }
 
-  /** Deletes exactly the object read as `current`; false when it is already gone. */
-  async delete(current: RawObject): Promise<boolean> {
+  /**
+   * Deletes exactly the object read as `current`; false when it is already gone. A grace
+   * period (a tenant Pod's own) replaces the host object's default.
+   */
+  async delete(current: RawObject, gracePeriodSeconds?: number): Promise<boolean> {
     await this.spend("delete");
     const kind = current.kind ?? "";
     try {
@@ -87,6 +90,7 @@ export class HostWriter {
             apiVersion: "v1",
             kind: "DeleteOptions",
             propagationPolicy: "Background",
+            ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }),
             preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion },
           },
         },

@@ -170,3 +170,34 @@ describe("planPass", () => {
     expect(result.inSync.map((t) => t.hostRef.name)).toEqual(["y-x-a-x-acme"]);
   });
 });
+
+describe("a bound tenant Pod that lost its host copy", () => {
+  const pod = (nodeName?: string) => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { namespace: "web", name: "app" },
+    spec: { containers: [{ name: "app", image: "nginx" }], ...(nodeName ? { nodeName } : {}) },
+  });
+  const podCtx = ctx(["Pod"]);
+  const key = { kind: "Pod", namespace: "web", name: "app" };
+
+  it("is not made again on the host, by one key or by a full pass", () => {
+    expect(planKey({ ...podCtx, key, source: pod("node-a"), namespaceDeleted: false, hosts: [] }).decisions).toEqual(
+      [],
+    );
+    expect(
+      planPass({ ...podCtx, sources: [pod("node-a")], hosts: [], deletedNamespaces: new Set() }).decisions,
+    ).toEqual([]);
+  });
+
+  it("while an unbound one is created, and a bound one with its copy stays in sync", () => {
+    const created = planKey({ ...podCtx, key, source: pod(), namespaceDeleted: false, hosts: [] }).decisions;
+    expect(created.map((d) => d.action)).toEqual(["Create"]);
+    const parsed = parseTenantObject(pod());
+    if (!parsed.ok) throw new Error(parsed.problem);
+    const copy = transform(parsed.object, tenant, { hashKey });
+    const pass = planPass({ ...podCtx, sources: [pod("node-a")], hosts: [copy], deletedNamespaces: new Set() });
+    expect(pass.decisions).toEqual([]);
+    expect(pass.inSync).toHaveLength(1);
+  });
+});

@@ -2,6 +2,7 @@ import { JsonClient } from "@tenantplane/kube";
 import { startService, tenantRegarding } from "@tenantplane/service";
 import { SyncWorkerEnvSchema } from "./config.js";
 import { HostWriter } from "./host-writer.js";
+import { createBackSyncMetrics } from "./back-sync/metrics.js";
 import { createSyncMetrics } from "./metrics.js";
 import { startOwnership } from "./ownership.js";
 import { RateLimiter } from "./rate-limiter.js";
@@ -47,6 +48,7 @@ const supervisor = new Supervisor({
   objects: svc.objects,
   logger: svc.logger,
   metrics,
+  backSyncMetrics: createBackSyncMetrics(svc.metrics.registry),
   publish: (d) => svc.publish(d),
   warn: async (tenant, uid, reason, message) => {
     await svc.events.record({ regarding: tenantRegarding(tenant, uid), type: "Warning", reason, message });

@@ -20,6 +20,9 @@ import type { PlannedDecision } from "@tenantplane/messaging";
 import { describe as describeError, sleep, type Logger } from "@tenantplane/runtime";
 import { applyTenantStatus, type ConditionInput } from "@tenantplane/service";
 import type { HostRules } from "@tenantplane/sync";
+import { BackSync } from "./back-sync/back-sync.js";
+import { HostNodes } from "./back-sync/host-nodes.js";
+import type { BackSyncMetrics } from "./back-sync/metrics.js";
 import { FairQueue } from "./fair-queue.js";
 import type { HostWriter } from "./host-writer.js";
 import type { SyncMetrics } from "./metrics.js";
@@ -49,6 +52,7 @@ export interface SupervisorDeps {
   objects: Objects;
   logger: Logger;
   metrics: SyncMetrics;
+  backSyncMetrics: BackSyncMetrics;
   publish(decision: PlannedDecision): Promise<void>;
   /** A Warning Event on the TenantCluster named `tenant`. */
   warn(tenant: string, uid: string | undefined, reason: string, message: string): Promise<void>;
@@ -60,6 +64,8 @@ export interface SupervisorDeps {
 
 interface Running {
   syncer: TenantSyncer;
+  /** Host → tenant: status, binding, virtual nodes and volumes. */
+  backSync: BackSync;
   identity: string;
   /** `namespace/name/key` of the kubeconfig the syncer runs with, and that kubeconfig's hash. */
   secretRef: string;
@@ -97,6 +103,7 @@ export class Supervisor {
   private readonly waiters = new Set<() => void>();
   private loops: Promise<void>[] = [];
   private secretTimer: NodeJS.Timeout | undefined;
+  private hostNodes!: HostNodes;
 
   constructor(private readonly deps: SupervisorDeps) {
     this.queue = new FairQueue(deps.settings.tenantConcurrency);
@@ -110,6 +117,7 @@ export class Supervisor {
   /** Starts the host informers and the worker pool. */
   start(): void {
     const { hostClient, logger } = this.deps;
+    this.hostNodes = new HostNodes(hostClient, logger);
     this.tenants = startListWatch({
       client: hostClient,
       path: `/apis/${API_VERSION}/${PLURAL_TENANT_CLUSTERS}`,
@@ -165,6 +173,7 @@ export class Supervisor {
     this.tenants?.stop();
     this.policies?.stop();
     this.profiles?.stop();
+    this.hostNodes?.stop();
     const syncers = [...this.running.values()].map((r) => r.syncer);
     this.stopTenants();
     this.wake();
@@ -325,12 +334,27 @@ export class Supervisor {
         latency: (seconds) => this.deps.metrics.latency.observe(seconds),
       },
     });
-    const resync = setInterval(() => syncer.fullPass(), this.deps.settings.resyncMs);
-    this.running.set(tenant, { syncer, ...started, secretVersion, resync });
+    const backSync = new BackSync({
+      tenant,
+      kinds: new Set(plan.policy.toHost.map((r) => r.kind)),
+      tenantClient,
+      hostClient: this.deps.hostClient,
+      hostNodes: this.hostNodes,
+      logger: logger.child({ direction: "back" }),
+      metrics: this.deps.backSyncMetrics,
+      mayWrite: () => this.deps.owns(tenant),
+      onStatus: () => this.scheduleStatus(tenant),
+    });
+    const resync = setInterval(() => {
+      syncer.fullPass();
+      backSync.fullPass();
+    }, this.deps.settings.resyncMs);
+    this.running.set(tenant, { syncer, backSync, ...started, secretVersion, resync });
     this.deps.metrics.tenantActive.set({ tenant }, 1);
     this.deps.metrics.tenantsActive.set(this.running.size);
     logger.info({ policy: plan.policyName ?? "(default)", server: tenantClient.serverUrl }, "tenant sync started");
     syncer.start();
+    backSync.start();
     this.scheduleStatus(tenant);
   }
 
@@ -338,6 +362,7 @@ export class Supervisor {
     const current = this.running.get(tenant);
     if (current === undefined) return;
     current.syncer.stop();
+    current.backSync.stop();
     // Its last Decisions may still be publishing; shutdown waits for them.
     this.retired.add(current.syncer);
     void current.syncer.drain().then(() => this.retired.delete(current.syncer));
@@ -363,7 +388,7 @@ export class Supervisor {
     if (current.syncer.isStopped || !this.deps.owns(tenant)) return;
     const tc = this.tenants.get(undefined, tenant);
     if (tc === undefined) return;
-    const state = current.syncer.counts();
+    const state = { ...current.syncer.counts(), backSyncFailed: current.backSync.failed() };
     const condition = syncedCondition(state);
     const sync = syncStatusField(state);
     const text = JSON.stringify({ condition, sync });

@@ -21,6 +21,13 @@ describe("syncedCondition", () => {
     expect(syncedCondition({ ...base, failed: 2 })).toMatchObject({ status: "False", reason: "ObjectErrors" });
     expect(syncedCondition({ ...base, started: false })).toMatchObject({ status: "Unknown" });
   });
+  it("is False while back-sync writes to the tenant fail, after forward errors", () => {
+    const c = syncedCondition({ ...base, backSyncFailed: 1 });
+    expect(c).toMatchObject({ status: "False", reason: "BackSyncErrors" });
+    expect(c.message).toContain("1 object whose host status cannot be written back");
+    expect(syncedCondition({ ...base, failed: 1, backSyncFailed: 1 })).toMatchObject({ reason: "ObjectErrors" });
+    expect(syncedCondition({ ...base, backSyncFailed: 0 })).toMatchObject({ status: "True" });
+  });
 });
 
 describe("syncStatusField", () => {

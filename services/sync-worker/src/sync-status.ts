@@ -15,6 +15,8 @@ export interface SyncState extends SyncCounts {
   /** The caches have listed and the first pass ran. */
   started: boolean;
   lastFullPass: Date | undefined;
+  /** Objects whose host state cannot be written back to the tenant right now (each is retried). */
+  backSyncFailed?: number;
 }
 
 /** The Synced condition for a tenant's state: False while its API is down or objects fail. */
@@ -37,6 +39,15 @@ export function syncedCondition(state: SyncState): ConditionInput {
       status: "False",
       reason: "ObjectErrors",
       message: `${counts}; the worker log names each failed object`,
+    };
+  }
+  const back = state.backSyncFailed ?? 0;
+  if (back > 0) {
+    return {
+      type: CONDITION_SYNCED,
+      status: "False",
+      reason: "BackSyncErrors",
+      message: `${counts}; ${back} object${back === 1 ? "" : "s"} whose host status cannot be written back to the tenant, retrying; the worker log names each`,
     };
   }
   return { type: CONDITION_SYNCED, status: "True", reason: "Synced", message: counts };

@@ -325,7 +325,7 @@ export class TenantSyncer {
       if (current === undefined || current.metadata.deletionTimestamp !== undefined) return undefined;
       await this.deps.writeToken();
       if (this.stopped || !this.deps.mayWrite()) return undefined;
-      if (await writer.delete(current)) {
+      if (await writer.delete(current, gracePeriodOf(this.tenantWatches.get(key.kind)?.get(key.namespace, key.name)))) {
         this.deps.observe.latency((Date.now() - since) / 1000);
         this.deps.observe.outcome("delete");
         this.publishAfterWrite(d);
@@ -490,6 +490,12 @@ export class TenantSyncer {
       if (this.started) this.fullPass();
     }
   }
+}
+
+/** The grace period a tenant Pod is being deleted with: its host copy gets the same. */
+function gracePeriodOf(source: RawObject | undefined): number | undefined {
+  const seconds = source?.metadata["deletionGracePeriodSeconds"];
+  return source?.kind === "Pod" && typeof seconds === "number" ? seconds : undefined;
 }
 
 function keyOf(obj: RawObject): SourceKey {

@@ -1,0 +1,500 @@
+import {
+  ApiError,
+  resourcePath,
+  startListWatch,
+  type JsonClient,
+  type ListWatch,
+  type RawObject,
+} from "@tenantplane/kube";
+import {
+  hostName,
+  hostNamespaceFor,
+  LABEL_MANAGED_BY,
+  LABEL_TENANT,
+  labelValue,
+  MANAGED_BY,
+} from "@tenantplane/mapping";
+import { backoffDelay, describe, httpStatusOf, normalizeError, type Logger } from "@tenantplane/runtime";
+import { sourceOfCopy } from "../key-plan.js";
+import { decodeKey, encodeKey } from "../source-key.js";
+import type { HostNodes } from "./host-nodes.js";
+import type { BackSyncMetrics } from "./metrics.js";
+import { LABEL_VIRTUAL_NODE, planNodes, virtualNode, type NodeLike } from "./nodes.js";
+import { isTerminal, planPod, type PodLike } from "./pods.js";
+import { LABEL_VIRTUAL_VOLUME, orphanedVolumes, planClaim, virtualVolumeName, type VolumeObject } from "./pvcs.js";
+import { serviceStatusPatch } from "./services.js";
+
+/** Kinds whose host state flows back to the tenant. */
+export const BACK_SYNC_KINDS = ["Pod", "Service", "PersistentVolumeClaim"] as const;
+
+const PLURAL: Record<string, string> = {
+  Pod: "pods",
+  Service: "services",
+  PersistentVolumeClaim: "persistentvolumeclaims",
+};
+const NODES_KEY = "nodes";
+const VOLUMES_KEY = "volumes";
+const MERGE = "application/merge-patch+json";
+/** Virtual node heartbeat: well inside the 40-50 s a node controller waits before calling a node unreachable. */
+const NODE_LEASE_SECONDS = 40;
+
+/** What one tenant's back-sync is given. */
+export interface BackSyncDeps {
+  tenant: string;
+  /** Kinds the tenant's SyncPolicy carries to the host; only their status flows back. */
+  kinds: ReadonlySet<string>;
+  /** The tenant API, with the tenant admin's rights. */
+  tenantClient: JsonClient;
+  hostClient: JsonClient;
+  hostNodes: HostNodes;
+  logger: Logger;
+  metrics: BackSyncMetrics;
+  /** False once this worker's lease on the tenant's partition is lost or fenced: no write may start. */
+  mayWrite(): boolean;
+  /** Called when the count of failing keys changes; the caller writes status. */
+  onStatus(): void;
+  /** Keys worked on at once (default 4). */
+  concurrency?: number;
+  /** Virtual node Lease renewal interval (default 10 s). */
+  heartbeatMs?: number;
+}
+
+/**
+ * Host → tenant for one tenant: watches the host copies (and the host nodes they run on)
+ * and writes what the host knows back into the tenant API: Pod binding and status,
+ * virtual Nodes with their Leases, Service load-balancer status, claim binding with a
+ * virtual PersistentVolume. Each key is planned by a pure function and written with the
+ * tenant admin's rights; failures are counted, retried with backoff and reported through
+ * {@link failed}. No Decision is published: nothing on the host changes.
+ */
+export class BackSync {
+  private readonly tenantWatches = new Map<string, ListWatch>();
+  private readonly hostWatches = new Map<string, ListWatch>();
+  private tenantNodes!: ListWatch;
+  private tenantVolumes: ListWatch | undefined;
+  /** Last state of host copies that vanished, until their tenant Pod has been planned. */
+  private readonly lastHost = new Map<string, RawObject>();
+  private readonly pending = new Map<string, number>();
+  private readonly inFlight = new Set<string>();
+  private readonly failures = new Map<string, string>();
+  private readonly attempts = new Map<string, number>();
+  private running = 0;
+  private started = false;
+  private stopped = false;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly hostNs: string;
+
+  constructor(private readonly deps: BackSyncDeps) {
+    this.hostNs = hostNamespaceFor(deps.tenant);
+  }
+
+  /** Starts the watches; work begins once every one has listed. */
+  start(): void {
+    const { tenant, logger } = this.deps;
+    const selector = `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_TENANT}=${labelValue(tenant)}`;
+    for (const kind of BACK_SYNC_KINDS) {
+      if (!this.deps.kinds.has(kind)) continue;
+      const plural = PLURAL[kind]!;
+      this.tenantWatches.set(
+        kind,
+        startListWatch({
+          client: this.deps.tenantClient,
+          path: resourcePath("v1", plural),
+          apiVersion: "v1",
+          kind,
+          logger: logger.child({ side: "tenant", kind, direction: "back" }),
+          onEvent: (e) => {
+            this.enqueue(encodeKey(keyOf(e.object)));
+            if (kind === "Pod" && (e.type === "delete" || isTerminal(e.object as PodLike))) this.enqueue(NODES_KEY);
+            if (kind === "PersistentVolumeClaim" && e.type === "delete") this.enqueue(VOLUMES_KEY);
+          },
+        }),
+      );
+      this.hostWatches.set(
+        kind,
+        startListWatch({
+          client: this.deps.hostClient,
+          path: resourcePath("v1", plural, this.hostNs),
+          apiVersion: "v1",
+          kind,
+          labelSelector: selector,
+          logger: logger.child({ side: "host", kind, direction: "back" }),
+          onEvent: (e) => {
+            const key = sourceOfCopy(e.object, tenant);
+            if (key === undefined) return;
+            const text = encodeKey(key);
+            if (e.type === "delete") this.lastHost.set(text, e.object);
+            this.enqueue(text);
+            if (kind === "Pod" && (e.type !== "update" || (e.object as PodLike).spec?.nodeName))
+              this.enqueue(NODES_KEY);
+          },
+        }),
+      );
+    }
+    this.tenantNodes = startListWatch({
+      client: this.deps.tenantClient,
+      path: "/api/v1/nodes",
+      apiVersion: "v1",
+      kind: "Node",
+      labelSelector: `${LABEL_VIRTUAL_NODE}=true`,
+      logger: logger.child({ side: "tenant", kind: "Node", direction: "back" }),
+      onEvent: () => this.enqueue(NODES_KEY),
+    });
+    if (this.deps.kinds.has("PersistentVolumeClaim")) {
+      this.tenantVolumes = startListWatch({
+        client: this.deps.tenantClient,
+        path: "/api/v1/persistentvolumes",
+        apiVersion: "v1",
+        kind: "PersistentVolume",
+        labelSelector: `${LABEL_VIRTUAL_VOLUME}=true`,
+        logger: logger.child({ side: "tenant", kind: "PersistentVolume", direction: "back" }),
+        onEvent: (e) => {
+          const ref = (e.object["spec"] as { claimRef?: { namespace?: string; name?: string } } | undefined)?.claimRef;
+          if (ref?.name !== undefined) {
+            this.enqueue(
+              encodeKey({ kind: "PersistentVolumeClaim", namespace: ref.namespace ?? "default", name: ref.name }),
+            );
+          }
+        },
+      });
+    }
+    this.unsubscribe = this.deps.hostNodes.subscribe(() => this.enqueue(NODES_KEY));
+    this.heartbeat = setInterval(() => void this.renewNodeLeases(), this.deps.heartbeatMs ?? 10_000);
+    this.heartbeat.unref();
+    void this.firstPass();
+  }
+
+  /** Stops at once: no write starts after this, watches close. */
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    this.unsubscribe?.();
+    for (const w of [
+      ...this.tenantWatches.values(),
+      ...this.hostWatches.values(),
+      this.tenantNodes,
+      this.tenantVolumes,
+    ]) {
+      w?.stop();
+    }
+  }
+
+  /** Keys whose last back-sync failed (each is being retried). */
+  failed(): number {
+    return this.failures.size;
+  }
+
+  /** Queues every key: the safety net beside the watches. */
+  fullPass(): void {
+    if (!this.started || this.stopped) return;
+    for (const w of this.tenantWatches.values()) for (const obj of w.list()) this.enqueue(encodeKey(keyOf(obj)));
+    this.enqueue(NODES_KEY);
+    if (this.tenantVolumes !== undefined) this.enqueue(VOLUMES_KEY);
+  }
+
+  private async firstPass(): Promise<void> {
+    const watches = [...this.tenantWatches.values(), ...this.hostWatches.values(), this.tenantNodes];
+    if (this.tenantVolumes !== undefined) watches.push(this.tenantVolumes);
+    await Promise.all([...watches.map((w) => w.synced), this.deps.hostNodes.synced]);
+    if (this.stopped) return;
+    this.started = true;
+    this.fullPass();
+    this.pump();
+  }
+
+  private enqueue(key: string, since = Date.now()): void {
+    if (this.stopped) return;
+    if (!this.pending.has(key)) this.pending.set(key, since);
+    this.pump();
+  }
+
+  private pump(): void {
+    if (!this.started || this.stopped) return;
+    const limit = this.deps.concurrency ?? 4;
+    for (const [key, since] of this.pending) {
+      if (this.running >= limit) return;
+      if (this.inFlight.has(key)) continue;
+      this.pending.delete(key);
+      this.inFlight.add(key);
+      this.running++;
+      void this.run(key, since).finally(() => {
+        this.inFlight.delete(key);
+        this.running--;
+        this.pump();
+      });
+    }
+  }
+
+  private async run(key: string, since: number): Promise<void> {
+    if (!this.deps.mayWrite()) return;
+    const kind = key === NODES_KEY ? "Node" : key === VOLUMES_KEY ? "PersistentVolume" : decodeKey(key).kind;
+    try {
+      if (key === NODES_KEY) await this.syncNodes();
+      else if (key === VOLUMES_KEY) await this.collectVolumes();
+      else await this.syncKey(key, since);
+      this.attempts.delete(key);
+      if (this.failures.delete(key)) this.deps.onStatus();
+    } catch (err) {
+      const e = normalizeError(err);
+      const attempt = this.attempts.get(key) ?? 0;
+      this.attempts.set(key, attempt + 1);
+      const first = !this.failures.has(key);
+      this.failures.set(key, e.message);
+      this.deps.metrics.failures.inc({ kind });
+      const retryMs = e.retryAfterMs ?? backoffDelay(attempt, 500, 60_000);
+      this.deps.logger.warn({ key, err: e.message, code: e.code, retryMs }, "back-sync of one object failed");
+      setTimeout(() => this.enqueue(key, since), retryMs).unref();
+      if (first) this.deps.onStatus();
+    }
+  }
+
+  private async syncKey(text: string, since: number): Promise<void> {
+    const key = decodeKey(text);
+    const tenantObj = this.tenantWatches.get(key.kind)?.get(key.namespace, key.name);
+    const hostWatch = this.hostWatches.get(key.kind);
+    if (tenantObj === undefined || hostWatch === undefined) {
+      this.lastHost.delete(text);
+      return;
+    }
+    const target = hostName({ tenant: this.deps.tenant, namespace: key.namespace, name: key.name }).name;
+    const candidate = hostWatch.get(this.hostNs, target);
+    const source = candidate && sourceOfCopy(candidate, this.deps.tenant);
+    const host = source !== undefined && encodeKey(source) === text ? candidate : undefined;
+    if (key.kind === "Pod") await this.syncPod(text, tenantObj as PodLike, host as PodLike | undefined, since);
+    else if (key.kind === "Service") await this.syncService(tenantObj, host, since);
+    else await this.syncClaim(tenantObj as VolumeObject, host as VolumeObject | undefined, since);
+  }
+
+  private async syncPod(text: string, pod: PodLike, host: PodLike | undefined, since: number): Promise<void> {
+    const steps = planPod({
+      tenant: pod,
+      host,
+      lastHost: this.lastHost.get(text) as PodLike | undefined,
+      hostListed: this.hostWatches.get("Pod")?.current() ?? false,
+    });
+    const ns = pod.metadata.namespace ?? "default";
+    const path = resourcePath("v1", "pods", ns, pod.metadata.name);
+    for (const step of steps) {
+      if (this.stopped || !this.deps.mayWrite()) return;
+      if (step.action === "Bind") {
+        await this.ensureNode(step.node);
+        await this.tenant("POST", `${path}/binding`, {
+          apiVersion: "v1",
+          kind: "Binding",
+          metadata: { name: pod.metadata.name, namespace: ns, uid: pod.metadata.uid },
+          target: { apiVersion: "v1", kind: "Node", name: step.node },
+          // A bind the cache has not shown yet: the Pod is bound, which is what was wanted.
+        }).catch(ignore(409));
+        this.count("Pod", "bind");
+      } else if (step.action === "Status") {
+        await this.tenant(
+          "PATCH",
+          `${path}/status`,
+          { metadata: { uid: pod.metadata.uid }, status: step.patch },
+          MERGE,
+        );
+        this.count("Pod", step.patch["phase"] === "Failed" && host === undefined ? "fail" : "status");
+        this.deps.metrics.latency.observe({ kind: "Pod" }, (Date.now() - since) / 1000);
+      } else {
+        await this.tenant("DELETE", path, {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid },
+        }).catch(ignore(404));
+        this.count("Pod", "delete");
+        this.deps.logger.debug({ pod: `${ns}/${pod.metadata.name}`, why: step.reason }, "tenant pod deletion finished");
+      }
+    }
+    // Written (or nothing to write): the vanished copy's last state has served its purpose.
+    this.lastHost.delete(text);
+    if (steps.length > 0) this.enqueue(NODES_KEY);
+  }
+
+  private async syncService(svc: RawObject, host: RawObject | undefined, since: number): Promise<void> {
+    if (host === undefined) return;
+    const patch = serviceStatusPatch(svc, host);
+    if (patch === undefined || !this.deps.mayWrite()) return;
+    const path = resourcePath("v1", "services", svc.metadata.namespace, svc.metadata.name);
+    await this.tenant("PATCH", `${path}/status`, { metadata: { uid: svc.metadata.uid }, status: patch }, MERGE);
+    this.count("Service", "status");
+    this.deps.metrics.latency.observe({ kind: "Service" }, (Date.now() - since) / 1000);
+  }
+
+  private async syncClaim(claim: VolumeObject, host: VolumeObject | undefined, since: number): Promise<void> {
+    const volume = this.tenantVolumes?.get(undefined, virtualVolumeName(claim)) as VolumeObject | undefined;
+    const steps = planClaim({ tenant: claim, host, volume });
+    const path = resourcePath("v1", "persistentvolumeclaims", claim.metadata.namespace, claim.metadata.name);
+    for (const step of steps) {
+      if (this.stopped || !this.deps.mayWrite()) return;
+      if (step.action === "CreateVolume") {
+        await this.tenant("POST", "/api/v1/persistentvolumes", step.volume).catch(ignore(409));
+        this.count("PersistentVolume", "create");
+      } else if (step.action === "VolumeStatus") {
+        await this.tenant(
+          "PATCH",
+          `/api/v1/persistentvolumes/${encodeURIComponent(step.name)}/status`,
+          { status: { phase: step.phase } },
+          MERGE,
+        );
+        this.count("PersistentVolume", "status");
+      } else if (step.action === "BindClaim") {
+        await this.tenant(
+          "PATCH",
+          path,
+          {
+            metadata: { uid: claim.metadata.uid, annotations: { "pv.kubernetes.io/bind-completed": "yes" } },
+            spec: { volumeName: step.volumeName },
+          },
+          MERGE,
+        );
+        this.count("PersistentVolumeClaim", "bind");
+      } else {
+        await this.tenant(
+          "PATCH",
+          `${path}/status`,
+          { metadata: { uid: claim.metadata.uid }, status: step.patch },
+          MERGE,
+        );
+        this.count("PersistentVolumeClaim", "status");
+        this.deps.metrics.latency.observe({ kind: "PersistentVolumeClaim" }, (Date.now() - since) / 1000);
+      }
+    }
+  }
+
+  /** Creates, updates and deletes virtual Nodes so that exactly the nodes in use exist. */
+  private async syncNodes(): Promise<void> {
+    const plan = planNodes({
+      hostNode: (name) => this.deps.hostNodes.get(name) as NodeLike | undefined,
+      tenantNodes: this.tenantNodes.list() as NodeLike[],
+      tenantPods: (this.tenantWatches.get("Pod")?.list() ?? []) as PodLike[],
+      // Only sync copies: the tenant's own control-plane pod shares the namespace and labels.
+      hostPods: (this.hostWatches.get("Pod")?.list() ?? []).filter(
+        (p) => sourceOfCopy(p, this.deps.tenant) !== undefined,
+      ) as PodLike[],
+    });
+    const listed =
+      this.tenantNodes.current() &&
+      (this.tenantWatches.get("Pod")?.current() ?? true) &&
+      (this.hostWatches.get("Pod")?.current() ?? true);
+    for (const node of plan.create) await this.createNode(node);
+    for (const { name, status } of plan.updateStatus) {
+      if (!this.deps.mayWrite()) return;
+      await this.tenant("PATCH", `/api/v1/nodes/${encodeURIComponent(name)}/status`, { status }, MERGE);
+      this.count("Node", "status");
+    }
+    // Deletes trust only complete listings: a Pod missing from a stale cache must not take its node.
+    if (!listed) return;
+    for (const node of plan.delete) {
+      if (!this.deps.mayWrite()) return;
+      await this.tenant("DELETE", `/api/v1/nodes/${encodeURIComponent(node.metadata.name)}`, {
+        apiVersion: "v1",
+        kind: "DeleteOptions",
+        preconditions: { uid: node.metadata.uid },
+      }).catch(ignore(404, 409));
+      await this.tenant("DELETE", leasePath(node.metadata.name)).catch(ignore(404));
+      this.count("Node", "delete");
+    }
+  }
+
+  private async ensureNode(name: string): Promise<void> {
+    if (this.tenantNodes.get(undefined, name) !== undefined) return;
+    const host = this.deps.hostNodes.get(name);
+    await this.createNode(virtualNode((host ?? { metadata: { name } }) as NodeLike));
+  }
+
+  private async createNode(node: NodeLike): Promise<void> {
+    if (!this.deps.mayWrite()) return;
+    // Nodes keep the status sent on create, as a kubelet registering itself relies on.
+    const created = await this.tenant("POST", "/api/v1/nodes", node).then(
+      () => true,
+      (err: unknown) => {
+        if (httpStatusOf(err) === 409) return false;
+        throw err;
+      },
+    );
+    if (!created) return;
+    this.count("Node", "create");
+    // The heartbeat retries a Lease that cannot be written yet (a tenant API still making kube-node-lease).
+    await this.renewLease(node.metadata.name).catch((err: unknown) =>
+      this.deps.logger.debug({ node: node.metadata.name, err: describe(err) }, "virtual node lease not created yet"),
+    );
+  }
+
+  /** Renews each virtual Node's Lease, as a kubelet heartbeats, so the tenant's node controller keeps it Ready. */
+  private async renewNodeLeases(): Promise<void> {
+    if (!this.started || this.stopped || !this.deps.mayWrite()) return;
+    for (const node of this.tenantNodes.list()) {
+      const ready = (node["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions;
+      // A virtual Node whose host node is not Ready gets no heartbeat: the tenant sees the same.
+      if (ready?.find((c) => c.type === "Ready")?.status !== "True") continue;
+      await this.renewLease(node.metadata.name).catch((err: unknown) =>
+        this.deps.logger.debug({ node: node.metadata.name, err: describe(err) }, "virtual node lease not renewed"),
+      );
+    }
+    this.enqueue(NODES_KEY);
+  }
+
+  private async renewLease(node: string): Promise<void> {
+    const renewTime = microTime(new Date());
+    try {
+      await this.tenant("PATCH", leasePath(node), { spec: { renewTime } }, MERGE);
+    } catch (err) {
+      if (httpStatusOf(err) !== 404) throw err;
+      await this.tenant("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: { name: node, namespace: "kube-node-lease", labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
+        spec: { holderIdentity: node, leaseDurationSeconds: NODE_LEASE_SECONDS, renewTime },
+      }).catch(ignore(409));
+    }
+    this.count("Lease", "renew");
+  }
+
+  private async collectVolumes(): Promise<void> {
+    const watch = this.tenantVolumes;
+    const claims = this.tenantWatches.get("PersistentVolumeClaim");
+    if (watch === undefined || claims === undefined || !watch.current() || !claims.current()) return;
+    for (const volume of orphanedVolumes(watch.list() as VolumeObject[], claims.list() as VolumeObject[])) {
+      if (!this.deps.mayWrite()) return;
+      await this.tenant("DELETE", `/api/v1/persistentvolumes/${encodeURIComponent(volume.metadata.name)}`, {
+        apiVersion: "v1",
+        kind: "DeleteOptions",
+        preconditions: { uid: volume.metadata.uid },
+      }).catch(ignore(404, 409));
+      this.count("PersistentVolume", "delete");
+    }
+  }
+
+  private tenant(method: string, path: string, body?: unknown, contentType?: string): Promise<unknown> {
+    return this.deps.tenantClient.request(method, path, {
+      ...(body === undefined ? {} : { body }),
+      ...(contentType === undefined ? {} : { contentType }),
+    });
+  }
+
+  private count(kind: string, action: string): void {
+    this.deps.metrics.writes.inc({ kind, action });
+  }
+}
+
+function keyOf(obj: RawObject) {
+  return { kind: obj.kind ?? "", namespace: obj.metadata.namespace ?? "default", name: obj.metadata.name };
+}
+
+function leasePath(node: string): string {
+  return `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${encodeURIComponent(node)}`;
+}
+
+/** A Lease's MicroTime: RFC 3339 with microseconds. */
+function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+function ignore(...codes: number[]) {
+  return (err: unknown) => {
+    if (err instanceof ApiError && codes.includes(err.code)) return undefined;
+    throw err;
+  };
+}

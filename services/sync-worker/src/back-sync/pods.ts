@@ -1,0 +1,188 @@
+import { sameJson, type Json } from "./same-json.js";
+
+/** The parts of a Pod back-sync reads; everything else is passed through untouched. */
+export interface PodLike {
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    deletionTimestamp?: string;
+    ownerReferences?: unknown;
+    [key: string]: unknown;
+  };
+  spec?: { nodeName?: string; [key: string]: unknown };
+  status?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/**
+ * Status fields the host's kubelet owns and the tenant sees as they are. `qosClass` is not
+ * among them: the tenant's API computed it from the tenant's spec and keeps it.
+ */
+export const MIRRORED_POD_STATUS = [
+  "phase",
+  "conditions",
+  "message",
+  "reason",
+  "nominatedNodeName",
+  "hostIP",
+  "hostIPs",
+  "podIP",
+  "podIPs",
+  "startTime",
+  "initContainerStatuses",
+  "containerStatuses",
+  "ephemeralContainerStatuses",
+  "resize",
+  "resourceClaimStatuses",
+] as const;
+
+/** Reason on a tenant Pod whose host copy vanished without the tenant asking. */
+export const REASON_HOST_POD_LOST = "HostPodDeleted";
+
+/** One write back-sync makes to the tenant for a Pod, in order. */
+export type PodStep =
+  /** Bind the tenant Pod (pods/binding) to the virtual node of this name, which must exist first. */
+  | { action: "Bind"; node: string }
+  /** Merge-patch the tenant Pod's status subresource with these fields (null clears one). */
+  | { action: "Status"; patch: Record<string, Json> }
+  /** Delete the tenant Pod with grace 0 (its uid as precondition), as a kubelet confirms a deletion. */
+  | { action: "Delete"; reason: string };
+
+/** What planning one tenant Pod looks at. */
+export interface PodInput {
+  /** The tenant Pod as the tenant cache holds it. */
+  tenant: PodLike;
+  /** Its host copy, or undefined when the host holds none. */
+  host: PodLike | undefined;
+  /** The host copy's last state before it disappeared, when it did (an eviction's condition is in it). */
+  lastHost?: PodLike | undefined;
+  /** The host listing is complete and current, so an absent copy is really gone. */
+  hostListed: boolean;
+}
+
+/**
+ * The writes that make the tenant Pod tell the truth about its host copy:
+ * - a host copy placed on a node binds the tenant Pod to that node's virtual node;
+ * - the copy's status (phase, conditions, IPs, container states, start time) is mirrored;
+ * - a tenant Pod being deleted whose copy is gone is deleted for good (the host honoured the grace period);
+ * - a bound tenant Pod whose copy vanished otherwise (eviction, node loss, a manual delete)
+ *   is marked Failed with the reason, never left Running, and its copy is not made again.
+ * Returns no steps when the tenant already shows what the host has.
+ */
+export function planPod(input: PodInput): PodStep[] {
+  const { tenant, host } = input;
+  const deleting = tenant.metadata.deletionTimestamp !== undefined && tenant.metadata.deletionTimestamp !== null;
+  if (host === undefined) {
+    if (!input.hostListed) return [];
+    if (deleting) return [{ action: "Delete", reason: "host copy deleted" }];
+    if (!isBound(tenant) || isTerminal(tenant)) return [];
+    return [{ action: "Status", patch: lostPodStatus(tenant, input.lastHost) }];
+  }
+  const steps: PodStep[] = [];
+  const hostNode = host.spec?.nodeName;
+  if (!isBound(tenant) && hostNode !== undefined && hostNode !== "" && !deleting) {
+    steps.push({ action: "Bind", node: hostNode });
+  }
+  const patch = statusPatch(tenant.status ?? {}, host.status ?? {});
+  if (patch !== undefined) steps.push({ action: "Status", patch });
+  return steps;
+}
+
+/** The merge patch that makes `tenant`'s mirrored fields equal to `host`'s, or undefined when they are. */
+export function statusPatch(
+  tenant: Record<string, unknown>,
+  host: Record<string, unknown>,
+): Record<string, Json> | undefined {
+  const patch: Record<string, Json> = {};
+  for (const field of MIRRORED_POD_STATUS) {
+    const want = host[field] as Json | undefined;
+    const have = tenant[field] as Json | undefined;
+    if (sameJson(want ?? null, have ?? null)) continue;
+    patch[field] = want ?? null;
+  }
+  return Object.keys(patch).length === 0 ? undefined : patch;
+}
+
+/** The Failed status of a bound tenant Pod whose host copy vanished, naming why when the copy said. */
+export function lostPodStatus(tenant: PodLike, lastHost?: PodLike): Record<string, Json> {
+  const now = new Date().toISOString();
+  const disruption = conditionsOf(lastHost?.status).find((c) => c["type"] === "DisruptionTarget");
+  const why =
+    disruption === undefined
+      ? "the host copy of this pod was deleted outside the tenant (node loss or a manual delete)"
+      : `the host copy of this pod was deleted: ${String(disruption["reason"] ?? "")} ${String(disruption["message"] ?? "")}`.trim();
+  const reason = disruption?.["reason"] === "EvictionByEvictionAPI" ? "Evicted" : REASON_HOST_POD_LOST;
+  const previous = conditionsOf(tenant.status);
+  const notReady = (type: string): Record<string, Json> => ({
+    type,
+    status: "False",
+    reason: "PodFailed",
+    lastTransitionTime: now,
+  });
+  const conditions: Json[] = [
+    ...previous.filter((c) => !["Ready", "ContainersReady"].includes(String(c["type"]))).map((c) => c as Json),
+    notReady("Ready"),
+    notReady("ContainersReady"),
+  ];
+  const statuses = (field: string): Json | undefined => {
+    const list = tenant.status?.[field];
+    if (!Array.isArray(list)) return undefined;
+    return list.map((s: Record<string, unknown>) => {
+      const running = (s["state"] as Record<string, unknown> | undefined)?.["terminated"] === undefined;
+      return {
+        ...(s as Record<string, Json>),
+        ready: false,
+        ...(running
+          ? {
+              state: {
+                terminated: {
+                  exitCode: 137,
+                  reason: "ContainerStatusUnknown",
+                  message: "The container could not be located when the pod was deleted",
+                  finishedAt: now,
+                },
+              },
+            }
+          : {}),
+      } as Json;
+    });
+  };
+  const patch: Record<string, Json> = { phase: "Failed", reason, message: why, conditions };
+  for (const field of ["initContainerStatuses", "containerStatuses"]) {
+    const list = statuses(field);
+    if (list !== undefined) patch[field] = list;
+  }
+  return patch;
+}
+
+/**
+ * A bound tenant Pod with no host copy lost its copy (copies are made before binding): the
+ * forward sync must not make it again, so the Pod's failure stays what the tenant sees.
+ */
+export function isLostBoundPod(source: unknown, hasHostCopy: boolean): boolean {
+  const pod = source as PodLike | undefined;
+  return pod !== undefined && isBound(pod) && !hasHostCopy;
+}
+
+/** The Pod names a node. */
+export function isBound(pod: PodLike): boolean {
+  const node = pod.spec?.nodeName;
+  return node !== undefined && node !== "";
+}
+
+/** The Pod has finished for good (Succeeded or Failed). */
+export function isTerminal(pod: PodLike): boolean {
+  const phase = pod.status?.["phase"];
+  return phase === "Succeeded" || phase === "Failed";
+}
+
+/** The Pod's Ready condition is True. */
+export function isReady(pod: PodLike | undefined): boolean {
+  return conditionsOf(pod?.status).some((c) => c["type"] === "Ready" && c["status"] === "True");
+}
+
+function conditionsOf(status: Record<string, unknown> | undefined): Record<string, unknown>[] {
+  const list = status?.["conditions"];
+  return Array.isArray(list) ? (list as Record<string, unknown>[]) : [];
+}
