@@ -17,6 +17,13 @@ import { isJsonObject } from "./internal/json.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
 import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
 import { recordedContentHash, type Reference, translate } from "./transform.js";
+import {
+  placeholderPodEnvironment,
+  podEnvironmentFrom,
+  unknownPodEnvironmentReason,
+  type PodEnvironment,
+  type PodEnvironmentInput,
+} from "./pod-environment.js";
 
 /** What the planner compares: one tenant's objects, the host namespace's objects, and the policy. */
 export interface PlanInput {
@@ -41,6 +48,12 @@ export interface PlanInput {
    * copy reveals nothing about Secret values. Absent: an unkeyed hash (offline use only).
    */
   hashKey?: string | undefined;
+  /**
+   * Where host Pods reach the tenant's API and DNS. Absent: read from the host objects
+   * (the tenant's `k3s` and `tenant-dns` Services), else placeholders (offline). `"unknown"`:
+   * Pods are held back with a Skip until the caller knows both addresses.
+   */
+  podEnvironment?: PodEnvironmentInput;
 }
 
 /** One tenant object identity: what {@link planKey} plans for. */
@@ -167,6 +180,7 @@ class Pass {
   private readonly completeKinds: Set<string>;
   private readonly hashKey: string | undefined;
   private readonly rules: HostRules;
+  private readonly podEnvironment: PodEnvironment | "unknown";
   private readonly hosts = new Map<string, HostEntry>();
   /** Host keys owned by a source in this pass (synced, or kept while its source is malformed). */
   private readonly claimed = new Map<string, VirtualIdentity>();
@@ -179,6 +193,7 @@ class Pass {
     this.completeKinds = new Set(input.completeKinds ?? this.kinds);
     this.hashKey = input.hashKey;
     this.rules = input.rules ?? defaultHostRules;
+    this.podEnvironment = resolvePodEnvironment(input);
     for (const value of hostObjects) {
       const entry = this.hostEntry(value);
       if (entry !== undefined) this.hosts.set(hostKey(entry.kind, entry.name), entry);
@@ -254,12 +269,23 @@ class Pass {
       this.decide(target, "Skip", refusal);
       return;
     }
+    if (kind === "Pod" && this.podEnvironment === "unknown") {
+      // Claimed, so a copy made earlier is kept while the addresses are unknown.
+      this.claim(target, id);
+      this.decide(target, "Skip", unknownPodEnvironmentReason(this.tenant));
+      return;
+    }
     let desired: HostObject;
     let note = "";
     try {
-      const translation = translate(obj, this.tenant, { hashKey: this.hashKey, rules: this.rules });
+      const translation = translate(obj, this.tenant, {
+        hashKey: this.hashKey,
+        rules: this.rules,
+        ...(this.podEnvironment === "unknown" ? {} : { podEnvironment: this.podEnvironment }),
+      });
       desired = translation.object;
       note = this.unsyncedReferences(translation.references);
+      if (translation.rewrites.length > 0) note += `; ${translation.rewrites.join("; ")}`;
     } catch (error) {
       this.claim(target, id);
       const message = error instanceof Error ? error.message : String(error);
@@ -417,6 +443,13 @@ class Pass {
   private ignore(target: PlannedTarget, reason: string): void {
     this.ignored.push({ ...target, action: "Skip", reason });
   }
+}
+
+// Explicit, else the host namespace's Services, else placeholders for offline planning.
+function resolvePodEnvironment(input: PlanInput): PodEnvironment | "unknown" {
+  if (input.podEnvironment !== undefined) return input.podEnvironment;
+  const found = podEnvironmentFrom(input.hostObjects, input.tenant);
+  return found === "unknown" ? placeholderPodEnvironment() : found;
 }
 
 // Only the sync engine sets the kind label; managed-by alone also marks the tenant's
