@@ -4,8 +4,8 @@ import { TENANT_CLUSTER_DOMAIN, type PodEnvironment } from "./pod-environment.js
 
 /** The ConfigMap in `tp-<tenant>` holding the tenant DNS records; the sync worker writes it. */
 export const DNS_RECORDS_CONFIGMAP = "tenant-dns-records";
-/** Key of the hosts file in {@link DNS_RECORDS_CONFIGMAP}. */
-export const DNS_RECORDS_KEY = "hosts";
+/** Key of the zone file in {@link DNS_RECORDS_CONFIGMAP}. */
+export const DNS_RECORDS_KEY = "zone";
 /** Key of the Corefile in the provisioner's `tenant-dns` ConfigMap. */
 export const COREFILE_KEY = "Corefile";
 
@@ -61,28 +61,58 @@ export function serviceAddresses(
   return out.sort((a, b) => compare(a.namespace, b.namespace) || compare(a.name, b.name));
 }
 
+/** TTL of every tenant DNS record and of negative answers: short, so a changed Service is seen within seconds. */
+const RECORD_TTL = 5;
+
 /**
- * The hosts file the tenant DNS server answers from: `kubernetes.default.svc.cluster.local`
- * at the tenant API Service's ClusterIP and `<svc>.<ns>.svc.cluster.local` at each host
- * copy's ClusterIP. Nothing else, so no other tenant's name can resolve.
+ * The zone file the tenant DNS server answers `cluster.local` from:
+ * `kubernetes.default.svc.cluster.local` at the tenant API Service's ClusterIP and
+ * `<svc>.<ns>.svc.cluster.local` at each host copy's ClusterIP; nothing else, so no other
+ * tenant's name resolves. The SOA serial is a hash of the records (the server reloads
+ * when it changes) and makes unknown names NXDOMAIN, so resolvers go on down their search list.
  */
 export function dnsRecords(tenant: string, env: Pick<PodEnvironment, "apiHost">, services: readonly ServiceAddress[]) {
-  const lines = [
-    `# tenant ${tenant}: names of its Services at the host addresses its Pods reach; written by the sync worker`,
-    `${env.apiHost} kubernetes.default.svc.${TENANT_CLUSTER_DOMAIN}`,
-  ];
+  const records = [`kubernetes.default.svc ${RECORD_TTL} IN A ${env.apiHost}`];
   for (const s of services) {
     if (s.namespace === "default" && s.name === "kubernetes") continue;
-    lines.push(`${s.clusterIP} ${s.name}.${s.namespace}.svc.${TENANT_CLUSTER_DOMAIN}`);
+    records.push(`${s.name}.${s.namespace}.svc ${RECORD_TTL} IN A ${s.clusterIP}`);
   }
-  return `${lines.join("\n")}\n`;
+  const serial = fnv1a32(records.join("\n"));
+  return [
+    `; tenant ${tenant}: its Services at the host addresses its Pods reach; written by the sync worker`,
+    `$ORIGIN ${TENANT_CLUSTER_DOMAIN}.`,
+    `@ ${RECORD_TTL} IN SOA ns.dns.${TENANT_CLUSTER_DOMAIN}. hostmaster.${TENANT_CLUSTER_DOMAIN}. ${serial} 7200 1800 86400 ${RECORD_TTL}`,
+    `@ ${RECORD_TTL} IN NS ns.dns.${TENANT_CLUSTER_DOMAIN}.`,
+    ...records,
+    "",
+  ].join("\n");
+}
+
+/** The names a zone from {@link dnsRecords} answers, each with its address, for reasons and tests. */
+export function recordsOf(zone: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of zone.split("\n")) {
+    const match = /^(\S+) \d+ IN A (\S+)$/.exec(line);
+    if (match) out.set(`${match[1]}.${TENANT_CLUSTER_DOMAIN}`, match[2]!);
+  }
+  return out;
+}
+
+function fnv1a32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(text, "utf8")) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  // A serial of 0 reads as "unset" to some tools.
+  return hash === 0 ? 1 : hash;
 }
 
 /** Where and how a tenant DNS server runs. */
 export interface CorefileOptions {
   /** Port to listen on (UDP and TCP); default {@link TENANT_DNS_CONTAINER_PORT}. */
   port?: number;
-  /** Path of the hosts file from {@link DNS_RECORDS_CONFIGMAP}. */
+  /** Path of the zone file from {@link DNS_RECORDS_CONFIGMAP}. */
   recordsFile: string;
   /** Resolver for every other zone; default the pod's own `/etc/resolv.conf` (the host's DNS). */
   upstream?: string;
@@ -91,9 +121,10 @@ export interface CorefileOptions {
 }
 
 /**
- * The tenant DNS server's configuration: authoritative for `cluster.local` and reverse
- * zones from the records file alone (re-read every 2 s, no fallthrough: an unknown name
- * there is NXDOMAIN, never the host's answer), every other name forwarded upstream.
+ * The tenant DNS server's configuration: authoritative for `cluster.local` from the records
+ * file alone (re-read every 2 s when its serial changes; an unknown name is NXDOMAIN, never
+ * the host's answer), reverse lookups refused with NXDOMAIN (the host's would name other
+ * tenants' Services), every other name forwarded upstream.
  */
 export function corefile(options: CorefileOptions): string {
   const port = options.port ?? TENANT_DNS_CONTAINER_PORT;
@@ -101,9 +132,11 @@ export function corefile(options: CorefileOptions): string {
     `.:${port} {`,
     "    errors",
     ...(options.readyPort === undefined ? [] : [`    ready :${options.readyPort}`]),
-    `    hosts ${options.recordsFile} ${TENANT_CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {`,
-    "        ttl 5",
+    `    file ${options.recordsFile} ${TENANT_CLUSTER_DOMAIN} {`,
     "        reload 2s",
+    "    }",
+    "    template ANY ANY in-addr.arpa ip6.arpa {",
+    "        rcode NXDOMAIN",
     "    }",
     `    forward . ${options.upstream ?? "/etc/resolv.conf"}`,
     "    cache 30",
