@@ -6,6 +6,7 @@ import {
   type HostRules,
   type PlannedDecisionWithObject,
   type PlannedTarget,
+  type PodEnvironment,
 } from "@tenantplane/sync";
 import type { SourceKey } from "./source-key.js";
 
@@ -34,6 +35,8 @@ export interface TenantPlanContext {
    * partial listing never turns copies into Deletes.
    */
   completeKinds: readonly string[];
+  /** Where host Pods reach the tenant API and DNS; "unknown" holds Pods back (see the planner). */
+  podEnvironment?: PodEnvironment | "unknown" | undefined;
 }
 
 /** What planning one source needs: the source as the tenant cache holds it and the host objects it touches. */
@@ -107,6 +110,7 @@ function planInput(context: TenantPlanContext) {
     completeKinds: context.completeKinds,
     rules: context.rules,
     ...(context.hashKey === undefined ? {} : { hashKey: context.hashKey }),
+    ...(context.podEnvironment === undefined ? {} : { podEnvironment: context.podEnvironment }),
   };
 }
 

@@ -38,6 +38,8 @@ export interface SupervisorSettings {
   tenantWriteBurst: number;
   /** Keys the content hash on host copies; undefined leaves it unkeyed. */
   hashKey: string | undefined;
+  /** Longest time a tenant token in a host Pod's token Secret goes unrefreshed. */
+  tokenRefreshMaxSeconds: number;
 }
 
 /** What the supervisor is given by main.ts. */
@@ -229,13 +231,16 @@ export class Supervisor {
     if (current) this.stopTenant(tenant, "kubeconfig or SyncPolicy changed");
     if (!this.deps.owns(tenant) || this.stopping) return;
     let tenantClient: JsonClient;
+    let tenantCaPem: string;
     try {
-      tenantClient = new JsonClient(kubeConfigFromString(kubeconfig), { timeoutMs: 15_000 });
+      const kc = kubeConfigFromString(kubeconfig);
+      tenantClient = new JsonClient(kc, { timeoutMs: 15_000 });
+      tenantCaPem = Buffer.from(kc.getCurrentCluster()?.caData ?? "", "base64").toString("utf8");
     } catch (err) {
       this.deps.logger.warn({ tenant, err: describeError(err) }, "tenant kubeconfig does not load");
       return;
     }
-    this.startTenant(tenant, plan, identity, secret?.metadata.resourceVersion ?? "", tenantClient);
+    this.startTenant(tenant, plan, identity, secret?.metadata.resourceVersion ?? "", tenantClient, tenantCaPem);
   }
 
   private startTenant(
@@ -244,6 +249,7 @@ export class Supervisor {
     identity: string,
     secretVersion: string,
     tenantClient: JsonClient,
+    tenantCaPem: string,
   ): void {
     const logger = this.deps.logger.child({ tenant });
     let limiter = this.limits.get(tenant);
@@ -273,6 +279,8 @@ export class Supervisor {
       onStatus: () => this.scheduleStatus(tenant),
       writeToken: () => tenantLimiter.take(),
       mayWrite: () => this.deps.owns(tenant),
+      tenantCaPem,
+      tokenRefreshMaxSeconds: this.deps.settings.tokenRefreshMaxSeconds,
       observe: {
         outcome: (outcome) => this.deps.metrics.objects.inc({ outcome }),
         latency: (seconds) => this.deps.metrics.latency.observe(seconds),
