@@ -31,4 +31,6 @@ export const ProvisionerEnvSchema = CommonEnvSchema.extend({
       }
       return ms;
     }),
+  /** CoreDNS image of every tenant's DNS server. */
+  TENANT_DNS_IMAGE: z.string().min(1).optional(),
 });

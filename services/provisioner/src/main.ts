@@ -14,6 +14,7 @@ consumeTenantChanges(
       publish: svc.publish,
       logger,
       adminCertLifetimeMs: svc.env.ADMIN_CERT_LIFETIME,
+      dnsImage: svc.env.TENANT_DNS_IMAGE,
     }),
   {
     condition: CONDITION_CONTROL_PLANE_READY,
