@@ -26,3 +26,4 @@ export { ServiceFleet, type RunningService, type ServiceName } from "./services.
 export { startTenantStandIn } from "./tenant-stand-in.js";
 export { fieldsNotStored } from "./stored-fields.js";
 export { serviceAccountKubeConfig } from "./service-account.js";
+export { dnsResolver, resolveWithSearch, startCoreDns, type CoreDns, type ResolvConf } from "./coredns.js";
