@@ -32,8 +32,10 @@ const KUBERNETES_ENV = [
 
 describe("a host Pod reaches the tenant API", () => {
   it("gets explicit KUBERNETES_* variables for the tenant API Service in every container", () => {
-    const spec = hostPod({ initContainers: [{ name: "i" }], containers: [{ name: "a", env: [{ name: "X", value: "1" }] }] })
-      .spec;
+    const spec = hostPod({
+      initContainers: [{ name: "i" }],
+      containers: [{ name: "a", env: [{ name: "X", value: "1" }] }],
+    }).spec;
     expect(spec.containers[0].env).toEqual([{ name: "X", value: "1" }, ...KUBERNETES_ENV]);
     expect(spec.initContainers[0].env).toEqual(KUBERNETES_ENV);
   });
@@ -192,7 +194,9 @@ describe("the downward API gives the tenant's values", () => {
             ],
           },
         ],
-        volumes: [{ name: "info", downwardAPI: { items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels" } }] } }],
+        volumes: [
+          { name: "info", downwardAPI: { items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels" } }] } },
+        ],
       },
       { labels: { tier: "gold", "tenantplane.io/x": "y" } },
     );
@@ -253,7 +257,12 @@ describe("planning Pods with the pod environment", () => {
     ).toBe("unknown");
     expect(podEnvironmentFrom([service("k3s", "10.0.0.1")], "dev")).toBe("unknown");
 
-    const { decisions } = plan({ tenant: "dev", policy: defaultSyncPolicySpec, tenantObjects: [source], hostObjects: hosts });
+    const { decisions } = plan({
+      tenant: "dev",
+      policy: defaultSyncPolicySpec,
+      tenantObjects: [source],
+      hostObjects: hosts,
+    });
     const host = decisions[0]?.object as any;
     expect(host.spec.dnsConfig.nameservers).toEqual(["10.0.0.2"]);
     expect(decisions[0]?.reason).toBe(
@@ -283,7 +292,12 @@ describe("planning Pods with the pod environment", () => {
   });
 
   it("shows placeholders offline, where no Service has an address", () => {
-    const { decisions } = plan({ tenant: "dev", policy: defaultSyncPolicySpec, tenantObjects: [source], hostObjects: [] });
+    const { decisions } = plan({
+      tenant: "dev",
+      policy: defaultSyncPolicySpec,
+      tenantObjects: [source],
+      hostObjects: [],
+    });
     expect(decisions[0]?.reason).toContain("tenant API tp-dev/k3s at <k3s ClusterIP>:6443");
   });
 

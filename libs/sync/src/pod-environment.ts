@@ -101,7 +101,11 @@ export function tokenRequestsOf(hostPod: unknown): TokenRequestSpec[] {
 
 /** Placeholders for offline planning, where no host Service has an address. */
 export function placeholderPodEnvironment(): PodEnvironment {
-  return { apiHost: `<${TENANT_API_SERVICE} ClusterIP>`, apiPort: TENANT_API_PORT, dnsHost: `<${TENANT_DNS_SERVICE} ClusterIP>` };
+  return {
+    apiHost: `<${TENANT_API_SERVICE} ClusterIP>`,
+    apiPort: TENANT_API_PORT,
+    dnsHost: `<${TENANT_DNS_SERVICE} ClusterIP>`,
+  };
 }
 
 /**

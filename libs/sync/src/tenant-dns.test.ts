@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { transform } from "./transform.js";
 import { KubeObjectSchema } from "./kube-object.js";
-import { corefile, dnsRecords, linkVariables, recordsOf, serviceAddresses, serviceLinkVariables } from "./tenant-dns.js";
+import {
+  corefile,
+  dnsRecords,
+  linkVariables,
+  recordsOf,
+  serviceAddresses,
+  serviceLinkVariables,
+} from "./tenant-dns.js";
 
 function tenantService(namespace: string, name: string, spec: Record<string, unknown>) {
   return KubeObjectSchema.parse({ apiVersion: "v1", kind: "Service", metadata: { namespace, name }, spec });
@@ -11,7 +18,12 @@ function hostCopy(svc: ReturnType<typeof tenantService>, tenant: string, cluster
   return { ...copy, spec: { ...(copy["spec"] as object), clusterIP } };
 }
 
-const web = tenantService("shop", "web", { ports: [{ name: "http", port: 80 }, { name: "metrics", port: 9090 }] });
+const web = tenantService("shop", "web", {
+  ports: [
+    { name: "http", port: 80 },
+    { name: "metrics", port: 9090 },
+  ],
+});
 const db = tenantService("data", "db", { ports: [{ port: 5432 }] });
 const headless = tenantService("shop", "peers", { clusterIP: "None", ports: [{ port: 1 }] });
 const external = tenantService("shop", "ext", { type: "ExternalName", externalName: "example.com" });

@@ -1,4 +1,11 @@
-import { hostName, isManaged, LABEL_TENANT, labelValue, reverseLookup, TENANT_DNS_CONTAINER_PORT } from "@tenantplane/mapping";
+import {
+  hostName,
+  isManaged,
+  LABEL_TENANT,
+  labelValue,
+  reverseLookup,
+  TENANT_DNS_CONTAINER_PORT,
+} from "@tenantplane/mapping";
 import { isJsonObject, type JsonObject } from "./internal/json.js";
 import { TENANT_CLUSTER_DOMAIN, type PodEnvironment } from "./pod-environment.js";
 
@@ -152,7 +159,8 @@ export function corefile(options: CorefileOptions): string {
  */
 export function serviceLinkVariables(services: readonly ServiceAddress[], namespace: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const s of services) if (s.namespace === namespace) Object.assign(out, linkVariables(s.name, s.clusterIP, s.ports));
+  for (const s of services)
+    if (s.namespace === namespace) Object.assign(out, linkVariables(s.name, s.clusterIP, s.ports));
   return out;
 }
 

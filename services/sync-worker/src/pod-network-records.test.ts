@@ -3,7 +3,12 @@ import { describe, expect, it } from "vitest";
 import { desiredRecords } from "./pod-network-records.js";
 
 const svc = (namespace: string, name: string, port: number) =>
-  KubeObjectSchema.parse({ apiVersion: "v1", kind: "Service", metadata: { namespace, name }, spec: { ports: [{ port }] } });
+  KubeObjectSchema.parse({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { namespace, name },
+    spec: { ports: [{ port }] },
+  });
 const copy = (s: ReturnType<typeof svc>, ip: string) => {
   const host = transform(s, "dev");
   return { ...host, spec: { ...(host["spec"] as object), clusterIP: ip } };

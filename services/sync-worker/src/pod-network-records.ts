@@ -153,7 +153,11 @@ export class PodNetworkRecords {
         metadata: {
           name: record.name,
           namespace,
-          labels: { [LABEL_MANAGED_BY]: MANAGED_BY, [LABEL_TENANT]: labelValue(tenant), [LABEL_POD_NETWORK]: record.role },
+          labels: {
+            [LABEL_MANAGED_BY]: MANAGED_BY,
+            [LABEL_TENANT]: labelValue(tenant),
+            [LABEL_POD_NETWORK]: record.role,
+          },
           annotations: {},
         },
         data: record.data,

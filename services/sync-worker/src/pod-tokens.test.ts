@@ -4,7 +4,11 @@ import { ANNOTATION_TOKEN_POD_UID, ANNOTATION_TOKEN_REFRESH_AT, dueTokenWork } f
 
 const requests = JSON.stringify([{ key: "token-0", expirationSeconds: 3607 }]);
 const pod = (name: string, annotations: Record<string, string> = { "tenantplane.io/token-requests": requests }) =>
-  ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "tp-dev", uid: `uid-${name}`, annotations } }) as RawObject;
+  ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: "tp-dev", uid: `uid-${name}`, annotations },
+  }) as RawObject;
 const secret = (pod: string, uid: string, refreshAt: string, data: Record<string, string> = { "token-0": "dA==" }) =>
   ({
     apiVersion: "v1",

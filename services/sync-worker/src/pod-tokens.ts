@@ -211,7 +211,10 @@ export class PodTokenKeeper {
       data[request.key] = base64(token);
       // The API server may extend a token it issues; refresh on the lifetime the Pod asked for, like the kubelet.
       const expires = Date.parse(answer.status?.expirationTimestamp ?? "");
-      const lifetime = Math.min(request.expirationSeconds * 1000, Number.isFinite(expires) ? expires - issued : Infinity);
+      const lifetime = Math.min(
+        request.expirationSeconds * 1000,
+        Number.isFinite(expires) ? expires - issued : Infinity,
+      );
       refreshAt = Math.min(refreshAt, issued + REFRESH_FRACTION * lifetime);
     }
     const secret: HostObject = {

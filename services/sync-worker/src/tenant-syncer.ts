@@ -127,7 +127,10 @@ export class TenantSyncer {
     const services = this.hostWatches.get("Service");
     const hostNs = hostNamespaceFor(this.deps.tenant);
     const own = [services?.get(hostNs, TENANT_API_SERVICE), services?.get(hostNs, TENANT_DNS_SERVICE)];
-    return podEnvironmentFrom(own.filter((s) => s !== undefined), this.deps.tenant);
+    return podEnvironmentFrom(
+      own.filter((s) => s !== undefined),
+      this.deps.tenant,
+    );
   }
 
   get tenant(): string {

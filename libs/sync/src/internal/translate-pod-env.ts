@@ -132,9 +132,7 @@ export function translatePodEnvironment(
   spec["enableServiceLinks"] = false;
   const hostNs = hostNamespaceFor(ctx.tenant);
   rewrites.push(`tenant API ${hostNs}/${TENANT_API_SERVICE} at ${env.apiHost}:${env.apiPort} in KUBERNETES_* env`);
-  rewrites.push(
-    serviceLinks ? `service links of namespace ${ctx.namespace} (ConfigMap ${links})` : "no service links",
-  );
+  rewrites.push(serviceLinks ? `service links of namespace ${ctx.namespace} (ConfigMap ${links})` : "no service links");
 
   for (const [volume, path] of objectsAt(spec, "volumes", "spec")) {
     rewriteDownwardItems(objectAt(volume, "downwardAPI", path), join(path, "downwardAPI"), downward);
