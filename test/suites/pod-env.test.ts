@@ -546,10 +546,7 @@ describe("explain-sync predicts every rewrite, with the live addresses", () => {
     writeFileSync(file, JSON.stringify({ ...clientPod, metadata: { ...clientPod.metadata, name: "client2" } }));
     const run = await tp(["explain-sync", "--tenant", A.name, "-f", file, "-o", "json"]);
     expect(run.code, run.stderr).toBe(0);
-    const rows = run.stdout
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Decision);
+    const rows = JSON.parse(run.stdout) as Decision[];
     const pod = rows.find((r) => r.kind === "Pod" && r.tenantRef.name === "client2")!;
     const apiIp = await clusterIp(A.name, "k3s");
     const dnsIp = await clusterIp(A.name, "tenant-dns");
