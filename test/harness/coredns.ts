@@ -126,8 +126,8 @@ export async function resolveWithSearch(
       if (addresses.length > 0) return { fqdn: candidate, addresses };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      // glibc also goes on after a server failure, and gives up only at the end of the list.
-      if (code !== "ENOTFOUND" && code !== "ENODATA" && code !== "ESERVFAIL" && code !== "EREFUSED") throw err;
+      // glibc also goes on after a server failure or a timeout, and gives up only at the end of the list.
+      if (!["ENOTFOUND", "ENODATA", "ESERVFAIL", "EREFUSED", "ETIMEOUT"].includes(code ?? "")) throw err;
     }
   }
   return undefined;
