@@ -65,10 +65,10 @@ export async function startCoreDns(options: CoreDnsOptions): Promise<CoreDns> {
     await waitFor(
       async () => {
         proc.assertRunning();
-        // Any answer, even NXDOMAIN, means it serves.
-        return resolver.resolve4("ready.check.invalid").then(
+        // Any answer, even NXDOMAIN or a failure to forward, means it serves; only a timeout does not.
+        return resolver.resolve4("ready.cluster.local").then(
           () => true,
-          (err: NodeJS.ErrnoException) => (err.code === "ENOTFOUND" || err.code === "ENODATA" ? true : undefined),
+          (err: NodeJS.ErrnoException) => (err.code === "ETIMEOUT" || err.code === "ECONNREFUSED" ? undefined : true),
         );
       },
       { timeoutMs: 15_000, intervalMs: 100, description: `CoreDNS on ${options.address}:${port}` },
