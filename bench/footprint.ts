@@ -1,10 +1,12 @@
 // Where a service's idle memory goes. Two views, measured in the same run:
 //  1. each service idle on the real stack (host cluster, NATS, no tenants): resident memory
-//     against a bare Node.js process, with the V8 heap and external memory its /metrics reports;
+//     against a bare Node.js process, with the V8 heap and external memory its /metrics reports,
+//     once with V8's default settings and once with the NODE_OPTIONS the image sets (Dockerfile);
 //  2. module load alone: a fresh process that only imports one dependency (or a service's whole
 //     dependency set), so the cost of loading code is told apart from the cost of running.
 //
 //   npm run build && npm run bench:footprint            (SAMPLES=5 for more samples per import)
+//   FOOTPRINT_NODE_OPTIONS="--max-semi-space-size=2"    (to try other settings than the image's)
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -18,6 +20,8 @@ const repoRoot = fileURLToPath(new URL("../", import.meta.url));
 const SAMPLES = Number(process.env.SAMPLES ?? 3);
 const SERVICES = ["watcher", "provisioner", "isolation", "recorder"] as const;
 const MiB = 1024 * 1024;
+// What the image runs every service with; the bench measures the services with and without it.
+const shippedNodeOptions = process.env.FOOTPRINT_NODE_OPTIONS ?? dockerfileNodeOptions();
 
 interface Usage {
   rss: number;
@@ -36,13 +40,13 @@ const { rss, heapUsed, external } = process.memoryUsage();
 process.stdout.write(JSON.stringify({ rss, heapUsed, external }));
 `;
 
-async function importCost(modules: string[]): Promise<Usage> {
+async function importCost(modules: string[], nodeOptions = ""): Promise<Usage> {
   const samples: Usage[] = [];
   for (let i = 0; i < SAMPLES; i++) {
     const { stdout } = await run(
       process.execPath,
       ["--expose-gc", "--input-type=module", "-e", probe, JSON.stringify(modules)],
-      { cwd: repoRoot, env: { PATH: process.env.PATH } },
+      { cwd: repoRoot, env: { PATH: process.env.PATH, NODE_OPTIONS: nodeOptions } },
     );
     samples.push(JSON.parse(stdout) as Usage);
   }
@@ -85,6 +89,11 @@ for (const name of thirdParty) {
   const label = name === "@peculiar/x509" ? `${name} (+reflect-metadata)` : name;
   perPackage.push({ name: label, usage: await importCost(withPolyfill([name])) });
 }
+// KubeConfig's own module, which is all libs/kube needs at run time: its static import of the
+// generated client (every model and typed API class) makes it cost what the full entry costs.
+const kubeConfigModule = "@kubernetes/client-node/dist/config.js";
+perPackage.push({ name: `${kubeConfigModule} (KubeConfig alone)`, usage: await importCost([kubeConfigModule]) });
+const shippedBare = shippedNodeOptions ? await importCost([], shippedNodeOptions) : bare;
 const perService: Array<{ name: string; thirdParty: Usage; all: Usage }> = [];
 for (const service of SERVICES) {
   const { thirdParty: deps, workspace } = closures[service]!;
@@ -99,41 +108,65 @@ for (const service of SERVICES) {
 const toolsDir = await buildTools();
 const host = await startHostCluster({ name: "footprint", toolsDir });
 const nats = await startNats({ toolsDir });
-const fleet = new ServiceFleet({
-  kubeconfigPath: host.kubeconfigPath,
-  natsUrl: nats.url,
-  env: { LOG_LEVEL: "info", POD_NAMESPACE: "tenantplane-system" },
-});
-const idle: Array<{ name: string; rss: number; heap: number; external: number }> = [];
+type Idle = { name: string; rss: number; heap: number; external: number };
+// The same services on the same stack, one setting after the other, so the two are comparable.
+async function idleServices(nodeOptions: string): Promise<Idle[]> {
+  const fleet = new ServiceFleet({
+    kubeconfigPath: host.kubeconfigPath,
+    natsUrl: nats.url,
+    env: { LOG_LEVEL: "info", POD_NAMESPACE: "tenantplane-system", NODE_OPTIONS: nodeOptions },
+  });
+  const rows: Idle[] = [];
+  try {
+    const services = await Promise.all(SERVICES.map((name) => fleet.start(name)));
+    await new Promise((r) => setTimeout(r, 10_000));
+    for (const svc of services) {
+      const metrics = (await svc.probe("/metrics")).body;
+      rows.push({
+        name: svc.name,
+        rss: vmRss(svc.process.pid),
+        heap: metric(metrics, "tenantplane_nodejs_heap_size_used_bytes"),
+        external: metric(metrics, "tenantplane_nodejs_external_memory_bytes"),
+      });
+    }
+  } finally {
+    await fleet.stop();
+  }
+  return rows;
+}
+let idleDefault: Idle[] = [];
+let idleShipped: Idle[] = [];
 try {
   await installCrds(host.kubeConfig, crdManifests());
   await host.kubeConfig
     .makeApiClient(CoreV1Api)
     .createNamespace({ body: { metadata: { name: "tenantplane-system" } } });
-  const services = await Promise.all(SERVICES.map((name) => fleet.start(name)));
-  await new Promise((r) => setTimeout(r, 10_000));
-  for (const svc of services) {
-    const metrics = (await svc.probe("/metrics")).body;
-    idle.push({
-      name: svc.name,
-      rss: vmRss(svc.process.pid),
-      heap: metric(metrics, "tenantplane_nodejs_heap_size_used_bytes"),
-      external: metric(metrics, "tenantplane_nodejs_external_memory_bytes"),
-    });
-  }
+  idleDefault = await idleServices("");
+  if (shippedNodeOptions) idleShipped = await idleServices(shippedNodeOptions);
 } finally {
-  await fleet.stop();
   await nats.stop();
   await host.stop();
 }
+const idle = idleShipped.length > 0 ? idleShipped : idleDefault;
 
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1).padStart(6)} MiB`;
 const bareRss = bare.rss;
 console.log(`\nbare node process (same probe, nothing imported): rss ${mib(bareRss)}, heap ${mib(bare.heapUsed)}`);
-console.log(`\n1. idle services, no tenants (VmRSS; heap and external from /metrics)`);
-for (const row of idle) {
-  console.log(
-    `  ${row.name.padEnd(14)} rss ${mib(row.rss)}  ${(row.rss / bareRss).toFixed(2)}x bare   heap used ${mib(row.heap)}   external ${mib(row.external)}`,
+const idleTable = (title: string, rows: Idle[], against: number) => {
+  console.log(`\n${title}`);
+  for (const row of rows) {
+    console.log(
+      `  ${row.name.padEnd(14)} rss ${mib(row.rss)}  ${(row.rss / against).toFixed(2)}x bare   heap used ${mib(row.heap)}   external ${mib(row.external)}`,
+    );
+  }
+};
+idleTable("1a. idle services, no tenants, V8 defaults (VmRSS; heap and external from /metrics)", idleDefault, bareRss);
+if (idleShipped.length > 0) {
+  console.log(`\nbare node process with NODE_OPTIONS="${shippedNodeOptions}": rss ${mib(shippedBare.rss)}`);
+  idleTable(
+    `1b. idle services, no tenants, NODE_OPTIONS="${shippedNodeOptions}" as the image runs them (ratio to the plain bare process)`,
+    idleShipped,
+    bareRss,
   );
 }
 console.log(`\n2a. import cost of each third-party package alone (rss and heap above the bare process)`);
@@ -150,6 +183,12 @@ for (const row of perService) {
   );
 }
 console.log(`\nreproduce: npm run build && npm run bench:footprint`);
+
+/** The NODE_OPTIONS the Dockerfile sets for every service, or "" when it sets none. */
+function dockerfileNodeOptions(): string {
+  const dockerfile = readFileSync(`${repoRoot}Dockerfile`, "utf8");
+  return /^ENV\s+NODE_OPTIONS="([^"]*)"/m.exec(dockerfile)?.[1] ?? "";
+}
 
 function vmRss(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, "utf8")

@@ -25,5 +25,6 @@ export { StopWaiting, waitFor, type WaitForOptions } from "./wait-for.js";
 export { ServiceFleet, type RunningService, type ServiceName } from "./services.js";
 export { startTenantStandIn } from "./tenant-stand-in.js";
 export { fieldsNotStored } from "./stored-fields.js";
-export { serviceAccountKubeConfig } from "./service-account.js";
+export { serviceAccountKubeConfig, serviceAccountKubeconfigFile } from "./service-account.js";
+export { runTenantplane, type CliRun } from "./cli.js";
 export { dnsResolver, resolveWithSearch, startCoreDns, type CoreDns, type ResolvConf } from "./coredns.js";

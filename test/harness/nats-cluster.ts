@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { jetstreamManager, type StreamInfo } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import type { StopOptions } from "./artifacts.js";
-import { canConnect, freePort } from "./ports.js";
+import { canConnect, stablePort } from "./ports.js";
 import { startProcess, type ManagedProcess } from "./process.js";
 import { startStack } from "./teardown.js";
 import { toolPath } from "./tools.js";
@@ -83,8 +83,9 @@ const CLUSTER_NAME = "tenantplane-test";
  * JetStream meta leader.
  */
 export async function startNatsCluster(options: NatsClusterOptions = {}): Promise<NatsCluster> {
-  // Ports are picked free a moment before the servers bind them, so another process (an
-  // outgoing connection on a busy machine) can take one in between: start again on new ports.
+  // Ports come from outside the ephemeral range (see stablePort), so nothing on the machine is
+  // handed one while a node is down; another server asking for the same port by number between
+  // the pick and the bind is still possible, and then the cluster starts again on new ports.
   for (let attempt = 1; ; attempt++) {
     try {
       return await startNatsClusterOnce(options);
@@ -102,7 +103,7 @@ async function startNatsClusterOnce(options: NatsClusterOptions): Promise<NatsCl
     const dir = teardown.dir;
     const nodes: NodeState[] = [];
     for (let i = 1; i <= size; i++) {
-      const [port, clusterPort, monitorPort] = [await freePort(), await freePort(), await freePort()];
+      const [port, clusterPort, monitorPort] = [await stablePort(), await stablePort(), await stablePort()];
       nodes.push({
         name: `n${i}`,
         port,
@@ -147,18 +148,26 @@ async function startNatsClusterOnce(options: NatsClusterOptions): Promise<NatsCl
         logPath: join(dir, `${node.name}-${node.generation}.log`),
       });
       node.proc = proc;
+      // Up means this process answers on its ports: /varz names the node, so a port held by
+      // someone else is not mistaken for it (that node exits, and assertRunning quotes its log).
       await waitFor(
         async () => {
           proc.assertRunning();
-          return canConnect("127.0.0.1", node.port);
+          if (!(await canConnect("127.0.0.1", node.port))) return false;
+          return (await varz(node).catch(() => undefined))?.server_name === node.name;
         },
-        { description: `nats ${node.name} on port ${node.port} to accept connections`, timeoutMs: 30_000 },
+        { description: `nats ${node.name} on port ${node.port} to accept connections`, timeoutMs: 60_000 },
       );
     };
     const byName = (name: string): NodeState => {
       const node = nodes.find((n) => n.name === name);
       if (!node) throw new Error(`no NATS node named ${name}: the cluster has ${nodes.map((n) => n.name).join(", ")}`);
       return node;
+    };
+    const varz = async (node: NatsClusterNode): Promise<{ server_name?: string }> => {
+      const res = await fetch(`${node.monitorUrl}/varz`);
+      if (!res.ok) throw new Error(`${node.name} /varz answered ${res.status}`);
+      return (await res.json()) as { server_name?: string };
     };
     const jsz = async (node: NatsClusterNode, query = ""): Promise<Jsz> => {
       const res = await fetch(`${node.monitorUrl}/jsz${query}`);

@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import type { HostCluster } from "./host-cluster.js";
 
@@ -24,4 +25,20 @@ export async function serviceAccountKubeConfig(
     currentContext: name,
   });
   return config;
+}
+
+/**
+ * Writes a kubeconfig file at `path` with a fresh 10-minute token of ServiceAccount
+ * `namespace/name` (see serviceAccountKubeConfig), for a service process started with
+ * `KUBECONFIG=path` to run with exactly the rights its pod would have. Returns `path`.
+ */
+export async function serviceAccountKubeconfigFile(
+  cluster: HostCluster,
+  namespace: string,
+  name: string,
+  path: string,
+): Promise<string> {
+  const config = await serviceAccountKubeConfig(cluster, namespace, name);
+  writeFileSync(path, config.exportConfig(), { mode: 0o600 });
+  return path;
 }

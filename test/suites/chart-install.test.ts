@@ -6,8 +6,11 @@ import { fileURLToPath } from "node:url";
 import type { KubeConfig } from "@kubernetes/client-node";
 import {
   ApiextensionsV1Api,
+  AppsV1Api,
+  AuthorizationV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  KubeConfig as Config,
   RbacAuthorizationV1Api,
   type V1CustomResourceDefinition,
 } from "@kubernetes/client-node";
@@ -16,13 +19,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   kubeConfigFrom,
   liveProcesses,
+  ServiceFleet,
+  setLoadBalancerIngress,
   signLeaf,
   startHostCluster,
+  startNats,
+  startTenantStandIn,
   toolPath,
   trackFailures,
   waitFor,
   type HostCluster,
+  type NatsServer,
+  type ServiceName,
+  type TenantApiServer,
   serviceAccountKubeConfig,
+  serviceAccountKubeconfigFile,
 } from "../harness/index.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -41,6 +52,9 @@ describe("chart installed by helm", () => {
   const failures = trackFailures();
   const work = mkdtempSync(join(tmpdir(), "tenantplane-chart-install-"));
   let installOutput = "";
+  let nats: NatsServer | undefined;
+  let fleet: ServiceFleet | undefined;
+  let standIn: TenantApiServer | undefined;
 
   async function helm(args: string[]): Promise<string> {
     if (cluster === undefined) throw new Error("host cluster did not start");
@@ -80,6 +94,10 @@ describe("chart installed by helm", () => {
   });
 
   afterAll(async () => {
+    const keepLogs = failures.failed();
+    await fleet?.stop({ keepLogs });
+    await standIn?.stop({ keepLogs });
+    await nats?.stop({ keepLogs });
     await cluster?.stop({ keepLogs: failures.failed() });
     rmSync(work, { recursive: true, force: true });
     expect(liveProcesses()).toEqual([]);
@@ -236,44 +254,210 @@ describe("chart installed by helm", () => {
     expect(stored.items.map((s) => s.metadata?.name)).toEqual(["dev-kubeconfig"]);
   });
 
-  it("refuses tenantplane's ServiceAccounts RoleBindings outside managed namespaces, even where RBAC allows them", async () => {
+  it("refuses tenantplane's ServiceAccounts any RoleBinding but its fixed tenant roles, for its own accounts, in managed namespaces", async () => {
     const rbac = kc().makeApiClient(RbacAuthorizationV1Api);
-    const account = `${release}-provisioner`;
-    // RBAC lets the provisioner bind an empty Role in both namespaces, so only the policy decides.
+    // The provisioner holds every permission of an empty Role, so RBAC would let it bind one anywhere.
     for (const ns of ["team-a", "tp-guarded"]) {
       await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: "empty" }, rules: [] } });
-      await rbac.createNamespacedRole({
-        namespace: ns,
-        body: {
-          metadata: { name: "bind-rolebindings" },
-          rules: [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["rolebindings"], verbs: ["create"] }],
-        },
-      });
-      await rbac.createNamespacedRoleBinding({
-        namespace: ns,
-        body: {
-          metadata: { name: "bind-rolebindings" },
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "bind-rolebindings" },
-          subjects: [{ kind: "ServiceAccount", name: account, namespace }],
-        },
-      });
     }
     const provisioner = (await serviceAccountConfig("provisioner")).makeApiClient(RbacAuthorizationV1Api);
-    const binding = {
-      metadata: { name: "tenant-access" },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "empty" },
-      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "tenant" }],
-    };
-    const outside = await outcome(provisioner.createNamespacedRoleBinding({ namespace: "team-a", body: binding }));
-    expect(outside.code).toBe(403);
-    expect(outside.message).toContain(`ValidatingAdmissionPolicy '${release}-rolebindings'`);
-    expect((await outcome(rbac.readNamespacedRoleBinding({ namespace: "team-a", name: "tenant-access" }))).code).toBe(
-      404,
+    const account = (service: string) => ({ kind: "ServiceAccount", name: `${release}-${service}`, namespace });
+    const clusterRole = (name: string) => ({ apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name });
+    const isolationRole = clusterRole(`${release}-isolation-tenant`);
+    const create = (ns: string, name: string, roleRef: object, subjects: object[]) =>
+      outcome(
+        provisioner.createNamespacedRoleBinding({
+          namespace: ns,
+          body: { metadata: { name }, roleRef: roleRef as never, subjects: subjects as never },
+        }),
+      );
+    const policy = `ValidatingAdmissionPolicy '${release}-rolebindings'`;
+    // RBAC says yes to all of these; only the policy stands in the way.
+    for (const ns of ["team-a", "kube-system"]) {
+      const sar = await kc()
+        .makeApiClient(AuthorizationV1Api)
+        .createSubjectAccessReview({
+          body: {
+            spec: {
+              user: `system:serviceaccount:${namespace}:${release}-provisioner`,
+              groups: ["system:serviceaccounts", "system:authenticated"],
+              resourceAttributes: {
+                verb: "create",
+                group: "rbac.authorization.k8s.io",
+                resource: "rolebindings",
+                namespace: ns,
+              },
+            },
+          },
+        });
+      expect(sar.status?.allowed, ns).toBe(true);
+      // Outside a managed namespace, even the fixed role for its own account is refused.
+      const outside = await create(ns, "tenant-access", isolationRole, [account("isolation")]);
+      expect(outside.code, ns).toBe(403);
+      expect(outside.message).toContain(policy);
+      expect(outside.message).toContain(
+        `may create RoleBindings only in namespaces managed by tenantplane, not in ${ns}`,
+      );
+      expect((await outcome(rbac.readNamespacedRoleBinding({ namespace: ns, name: "tenant-access" }))).code).toBe(404);
+    }
+    // In a managed namespace: any other role,
+    const otherRole = await create(
+      "tp-guarded",
+      "empty",
+      { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "empty" },
+      [account("isolation")],
     );
-    await provisioner.createNamespacedRoleBinding({ namespace: "tp-guarded", body: binding });
+    expect(otherRole.code).toBe(403);
+    expect(otherRole.message).toContain(policy);
+    expect(otherRole.message).toContain(`may bind only the ClusterRoles ${release}-isolation-tenant, `);
+    expect(otherRole.message).toContain("not Role empty");
+    // a fixed role handed to a person or to another service,
+    for (const subject of [
+      { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "tenant" },
+      account("sync-worker"),
+    ]) {
+      const other = await create("tp-guarded", "isolation-access", isolationRole, [subject]);
+      expect(other.code, subject.name).toBe(403);
+      expect(other.message).toContain(
+        `may bind ClusterRole ${release}-isolation-tenant only to ServiceAccount ${namespace}/${release}-isolation`,
+      );
+    }
+    // and a role it may not bind at all (RBAC's own escalation check) are refused.
+    expect((await create("tp-guarded", "admin", clusterRole("admin"), [account("isolation")])).code).toBe(403);
+    expect((await rbac.listNamespacedRoleBinding({ namespace: "tp-guarded" })).items).toEqual([]);
+
+    // What the provisioner does for each tenant passes: each fixed role for its own account.
     expect(
-      (await rbac.readNamespacedRoleBinding({ namespace: "tp-guarded", name: "tenant-access" })).roleRef.name,
-    ).toBe("empty");
+      (await create("tp-guarded", `${release}-isolation-tenant`, isolationRole, [account("isolation")])).code,
+    ).toBe(200);
+    const own = clusterRole(`${release}-provisioner-tenant`);
+    expect((await create("tp-guarded", own.name, own, [account("provisioner")])).code).toBe(200);
+    // Re-pointing a binding it may now update is refused like creating it.
+    const repoint = [{ op: "replace", path: "/subjects/0/name", value: `${release}-sync-worker` }];
+    let updated = { code: 0, message: "" };
+    await waitFor(
+      async () => {
+        updated = await outcome(
+          provisioner.patchNamespacedRoleBinding({
+            namespace: "tp-guarded",
+            name: `${release}-isolation-tenant`,
+            body: repoint,
+          }),
+        );
+        // 403 from RBAC until the authorizer knows the provisioner's own binding; then the policy's.
+        return updated.message.includes(policy) || updated.code === 200;
+      },
+      { description: "the provisioner's update to reach admission", timeoutMs: 15_000, intervalMs: 200 },
+    );
+    expect(updated.code).toBe(403);
+    expect(updated.message).toContain(`only to ServiceAccount ${namespace}/${release}-isolation`);
+    const stored = await rbac.readNamespacedRoleBinding({
+      namespace: "tp-guarded",
+      name: `${release}-isolation-tenant`,
+    });
+    expect(stored.subjects?.map((x) => x.name)).toEqual([`${release}-isolation`]);
+  });
+
+  it("runs the services as the chart configures them, each with only its own token: a tenant comes up, syncs and goes away", async () => {
+    nats = await startNats();
+    const apps = kc().makeApiClient(AppsV1Api);
+    // Each service's environment as its installed Deployment sets it, but for where NATS and
+    // the HTTP port are in this test; KUBECONFIG holds the service's own token, as in its pod.
+    const environment = async (service: ServiceName): Promise<NodeJS.ProcessEnv> => {
+      const deployment = await apps.readNamespacedDeployment({ namespace, name: `${release}-${service}` });
+      const env: NodeJS.ProcessEnv = { POD_NAMESPACE: namespace };
+      for (const e of deployment.spec?.template.spec?.containers[0]?.env ?? []) {
+        if (e.value !== undefined && !["NATS_URL", "HTTP_PORT", "LOG_LEVEL"].includes(e.name)) env[e.name] = e.value;
+      }
+      if (cluster === undefined) throw new Error("host cluster did not start");
+      env.KUBECONFIG = await serviceAccountKubeconfigFile(
+        cluster,
+        namespace,
+        `${release}-${service}`,
+        join(work, `${service}.kubeconfig`),
+      );
+      return env;
+    };
+    const running: ServiceName[] = ["watcher", "provisioner", "isolation", "recorder", "sync-worker"];
+    const envs = await Promise.all(running.map(environment));
+    expect(envs[1]?.TENANT_ROLE_BINDINGS).toContain(
+      `${release}-provisioner-tenant=${namespace}/${release}-provisioner`,
+    );
+    fleet = new ServiceFleet({ kubeconfigPath: "/nonexistent", natsUrl: nats.url });
+    const started = await Promise.all(running.map((service, i) => fleet!.start(service, envs[i])));
+
+    const custom = kc().makeApiClient(CustomObjectsApi);
+    await custom.createClusterCustomObject({
+      group: tp,
+      version: "v1alpha1",
+      plural: "tenantclusters",
+      body: {
+        apiVersion: `${tp}/v1alpha1`,
+        kind: "TenantCluster",
+        metadata: { name: "lp" },
+        spec: { controlPlane: { expose: { loadBalancer: { enabled: true } } } },
+      },
+    });
+    await setLoadBalancerIngress(kc(), "tp-lp", "k3s", "127.0.0.50");
+    standIn = await startTenantStandIn(kc(), "lp", "127.0.0.50");
+    type Tenant = { status?: { phase?: string; conditions?: { type: string; status: string; reason: string }[] } };
+    const readTenant = async () =>
+      (await custom.getClusterCustomObject({
+        group: tp,
+        version: "v1alpha1",
+        plural: "tenantclusters",
+        name: "lp",
+      })) as Tenant;
+    const phases = new Set<string>();
+    await waitFor(
+      async () => {
+        const status = (await readTenant()).status;
+        phases.add(status?.phase ?? "");
+        return status?.phase === "Ready";
+      },
+      { description: "TenantCluster lp to be Ready", timeoutMs: 120_000, intervalMs: 500 },
+    );
+    expect([...phases]).not.toContain("Failed");
+
+    // Every service's access came from the RoleBindings the provisioner made with the namespace.
+    const core = kc().makeApiClient(CoreV1Api);
+    const bindings = (
+      await kc().makeApiClient(RbacAuthorizationV1Api).listNamespacedRoleBinding({ namespace: "tp-lp" })
+    ).items;
+    expect(bindings.map((b) => `${b.roleRef.name} ${b.subjects?.map((x) => x.name).join(",")}`).sort()).toEqual(
+      ["isolation", "provisioner", "recorder", "sync-worker"].map((s) => `${release}-${s}-tenant ${release}-${s}`),
+    );
+    const refused = (await core.listNamespacedEvent({ namespace: "default" })).items.filter(
+      (e) => e.reason === "RejectedByApiServer",
+    );
+    expect(refused.map((e) => e.message)).toEqual([]);
+
+    // The sync worker, reading the kubeconfig Secret in tp-lp only, copies a tenant object there.
+    const secret = await core.readNamespacedSecret({ namespace: "tp-lp", name: "lp-kubeconfig" });
+    const tenantKc = new Config();
+    tenantKc.loadFromString(Buffer.from(secret.data?.["kubeconfig"] ?? "", "base64").toString("utf8"));
+    await tenantKc
+      .makeApiClient(CoreV1Api)
+      .createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "hello" }, data: { a: "1" } } });
+    const copy = await waitFor(
+      () => core.readNamespacedConfigMap({ namespace: "tp-lp", name: "hello-x-default-x-lp" }),
+      {
+        description: "the host copy of ConfigMap default/hello",
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
+    expect(copy.data).toEqual({ a: "1" });
+
+    // Teardown with the provisioner's rights: the namespace, and with it every binding, goes.
+    await custom.deleteClusterCustomObject({ group: tp, version: "v1alpha1", plural: "tenantclusters", name: "lp" });
+    await waitFor(
+      async () =>
+        (await outcome(readTenant())).code === 404 &&
+        (await outcome(core.readNamespace({ name: "tp-lp" }))).code === 404,
+      { description: "TenantCluster lp and namespace tp-lp to be gone", timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    for (const service of started) service.process.assertRunning();
   });
 
   it("upgrades a CRD's schema with helm upgrade, and keeps the CRDs on uninstall", async () => {

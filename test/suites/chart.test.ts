@@ -11,6 +11,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   dumpYaml,
+  RbacAuthorizationV1Api,
   KubernetesObjectApi,
   loadYaml,
   PatchStrategy,
@@ -19,7 +20,10 @@ import {
   type V1Deployment,
   type V1EnvVar,
 } from "@kubernetes/client-node";
-import { JsonClient, resourcePath } from "@tenantplane/kube";
+import { JsonClient, Objects, resourcePath } from "@tenantplane/kube";
+import type { PlannedDecision } from "@tenantplane/messaging";
+import { ensureRoleBindings, parseTenantRoleGrants } from "@tenantplane/provisioner/role-bindings";
+import { accessDenialOf, tenantDecider } from "@tenantplane/service";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -43,6 +47,9 @@ const natsUrl = "nats://nats.nats.svc:4222";
 const kubeVersion = "1.34.4";
 const services = ["isolation", "provisioner", "recorder", "sync-worker", "watcher"] as const;
 const fieldManager = "tenantplane-chart-test";
+/** Services that act inside tenant namespaces, each through its fixed `<release>-<service>-tenant` ClusterRole. */
+const tenantServices = ["isolation", "provisioner", "recorder", "sync-worker"];
+const tenantRole = (service: string) => `${release}-${service}-tenant`;
 
 /** Helm with its own config and cache directories, so a developer's repositories and plugins play no part. */
 const helmHome = mkdtempSync(join(tmpdir(), "tenantplane-helm-"));
@@ -153,6 +160,93 @@ describe("chart rendering", () => {
       else expect(o.metadata?.namespace, describeObject(o)).toBe(eventsRbac ? "default" : namespace);
     }
     expect(objects.some((o) => o.kind === "ServiceMonitor")).toBe(false);
+  });
+
+  type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resourceNames?: string[] };
+  type Role = KubernetesObject & { rules: Rule[] };
+  type Binding = KubernetesObject & { roleRef: { kind: string; name: string } };
+
+  it("grants nothing cluster-wide in tenant namespaces: those rights are fixed ClusterRoles the provisioner alone may bind", async () => {
+    const objects = await render();
+    const bound = new Set(
+      objects.filter((o) => o.kind === "ClusterRoleBinding").map((o) => (o as Binding).roleRef.name),
+    );
+    // What the services write in tp-* namespaces; none of it may be granted cluster-wide.
+    const tenantKinds = new Set([
+      "secrets",
+      "statefulsets",
+      "services",
+      "pods",
+      "configmaps",
+      "serviceaccounts",
+      "persistentvolumeclaims",
+      "networkpolicies",
+      "resourcequotas",
+      "limitranges",
+      "events",
+      "deployments",
+      "*",
+    ]);
+    const clusterWide: string[] = [];
+    for (const role of objects.filter(
+      (o): o is Role => o.kind === "ClusterRole" && bound.has(o.metadata?.name ?? ""),
+    )) {
+      for (const rule of role.rules) {
+        expect(rule.verbs, `${role.metadata?.name}: no wildcard verbs`).not.toContain("*");
+        expect(rule.verbs, `${role.metadata?.name}: no escalate`).not.toContain("escalate");
+        for (const resource of rule.resources ?? []) {
+          if (tenantKinds.has(resource)) clusterWide.push(`${role.metadata?.name} ${resource} ${rule.verbs.join(",")}`);
+        }
+      }
+    }
+    expect(clusterWide).toEqual([]);
+
+    // One tenant ClusterRole per service that acts in tenant namespaces, bound by nothing in the chart.
+    const tenantRoles = objects
+      .filter((o) => o.kind === "ClusterRole" && o.metadata?.name?.endsWith("-tenant"))
+      .map((o) => o.metadata?.name);
+    expect(tenantRoles.sort()).toEqual(tenantServices.map(tenantRole));
+    for (const name of tenantRoles) expect(bound.has(name ?? "")).toBe(false);
+    expect(find<Role>(objects, "ClusterRole", tenantRole("recorder")).rules).toEqual([
+      { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+    ]);
+
+    // The provisioner may create RoleBindings and bind exactly those roles, nothing else of RBAC.
+    const provisioner = find<Role>(objects, "ClusterRole", `${release}-provisioner`);
+    const rbacRules = provisioner.rules.filter((r) => r.apiGroups?.includes("rbac.authorization.k8s.io"));
+    expect(rbacRules).toEqual([
+      { apiGroups: ["rbac.authorization.k8s.io"], resources: ["rolebindings"], verbs: ["create"] },
+      {
+        apiGroups: ["rbac.authorization.k8s.io"],
+        resources: ["clusterroles"],
+        verbs: ["bind"],
+        resourceNames: ["provisioner", "isolation", "recorder", "sync-worker"].map(tenantRole),
+      },
+    ]);
+    // It learns the same pairs from its environment, its own first.
+    expect(container(objects, "provisioner").env.get("TENANT_ROLE_BINDINGS")?.value).toBe(
+      ["provisioner", "isolation", "recorder", "sync-worker"]
+        .map((s) => `${tenantRole(s)}=${namespace}/${release}-${s}`)
+        .join(","),
+    );
+    for (const service of services.filter((s) => s !== "provisioner")) {
+      expect(container(objects, service).env.has("TENANT_ROLE_BINDINGS"), service).toBe(false);
+    }
+
+    // A disabled service's role is neither rendered nor bindable; no tenantRules at all binds nothing.
+    const withoutRecorder = await render({ set: ["services.recorder.enabled=false"] });
+    expect(withoutRecorder.some((o) => o.metadata?.name === tenantRole("recorder"))).toBe(false);
+    const bind = find<Role>(withoutRecorder, "ClusterRole", `${release}-provisioner`).rules.find((r) =>
+      r.verbs.includes("bind"),
+    );
+    expect(bind?.resourceNames).not.toContain(tenantRole("recorder"));
+    const none = await render({
+      set: tenantServices.map((s) => `services.${s}.tenantRules=null`),
+    });
+    expect(find<Role>(none, "ClusterRole", `${release}-provisioner`).rules.some((r) => r.verbs.includes("bind"))).toBe(
+      false,
+    );
+    expect(container(none, "provisioner").env.has("TENANT_ROLE_BINDINGS")).toBe(false);
   });
 
   it("runs every service from the one image with a command naming a built workspace, hardened and probed", async () => {
@@ -496,6 +590,18 @@ describe("chart rendering", () => {
     expect(writes.spec.matchConditions[0]?.expression).toContain(
       `request.userInfo.username in ${JSON.stringify(accounts)}`,
     );
+    // RoleBindings by those accounts: each fixed tenant ClusterRole, for its own ServiceAccount only.
+    const bindings = find<KubernetesObject & { spec: { variables: { name: string; expression: string }[] } }>(
+      objects,
+      "ValidatingAdmissionPolicy",
+      `${release}-rolebindings`,
+    );
+    const grants = bindings.spec.variables.find((v) => v.name === "grants")?.expression ?? "";
+    expect(JSON.parse(grants)).toEqual({
+      [`${release}-isolation-tenant`]: `${release}-isolation`,
+      [`${release}-provisioner-tenant`]: `${release}-provisioner`,
+      [`${release}-sync-worker-tenant`]: `${release}-sync-worker`,
+    });
   });
 
   it("keeps a sync worker through voluntary disruptions with a PodDisruptionBudget on its own pods", async () => {
@@ -635,7 +741,7 @@ describe("chart against a real API server", () => {
     service: string,
     verb: string,
     resource: string,
-    opts: { group?: string; subresource?: string; namespace?: string } = {},
+    opts: { group?: string; subresource?: string; namespace?: string; name?: string } = {},
   ): Promise<boolean> {
     const review = await kc()
       .makeApiClient(AuthorizationV1Api)
@@ -650,6 +756,7 @@ describe("chart against a real API server", () => {
               group: opts.group ?? "",
               subresource: opts.subresource,
               namespace: opts.namespace,
+              name: opts.name,
             },
           },
         },
@@ -658,11 +765,137 @@ describe("chart against a real API server", () => {
   }
 
   const tp = "tenantplane.io";
+
+  /** A kubeconfig holding a bound token of the release's ServiceAccount for `service`, as the pod would. */
+  async function serviceAccountConfig(service: string): Promise<KubeConfig> {
+    if (cluster === undefined) throw new Error("host cluster did not start");
+    return serviceAccountKubeConfig(cluster, namespace, `${release}-${service}`);
+  }
+
+  /**
+   * Creates tenant `tenant`'s host namespace and runs the provisioner's own RoleBinding step in
+   * it, both with the provisioner's token and the TENANT_ROLE_BINDINGS the chart gives it; waits
+   * until the authorizer lets every bound service act there. Returns the Decisions it published.
+   */
+  async function provisionTenantAccess(tenant: string): Promise<PlannedDecision[]> {
+    const value = container(await render(), "provisioner").env.get("TENANT_ROLE_BINDINGS")?.value ?? "";
+    const grants = parseTenantRoleGrants(value);
+    if (typeof grants === "string") throw new Error(grants);
+    const objects = new Objects(await serviceAccountConfig("provisioner"), "tenantplane-provisioner");
+    const hostNamespace = `tp-${tenant}`;
+    if (!(await objects.get("v1", "Namespace", hostNamespace))) {
+      await objects.create({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: {
+          name: hostNamespace,
+          labels: { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": tenant },
+        },
+      });
+    }
+    const tc = await objects.get(`${tp}/v1alpha1`, "TenantCluster", tenant);
+    if (!tc) throw new Error(`TenantCluster ${tenant} does not exist`);
+    // By id: a pass cut short re-publishes a Decision under the same id, as the service does.
+    const decisions = new Map<string, PlannedDecision>();
+    const deps = {
+      objects,
+      decide: tenantDecider(tenant, async (d) => {
+        decisions.set(d.id ?? String(decisions.size), d);
+      }),
+      tenant,
+      tenantCluster: tc,
+      grants,
+    };
+    // Like the service, retry while the authorizer has not seen the provisioner's own binding yet.
+    const foreign = await waitFor(
+      () =>
+        ensureRoleBindings(deps).then(
+          (result) => ({ result }),
+          (err: unknown) => {
+            if (accessDenialOf(err)?.namespace === hostNamespace) return undefined;
+            throw new StopWaiting(String(err));
+          },
+        ),
+      { description: `the RoleBindings in ${hostNamespace}`, timeoutMs: 15_000, intervalMs: 200 },
+    );
+    expect(foreign.result).toBeUndefined();
+    // RBAC's authorizer learns new bindings through an informer: wait until it has them.
+    await waitFor(
+      async () => {
+        const probes = await Promise.all([
+          allowed("provisioner", "get", "secrets", { namespace: hostNamespace }),
+          allowed("isolation", "create", "networkpolicies", { group: "networking.k8s.io", namespace: hostNamespace }),
+          allowed("recorder", "create", "events", { namespace: hostNamespace }),
+          allowed("sync-worker", "watch", "pods", { namespace: hostNamespace }),
+        ]);
+        return probes.every(Boolean);
+      },
+      { description: `every service to be allowed in ${hostNamespace}`, timeoutMs: 15_000, intervalMs: 100 },
+    );
+    return [...decisions.values()];
+  }
+
+  it("lets nothing act in a new tenant namespace until the provisioner, with its own token, binds each service's fixed role there", async () => {
+    await kc()
+      .makeApiClient(CustomObjectsApi)
+      .createClusterCustomObject({
+        group: tp,
+        version: "v1alpha1",
+        plural: "tenantclusters",
+        body: { apiVersion: `${tp}/v1alpha1`, kind: "TenantCluster", metadata: { name: "dev" }, spec: {} },
+      });
+    // A service's own rights say nothing about tenant namespaces.
+    expect(await allowed("provisioner", "get", "secrets", { namespace: "tp-dev" })).toBe(false);
+    expect(await allowed("sync-worker", "get", "secrets", { namespace: "tp-dev" })).toBe(false);
+
+    const decisions = await provisionTenantAccess("dev");
+    expect(decisions.map((d) => `${d.action} ${d.kind} ${d.hostRef.namespace}/${d.hostRef.name}`).sort()).toEqual(
+      tenantServices.map((s) => `Create RoleBinding tp-dev/${tenantRole(s)}`),
+    );
+    expect(decisions[0]?.reason).toMatch(
+      /^lets ServiceAccount tenantplane-system\/tenantplane-\S+ act in tp-dev as ClusterRole /,
+    );
+    const rbac = kc().makeApiClient(RbacAuthorizationV1Api);
+    const stored = (await rbac.listNamespacedRoleBinding({ namespace: "tp-dev" })).items;
+    expect(
+      stored
+        .map((b) => [
+          b.metadata?.name,
+          b.roleRef.kind,
+          b.roleRef.name,
+          b.subjects?.map((x) => `${x.kind} ${x.namespace}/${x.name}`),
+        ])
+        .sort(),
+    ).toEqual(
+      tenantServices.map((s) => [
+        tenantRole(s),
+        "ClusterRole",
+        tenantRole(s),
+        [`ServiceAccount ${namespace}/${release}-${s}`],
+      ]),
+    );
+    for (const binding of stored) {
+      expect(binding.metadata?.labels).toMatchObject({
+        "app.kubernetes.io/managed-by": "tenantplane",
+        "tenantplane.io/tenant": "dev",
+      });
+      // The Decision was published and the record it travelled in is gone.
+      expect(
+        Object.keys(binding.metadata?.annotations ?? {}).filter((k) => k.startsWith("tenantplane.io/pending")),
+      ).toEqual([]);
+    }
+    // A second pass finds everything in place: no write, no Decision.
+    expect(await provisionTenantAccess("dev")).toEqual([]);
+    expect(
+      (await rbac.listNamespacedRoleBinding({ namespace: "tp-dev" })).items.map((b) => b.metadata?.resourceVersion),
+    ).toEqual(stored.map((b) => b.metadata?.resourceVersion));
+  });
+
   const grants: [
     service: string,
     verb: string,
     resource: string,
-    opts: { group?: string; subresource?: string; namespace?: string },
+    opts: { group?: string; subresource?: string; namespace?: string; name?: string },
     expected: boolean,
   ][] = [
     ["watcher", "watch", "tenantclusters", { group: tp }, true],
@@ -708,8 +941,10 @@ describe("chart against a real API server", () => {
     ["recorder", "create", "secrets", { namespace: "default" }, false],
     ["recorder", "patch", "tenantclusters", { group: tp, subresource: "status" }, false],
     ["recorder", "delete", "events", { namespace: "default" }, false],
-    // Events only in events.namespace, nowhere else.
-    ["recorder", "create", "events", { namespace: "tp-dev" }, false],
+    // Events in events.namespace, and the recorder's on host objects in bound tenant namespaces.
+    ["recorder", "create", "events", { namespace: "tp-dev" }, true],
+    ["recorder", "create", "events", { namespace: "kube-system" }, false],
+    ["recorder", "create", "events", { namespace: "tp-unbound" }, false],
     ["provisioner", "create", "events", { namespace: "kube-system" }, false],
     ["isolation", "create", "events", { namespace: "default" }, true],
     ["sync-worker", "watch", "tenantclusters", { group: tp }, true],
@@ -731,6 +966,64 @@ describe("chart against a real API server", () => {
     ["sync-worker", "create", "statefulsets", { group: "apps", namespace: "tp-dev" }, false],
     ["sync-worker", "create", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, false],
     ["isolation", "create", "events", { namespace: "tp-dev" }, false],
+    // One step outside what the provisioner bound: another namespace, the cluster scope.
+    ["provisioner", "get", "secrets", { namespace: "tp-unbound" }, false],
+    ["provisioner", "create", "secrets", { namespace: "kube-system" }, false],
+    ["provisioner", "list", "secrets", {}, false],
+    ["provisioner", "patch", "statefulsets", { group: "apps", namespace: "default" }, false],
+    ["provisioner", "delete", "services", { namespace: "kube-system" }, false],
+    ["provisioner", "list", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, true],
+    ["provisioner", "delete", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, true],
+    ["provisioner", "delete", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "kube-system" }, false],
+    ["provisioner", "update", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, false],
+    // Creating RoleBindings is cluster-wide for RBAC (namespaces come and go); the admission
+    // policy confines it to managed namespaces, fixed roles and the release's own accounts.
+    ["provisioner", "create", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "kube-system" }, true],
+    ["provisioner", "create", "clusterrolebindings", { group: "rbac.authorization.k8s.io" }, false],
+    [
+      "provisioner",
+      "bind",
+      "clusterroles",
+      { group: "rbac.authorization.k8s.io", name: "tenantplane-sync-worker-tenant" },
+      true,
+    ],
+    [
+      "provisioner",
+      "bind",
+      "clusterroles",
+      { group: "rbac.authorization.k8s.io", name: "tenantplane-provisioner-tenant" },
+      true,
+    ],
+    ["provisioner", "bind", "clusterroles", { group: "rbac.authorization.k8s.io", name: "admin" }, false],
+    [
+      "provisioner",
+      "bind",
+      "clusterroles",
+      { group: "rbac.authorization.k8s.io", name: "tenantplane-provisioner" },
+      false,
+    ],
+    [
+      "provisioner",
+      "escalate",
+      "clusterroles",
+      { group: "rbac.authorization.k8s.io", name: "tenantplane-sync-worker-tenant" },
+      false,
+    ],
+    ["provisioner", "create", "clusterroles", { group: "rbac.authorization.k8s.io" }, false],
+    ["isolation", "create", "networkpolicies", { group: "networking.k8s.io", namespace: "tp-unbound" }, false],
+    ["isolation", "create", "resourcequotas", { namespace: "default" }, false],
+    ["isolation", "list", "networkpolicies", { group: "networking.k8s.io" }, false],
+    ["isolation", "create", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, false],
+    ["sync-worker", "get", "secrets", { namespace: "tp-unbound" }, false],
+    ["sync-worker", "get", "secrets", { namespace: "kube-system" }, false],
+    ["sync-worker", "list", "secrets", {}, false],
+    ["sync-worker", "watch", "pods", {}, false],
+    ["sync-worker", "create", "configmaps", { namespace: "default" }, false],
+    ["sync-worker", "deletecollection", "pods", { namespace: "tp-dev" }, false],
+    ["recorder", "list", "secrets", {}, false],
+    ["recorder", "get", "secrets", { namespace: "tp-dev" }, false],
+    ["watcher", "get", "secrets", { namespace: "tp-dev" }, false],
+    ["watcher", "create", "events", { namespace: "tp-dev" }, false],
   ];
 
   it("grants each ServiceAccount what its code calls and refuses the rest (SubjectAccessReview)", async () => {
@@ -742,12 +1035,6 @@ describe("chart against a real API server", () => {
     // One comparison of the whole table, so a failure lists every wrong answer at once.
     expect(grants.map((g, i) => line(g, answers[i] ?? false))).toEqual(grants.map((g) => line(g, g[4])));
   });
-
-  /** A kubeconfig holding a bound token of the release's ServiceAccount for `service`, as the pod would. */
-  async function serviceAccountConfig(service: string): Promise<KubeConfig> {
-    if (cluster === undefined) throw new Error("host cluster did not start");
-    return serviceAccountKubeConfig(cluster, namespace, `${release}-${service}`);
-  }
 
   async function statusOf(request: Promise<unknown>): Promise<number> {
     try {
@@ -778,6 +1065,8 @@ describe("chart against a real API server", () => {
       );
 
     const provisioner = await serviceAccountConfig("provisioner");
+    // The namespace and the services' RoleBindings in it, as the provisioner creates them.
+    await provisionTenantAccess("rbac");
     await ssa(
       provisioner,
       {
@@ -975,6 +1264,39 @@ describe("chart against a real API server", () => {
         (err: { code?: number }) => err.code ?? 0,
       );
     expect(await refused(syncWorker.request("DELETE", `/api/v1/namespaces/${hostNamespace}`))).toBe(403);
+    // One step outside the tenant namespaces, the same tokens are refused.
+    expect(await refused(syncWorker.request("GET", resourcePath("v1", "secrets")))).toBe(403);
+    expect(await refused(syncWorker.request("GET", resourcePath("v1", "secrets", "kube-system")))).toBe(403);
+    expect(
+      await refused(
+        syncWorker.request("GET", resourcePath("v1", "configmaps"), {
+          query: { labelSelector, watch: true, timeoutSeconds: 1 },
+        }),
+      ),
+    ).toBe(403);
+    expect(
+      await refused(
+        syncWorker.request("POST", resourcePath("v1", "configmaps", "default"), {
+          body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c-x-web-x-rbac" } },
+        }),
+      ),
+    ).toBe(403);
+    const provisionerJson = new JsonClient(provisioner);
+    expect(await refused(provisionerJson.request("GET", resourcePath("v1", "secrets")))).toBe(403);
+    expect(
+      await refused(
+        provisionerJson.request("POST", resourcePath("v1", "secrets", "default"), {
+          body: { apiVersion: "v1", kind: "Secret", metadata: { name: "rbac-pki" } },
+        }),
+      ),
+    ).toBe(403);
+    expect(await refused(provisionerJson.request("GET", resourcePath("apps/v1", "statefulsets", "kube-system")))).toBe(
+      403,
+    );
+    const isolationJson = new JsonClient(isolation);
+    expect(
+      await refused(isolationJson.request("GET", resourcePath("networking.k8s.io/v1", "networkpolicies", "default"))),
+    ).toBe(403);
     expect(
       await refused(
         syncWorker.request("POST", `/apis/networking.k8s.io/v1/namespaces/${hostNamespace}/networkpolicies`, {

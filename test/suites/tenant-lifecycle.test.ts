@@ -216,6 +216,9 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
     });
     expect(limits.metadata?.labels?.["app.kubernetes.io/managed-by"]).toBe("tenantplane");
 
+    // The harness plays the cloud load balancer; the control plane waits for the address.
+    await setLoadBalancerIngress(host.kubeConfig, `tp-${tenant}`, "k3s", address);
+
     // The k3s control plane as specified.
     const sts = await waitFor(
       () => read<KubernetesObject & { spec: Loose }>("apps/v1", "StatefulSet", "k3s", `tp-${tenant}`),
@@ -236,8 +239,7 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
     expect(apiSvc?.spec.type).toBe("LoadBalancer");
     expect(apiSvc?.metadata?.annotations?.["lb.example.com/scheme"]).toBe("internal");
 
-    // The harness plays the cloud load balancer and k3s itself.
-    await setLoadBalancerIngress(host.kubeConfig, `tp-${tenant}`, "k3s", address);
+    // The harness plays k3s itself.
     await startTenantApiFor(tenant, address);
 
     await waitForCondition(tenant, "ControlPlaneReady", "True", undefined, 120_000);

@@ -42,6 +42,33 @@ Per-service helpers take a dict: {root: $, name: <service key>}.
 {{- printf "%s-%s" (include "tenantplane.fullname" .root) .name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/* Name of the ClusterRole holding a service's tenantRules: <fullname>-<service>-tenant. */}}
+{{- define "tenantplane.tenantRoleName" -}}
+{{- printf "%s-tenant" (include "tenantplane.serviceName" .) -}}
+{{- end -}}
+
+{{/*
+What the provisioner binds in each tenant namespace (its TENANT_ROLE_BINDINGS): one
+"<clusterRole>=<release namespace>/<serviceAccount>" per enabled service with tenantRules,
+comma-separated, the provisioner's own first so it can read the namespace soonest.
+*/}}
+{{- define "tenantplane.tenantGrants" -}}
+{{- $root := . -}}
+{{- $names := keys .Values.services | sortAlpha -}}
+{{- if has "provisioner" $names -}}
+{{- $names = prepend (without $names "provisioner") "provisioner" -}}
+{{- end -}}
+{{- $grants := list -}}
+{{- range $name := $names -}}
+{{- $svc := index $root.Values.services $name -}}
+{{- if and $svc.enabled $svc.tenantRules -}}
+{{- $ctx := dict "root" $root "name" $name -}}
+{{- $grants = append $grants (printf "%s=%s/%s" (include "tenantplane.tenantRoleName" $ctx) $root.Release.Namespace (include "tenantplane.serviceName" $ctx)) -}}
+{{- end -}}
+{{- end -}}
+{{- join "," $grants -}}
+{{- end -}}
+
 {{/* Labels on every object of one service. */}}
 {{- define "tenantplane.serviceLabels" -}}
 {{ include "tenantplane.labels" .root }}

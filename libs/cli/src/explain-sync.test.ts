@@ -307,6 +307,7 @@ describe("explain-sync input handling", () => {
       ["explain-sync", "--offline", "--tenant", "dev", "-f", "x", "-o", "wide"],
       "-o wide: use one of table, json, yaml",
     ],
+    [["explain-sync", "--offline", "--tenant", "dev", "-f", "x", "--prune"], "--prune needs a live tenant"],
     [["explain-sync", "--offline", "--bogus"], "Unknown option '--bogus'"],
     [["explain-sync", "--offline", "stray"], "Unexpected argument 'stray'"],
   ])("rejects the command line %j with exit status 2", async (argv, message) => {
@@ -324,6 +325,7 @@ describe("explain-sync input handling", () => {
     expect(stdout).toContain("tenantplane explain-sync --offline --tenant <name>");
     expect(stdout).toMatch(/Examples:\n {2}tenantplane explain-sync/);
     expect(stdout).toMatch(/3 the host\ncluster cannot be reached/);
+    expect(stdout).toMatch(/^ {2}--prune {13}\(live\) the manifest is the complete desired state/m);
   });
 });
 

@@ -23,28 +23,33 @@ import { HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, openHost } from "./host.
 import { readManifests } from "./read-manifests.js";
 import { parsePolicyManifest, parseProfileManifest } from "./read-policy.js";
 import { listHostObjects, type RawObject, readPlanContext } from "./tenant-context.js";
-import { applyManifest, deletableKinds, listTenantObjects, manifestView } from "./tenant-objects.js";
+import { applyManifest, asStored, deletableKinds, listTenantObjects, manifestView } from "./tenant-objects.js";
 import { conditionsOf } from "./tenants-format.js";
 
 /** The `service` field of Decisions printed by explain-sync. */
 export const EXPLAIN_SYNC_SERVICE = "explain-sync";
 
 /** Usage text of `tenantplane explain-sync`. */
-export const EXPLAIN_SYNC_HELP = `Usage: tenantplane explain-sync --tenant <name> -f <file|-> [--kubeconfig <file>] [--context <name>] [-o table|json|yaml]
+export const EXPLAIN_SYNC_HELP = `Usage: tenantplane explain-sync --tenant <name> -f <file|-> [--prune] [--kubeconfig <file>] [--context <name>] [-o table|json|yaml]
        tenantplane explain-sync --offline --tenant <name> -f <file|-> [--policy <file>] [--profile <file>] [-o ...]
 
 Predicts what the sync worker will do with each tenant object, using its own planner.
 
 Live (the default) predicts what the worker does once the manifest is applied to the
 tenant: the tenant's current objects (read through its admin kubeconfig) with the manifest's
-objects in place of theirs, planned against every object in tp-<tenant> (read through the
-host kubeconfig) with the SyncPolicy and IsolationProfile host rules the host cluster holds.
+objects in place of theirs, each as the tenant API would store it (a server-side dry run
+fills in defaults; the worker hashes stored objects), planned against every object in
+tp-<tenant> (read through the host kubeconfig) with the SyncPolicy and IsolationProfile
+host rules the host cluster holds.
 ACTION is Create where the copy is absent, Update where its content hash is outdated, Skip
 where a foreign object or another source holds the name, Delete for copies whose source is
 gone from the tenant, InSync where the copy already matches. Rows cover the manifest's
-objects and every other action the worker will take. If the tenant API cannot be read, the
-plan uses the manifest alone and predicts no Delete for the policy's kinds (the worker
-deletes nothing then either). --offline plans the manifest against an empty namespace.
+objects and every other action the worker will take. A tenant object the manifest leaves
+out stays as it is, so an object removed from a manifest gets its Delete only with --prune,
+which makes the manifest the complete desired state of its namespaces. If the tenant API
+cannot be read, the plan uses the manifest alone and predicts no Delete for the policy's
+kinds (the worker deletes nothing then either). --offline plans the manifest against an
+empty namespace.
 
 Options:
   --tenant <name>     tenant name: a DNS label of at most 60 characters
@@ -52,6 +57,11 @@ Options:
                       List kinds contribute their items; objects without a namespace
                       (or namespace "") are placed in 'default'. Reasons cite objects as
                       'item N', counting objects (List items one by one) from 1.
+  --prune             (live) the manifest is the complete desired state of every tenant
+                      namespace it has objects in, as 'kubectl apply --prune' treats it:
+                      the tenant's objects there that the manifest lacks count as deleted,
+                      and their host copies are predicted as Delete. Other namespaces are
+                      kept as they are.
 ${HOST_FLAGS_HELP}
   --hash-key-secret <namespace>/<name>[/<key>]
                       read the content-hash key (the sync worker's CONTENT_HASH_KEY) from
@@ -67,6 +77,7 @@ ${HOST_FLAGS_HELP}
 
 Examples:
   tenantplane explain-sync --tenant payments-dev -f app.yaml
+  tenantplane explain-sync --tenant payments-dev -f app.yaml --prune   # app.yaml is all of its namespaces
   kubectl kustomize overlays/dev | tenantplane explain-sync --tenant payments-dev -f - -o json
   tenantplane explain-sync --offline --tenant dev -f examples/tenant/workloads.yaml
 
@@ -80,6 +91,7 @@ interface ExplainOptions {
   tenant: string;
   file: string;
   offline: boolean;
+  prune: boolean;
   policy: string | undefined;
   profile: string | undefined;
   host: HostOptions;
@@ -158,15 +170,22 @@ async function planLive(options: ExplainOptions, manifestObjects: unknown[], io:
   const tenant = await listTenantObjects(host, context);
   if (!tenant.listed) {
     note(
-      `cannot list tenant ${options.tenant}'s objects (${tenant.problem ?? "unknown"}): planned from the manifest alone, and no Delete is predicted for the policy's kinds`,
+      `cannot list tenant ${options.tenant}'s objects (${tenant.problem ?? "unknown"}): planned from the manifest alone, and no Delete is predicted for the policy's kinds${options.prune ? " (--prune included)" : ""}`,
     );
   }
   const policyKinds = context.policy.toHost.map((rule) => rule.kind);
+  // The worker hashes objects as the tenant API stores them (defaults, stringData folded into data).
+  let desired: unknown[] = manifestObjects;
+  if (tenant.api !== undefined) {
+    const stored = await asStored(tenant.api, manifestObjects, policyKinds);
+    for (const text of stored.notes) note(text);
+    desired = stored.objects;
+  }
   const planned = plan({
     tenant: options.tenant,
     policy: context.policy,
     rules: context.rules,
-    tenantObjects: applyManifest(manifestObjects, tenant.objects),
+    tenantObjects: applyManifest(desired, tenant.objects, { prune: options.prune }),
     hostObjects,
     completeKinds: deletableKinds(policyKinds, tenant.listed),
     ...(hashKey === undefined ? {} : { hashKey }),
@@ -224,6 +243,7 @@ export function toDecision(entry: PlannedDecisionWithObject, time: string): Deci
 function parseOptions(args: readonly string[]): ExplainOptions | "help" {
   const line = parseCommandLine("explain-sync", args, {
     offline: { type: "boolean" },
+    prune: { type: "boolean" },
     tenant: { type: "string" },
     file: { type: "string", short: "f" },
     policy: { type: "string" },
@@ -237,6 +257,7 @@ function parseOptions(args: readonly string[]): ExplainOptions | "help" {
   const tenant = stringFlag(line, "tenant");
   const file = stringFlag(line, "file");
   const offline = line.values["offline"] === true;
+  const prune = line.values["prune"] === true;
   if (tenant === undefined) throw usage("missing --tenant <name>");
   if (file === undefined) throw usage("missing -f <file|->");
   const output = outputFlag("explain-sync", line, OUTPUT_FORMATS);
@@ -246,6 +267,9 @@ function parseOptions(args: readonly string[]): ExplainOptions | "help" {
     throw usage(
       "--policy and --profile need --offline: live planning reads the tenant's own SyncPolicy and IsolationProfile",
     );
+  }
+  if (offline && prune) {
+    throw usage("--prune needs a live tenant: --offline plans against no tenant objects, so there is nothing to prune");
   }
   if (offline && (line.values["kubeconfig"] !== undefined || line.values["context"] !== undefined)) {
     throw usage("--kubeconfig and --context do not apply to --offline, which contacts no cluster");
@@ -259,6 +283,7 @@ function parseOptions(args: readonly string[]): ExplainOptions | "help" {
     tenant,
     file,
     offline,
+    prune,
     policy,
     profile,
     host: { kubeconfig: stringFlag(line, "kubeconfig"), context: stringFlag(line, "context") },

@@ -1,6 +1,16 @@
 import type { PlanResult } from "@tenantplane/sync";
 import { describe, expect, it } from "vitest";
-import { applyManifest, deletableKinds, manifestView, sourceKeyOf, withoutTerminating } from "./tenant-objects.js";
+import { KubeApiError, type Objects } from "@tenantplane/kube";
+import type { Cluster } from "./host.js";
+import {
+  applyManifest,
+  asStored,
+  deletableKinds,
+  manifestNamespaces,
+  manifestView,
+  sourceKeyOf,
+  withoutTerminating,
+} from "./tenant-objects.js";
 
 const cm = (namespace: string | undefined, name: string, extra: Record<string, unknown> = {}) => ({
   apiVersion: "v1",
@@ -26,6 +36,15 @@ describe("live explain-sync inputs", () => {
       cm("shop", "d", { deletionTimestamp: "2026-01-01T00:00:00Z" }),
     ];
     expect(applyManifest(manifest, listed)).toEqual([...manifest, cm("shop", "c")]);
+  });
+
+  it("with prune, counts the listed objects of the manifest's namespaces that it lacks as deleted", () => {
+    const manifest = [cm("shop", "a"), cm(undefined, "b"), "not an object"];
+    const listed = [cm("shop", "a", { uid: "old" }), cm("shop", "gone"), cm("default", "gone-too"), cm("web", "kept")];
+    expect(applyManifest(manifest, listed, { prune: true })).toEqual([...manifest, cm("web", "kept")]);
+    expect(manifestNamespaces([cm("", "x"), cm("shop", "y"), 42])).toEqual(new Set(["default", "shop"]));
+    // Without prune an object left out of the manifest stays.
+    expect(applyManifest(manifest, listed)).toEqual([...manifest, ...listed.slice(1)]);
   });
 
   it("counts objects in a namespace being deleted as gone", () => {
@@ -77,5 +96,46 @@ describe("live explain-sync inputs", () => {
       ignored: [result.ignored[0]],
       inSync: [result.inSync[0]],
     });
+  });
+});
+
+describe("asStored", () => {
+  /** A tenant API whose dry-run apply defaults a ConfigMap and refuses the name "bad". */
+  function tenantApi(calls: unknown[]): Cluster {
+    const objects = {
+      apply: async (obj: { metadata: { name: string } }, opts: unknown) => {
+        calls.push({ obj, opts });
+        if (obj.metadata.name === "bad") {
+          throw new KubeApiError("PATCH", "/api/v1/namespaces/shop/configmaps/bad", 422, {
+            message: 'ConfigMap "bad" is invalid: data: Too long',
+          });
+        }
+        return { ...obj, metadata: { ...obj.metadata, uid: "u1" }, data: { defaulted: "yes" } };
+      },
+    };
+    return { objects: objects as unknown as Objects, server: "https://127.0.0.1:6443", label: "tenant dev's API" };
+  }
+
+  it("dry-runs named core objects of the given kinds, in the default namespace when unset, and keeps the rest as written", async () => {
+    const calls: { obj: unknown; opts: unknown }[] = [];
+    const other = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" } };
+    const manifest = [cm(undefined, "a"), other, { apiVersion: "v1", kind: "Secret", metadata: { name: "s" } }, "x"];
+    const stored = await asStored(tenantApi(calls), manifest, ["ConfigMap"]);
+    expect(stored.notes).toEqual([]);
+    expect(stored.objects).toEqual([
+      { ...cm("default", "a", { uid: "u1" }), data: { defaulted: "yes" } },
+      other,
+      manifest[2],
+      "x",
+    ]);
+    expect(calls).toEqual([{ obj: cm("default", "a"), opts: { dryRun: true } }]);
+  });
+
+  it("keeps an object the tenant API refuses as written, with a note naming it and the answer", async () => {
+    const stored = await asStored(tenantApi([]), [cm("shop", "bad")], ["ConfigMap"]);
+    expect(stored.objects).toEqual([cm("shop", "bad")]);
+    expect(stored.notes).toEqual([
+      'ConfigMap shop/bad: planned as written, since a dry run on tenant dev\'s API failed (cannot apply ConfigMap/shop/bad: ConfigMap "bad" is invalid: data: Too long)',
+    ]);
   });
 });

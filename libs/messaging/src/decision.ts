@@ -4,10 +4,14 @@ import { z } from "zod";
 export const DecisionActionSchema = z.enum(["Create", "Update", "Delete", "Skip"]);
 export type DecisionAction = z.infer<typeof DecisionActionSchema>;
 
-/** A namespaced object reference; namespace is empty for cluster-scoped objects. */
+/**
+ * A namespaced object reference; namespace is empty for cluster-scoped objects. `uid` is set
+ * on a host object tenantplane created or updated, the object's uid after the write.
+ */
 export const ObjectRefSchema = z.object({
   namespace: z.string(),
   name: z.string().min(1),
+  uid: z.string().min(1).optional(),
 });
 export type ObjectRef = z.infer<typeof ObjectRefSchema>;
 

@@ -1,7 +1,7 @@
 import { KubeApiError } from "@tenantplane/kube";
 import { TerminalError } from "@tenantplane/runtime";
 import { describe, expect, it } from "vitest";
-import { apiRefusalOf, describeRefusal } from "./api-refusal.js";
+import { accessDenialOf, apiRefusalOf, describeRefusal } from "./api-refusal.js";
 
 const invalid = (method = "PATCH") =>
   new KubeApiError(
@@ -79,5 +79,39 @@ describe("describeRefusal", () => {
     expect(describeRefusal(apiRefusalOf(invalid())!, "Fix the IsolationProfile.")).toBe(
       'the API server refused LimitRange tp-a/tenantplane-limits (field spec.limits[0].min[cpu]): LimitRange "tenantplane-limits" is invalid: spec.limits[0].min[cpu]: Invalid value: "2": min must be <= max. Fix the IsolationProfile.',
     );
+  });
+});
+
+describe("accessDenialOf", () => {
+  const forbidden = (method: string, message: string) =>
+    new KubeApiError(method, "/api/v1/namespaces/tp-a/secrets", 403, { kind: "Status", reason: "Forbidden", message });
+  const rbac =
+    'secrets "a-pki" is forbidden: User "system:serviceaccount:tenantplane-system:tenantplane-provisioner" ' +
+    'cannot get resource "secrets" in API group "" in the namespace "tp-a"';
+
+  it("recognises the authorizer's 403 on reads and writes, with its namespace, and it is no refusal", () => {
+    for (const method of ["GET", "POST", "PATCH"]) {
+      expect(accessDenialOf(forbidden(method, rbac))).toEqual({ namespace: "tp-a", message: rbac });
+    }
+    expect(apiRefusalOf(forbidden("POST", rbac))).toBeUndefined();
+    expect(accessDenialOf(new TerminalError("wrapped", { cause: forbidden("GET", rbac) }))?.namespace).toBe("tp-a");
+  });
+
+  it("leaves admission refusals, cluster-scoped denials and other statuses alone", () => {
+    const admission = [
+      'resourcequotas "q" is forbidden: exceeded quota: tenantplane-quota, requested: pods=1, used: pods=1, limited: pods=1',
+      'pods "p" is forbidden: violates PodSecurity "restricted:latest": privileged',
+      "rolebindings.rbac.authorization.k8s.io \"x\" is forbidden: ValidatingAdmissionPolicy 'tp-rolebindings' with binding 'tp-rolebindings' denied request: no",
+      'rolebindings.rbac.authorization.k8s.io "x" is forbidden: user "u" (groups=["g"]) is attempting to grant RBAC permissions not currently held',
+    ];
+    for (const message of admission) {
+      expect(accessDenialOf(forbidden("POST", message)), message).toBeUndefined();
+      expect(apiRefusalOf(forbidden("POST", message))?.code, message).toBe(403);
+    }
+    const clusterWide =
+      'namespaces is forbidden: User "u" cannot list resource "namespaces" in API group "" at the cluster scope';
+    expect(accessDenialOf(forbidden("GET", clusterWide))).toBeUndefined();
+    expect(accessDenialOf(new KubeApiError("GET", "/x", 404, { message: rbac }))).toBeUndefined();
+    expect(accessDenialOf(new Error(rbac))).toBeUndefined();
   });
 });

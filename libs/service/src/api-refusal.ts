@@ -19,9 +19,40 @@ export interface ApiRefusal {
 // there yet), 409 and 429 are left to the retry policy.
 const REFUSAL_CODES = new Set([400, 403, 413, 422]);
 
+/** The authorizer's "no" to a namespaced request: RBAC does not (yet) let the caller do it there. */
+export interface AccessDenial {
+  /** The namespace the request was refused in. */
+  namespace: string;
+  /** The server's message, verbatim (names the user, verb and resource). */
+  message: string;
+}
+
+// The authorizer's wording (apiserver's forbiddenMessage), which admission refusals (quota, Pod
+// Security, admission policies) never use: they say why the object is refused, not who cannot.
+const ACCESS_DENIED =
+  /is forbidden: User "[^"]*" cannot [a-z]+ resource "[^"]*" in API group "[^"]*" in the namespace "([^"]+)"/;
+
+/**
+ * The authorizer's 403 for a namespaced request, read or write, somewhere in `err`'s cause
+ * chain, or undefined. Not a judgement of the object: a RoleBinding granted later (the
+ * provisioner binds each service's role right after creating a tenant namespace) makes the
+ * same request pass.
+ */
+export function accessDenialOf(err: unknown): AccessDenial | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 5; depth++, e = (e as { cause?: unknown }).cause) {
+    if (!(e instanceof KubeApiError)) continue;
+    if (e.code !== 403) return undefined;
+    const namespace = ACCESS_DENIED.exec(e.body.message ?? "")?.[1];
+    return namespace === undefined ? undefined : { namespace, message: e.body.message ?? e.message };
+  }
+  return undefined;
+}
+
 /**
  * The API server's refusal of a write somewhere in `err`'s cause chain, or undefined.
- * A 403 for a terminating namespace is not a refusal: it passes once deletion completes.
+ * A 403 for a terminating namespace is not a refusal: it passes once deletion completes;
+ * nor is the authorizer's 403 (see accessDenialOf): it passes once access is granted.
  */
 export function apiRefusalOf(err: unknown): ApiRefusal | undefined {
   let e: unknown = err;
@@ -30,6 +61,7 @@ export function apiRefusalOf(err: unknown): ApiRefusal | undefined {
     if (!e.isWrite || !REFUSAL_CODES.has(e.code)) return undefined;
     const causes = e.body.details?.causes ?? [];
     if (e.code === 403 && causes.some((c) => c.reason === "NamespaceTerminating")) return undefined;
+    if (accessDenialOf(e)) return undefined;
     const target = e.target;
     const object = target
       ? `${target.kind} ${target.namespace ? `${target.namespace}/` : ""}${target.name}`

@@ -24,5 +24,12 @@ export {
   type RecordedDelete,
 } from "./delete-tracked.js";
 export { consumeTenantChanges } from "./tenant-consumer.js";
-export { apiRefusalOf, describeRefusal, REASON_REJECTED_BY_API_SERVER, type ApiRefusal } from "./api-refusal.js";
+export {
+  accessDenialOf,
+  apiRefusalOf,
+  describeRefusal,
+  REASON_REJECTED_BY_API_SERVER,
+  type AccessDenial,
+  type ApiRefusal,
+} from "./api-refusal.js";
 export { ownedStatusFields, reportApiRefusal, type RefusalReporting } from "./refusal-status.js";

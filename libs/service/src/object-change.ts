@@ -70,6 +70,8 @@ export type Decide = (
   reason: string,
   /** Set when the Decision was recorded on the host object: publish it with this id and time. */
   recorded?: Pick<RecordedDecision, "id" | "time">,
+  /** The host object's uid after the write, so Events can be attached to the object itself. */
+  hostUid?: string,
 ) => Promise<void>;
 
 /** Who to tell about a tracked write, and why it was made. */
@@ -103,10 +105,18 @@ export async function applyTracked<T extends KubernetesObject>(
     const after = await objects.apply(desired);
     return { action: changeOf(before, after, objects.fieldManager), object: after };
   }
-  const report = (recorded: RecordedDecision) =>
-    decision.decide(recorded.action, desired.kind!, meta.name!, meta.namespace ?? "", recorded.reason, recorded);
+  const report = (recorded: RecordedDecision, on: KubernetesObject) =>
+    decision.decide(
+      recorded.action,
+      desired.kind!,
+      meta.name!,
+      meta.namespace ?? "",
+      recorded.reason,
+      recorded,
+      on.metadata?.uid,
+    );
   const leftover = before ? pendingDecisionOf(before, objects.fieldManager) : undefined;
-  if (leftover) await report(leftover);
+  if (leftover && before) await report(leftover, before);
 
   const pin = decision.ifResourceVersion;
   const predicted = await dryRunApply(objects, desired, pin);
@@ -128,7 +138,7 @@ export async function applyTracked<T extends KubernetesObject>(
   if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
   // Someone else may have made the same change in the meantime: then this write only added the annotation.
   const changed = changeOf(before, written, objects.fieldManager);
-  if (changed) await report({ ...recorded, action: changed });
+  if (changed) await report({ ...recorded, action: changed }, written);
   return { action: changed, object: await clearPending(objects, desired, written) };
 }
 
@@ -176,7 +186,7 @@ export async function publishPendingDecision<T extends KubernetesObject>(
   const pending = pendingDecisionOf(obj, objects.fieldManager);
   if (!pending) return obj;
   const meta = obj.metadata ?? {};
-  await decide(pending.action, obj.kind!, meta.name!, meta.namespace ?? "", pending.reason, pending);
+  await decide(pending.action, obj.kind!, meta.name!, meta.namespace ?? "", pending.reason, pending, meta.uid);
   try {
     // A merge patch removes the annotation whoever wrote it; pinned, so it never resurrects a deleted object.
     return await objects.mergePatch<T>(obj, {
@@ -226,14 +236,14 @@ export function pendingDecisionOf(obj: KubernetesObject, manager?: string): Reco
  * isolation): the tenant reference is the cluster-scoped TenantCluster.
  */
 export function tenantDecider(tenant: string, publish: (decision: PlannedDecision) => Promise<void>): Decide {
-  return async (action, kind, name, namespace, reason, recorded) => {
+  return async (action, kind, name, namespace, reason, recorded, hostUid) => {
     if (!action) return;
     await publish({
       tenant,
       action,
       kind,
       tenantRef: { namespace: "", name: tenant },
-      hostRef: { namespace, name },
+      hostRef: { namespace, name, ...(hostUid ? { uid: hostUid } : {}) },
       reason,
       ...(recorded ? { id: recorded.id, time: recorded.time } : {}),
     });

@@ -1,9 +1,13 @@
+import { hostNamespaceFor } from "@tenantplane/mapping";
 import { runConsumer, TenantChangeSchema, type ConsumerName } from "@tenantplane/messaging";
-import type { Logger } from "@tenantplane/runtime";
-import { apiRefusalOf } from "./api-refusal.js";
+import { TransientError, type Logger } from "@tenantplane/runtime";
+import { accessDenialOf, apiRefusalOf } from "./api-refusal.js";
 import { reportApiRefusal, type RefusalReporting } from "./refusal-status.js";
 import { warnOnRejection } from "./rejections.js";
 import type { ServiceContext } from "./service.js";
+
+/** First retry delay while a service's access to a tenant namespace is not in force yet. */
+const ACCESS_RETRY_MS = 1_000;
 
 /**
  * Feeds tenant-change keys from `consumer` to `reconcile`, one tenant at a time
@@ -15,6 +19,11 @@ import type { ServiceContext } from "./service.js";
  * goes False with the server's message, phase Failed, a Warning names the field,
  * and the message is settled, since only a change of the input can help (and
  * brings a new message).
+ *
+ * The authorizer's 403 in the tenant's host namespace is neither: the service's RoleBinding
+ * there is created by the provisioner right after the namespace and may not be in force yet,
+ * so the tenant is retried (every ACCESS_RETRY_MS at first, slower the longer it lasts) and
+ * no condition changes.
  */
 export function consumeTenantChanges<E>(
   svc: ServiceContext<E>,
@@ -37,6 +46,14 @@ export function consumeTenantChanges<E>(
       try {
         await reconcile(change.tenant, ctx.logger);
       } catch (err) {
+        const denial = accessDenialOf(err);
+        if (denial?.namespace === hostNamespaceFor(change.tenant)) {
+          throw new TransientError(`${denial.message}; waiting for this service's RoleBinding in ${denial.namespace}`, {
+            code: "AccessPending",
+            retryAfterMs: ACCESS_RETRY_MS,
+            cause: err,
+          });
+        }
         const refusal = refusals && apiRefusalOf(err);
         if (!refusal) throw err;
         ctx.logger.warn(

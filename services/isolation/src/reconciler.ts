@@ -69,6 +69,15 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
       observedGeneration: generation,
     });
     const before = previous?.find((c) => c.type === CONDITION_ISOLATION_APPLIED)?.status;
+    // A lifecycle milestone, once per transition: the namespace is isolated as the profile says.
+    if (condition.status === "True" && before !== "True") {
+      await deps.events.record({
+        regarding: tenantRegarding(tenant, raw.metadata?.uid),
+        type: "Normal",
+        reason: "IsolationApplied",
+        message: condition.message,
+      });
+    }
     if (before !== condition.status && deps.nudge) {
       await deps.nudge(tenant, generation).catch((err: unknown) => {
         deps.logger.warn({ err, tenant }, "announcing the isolation change failed; the resync will carry it");

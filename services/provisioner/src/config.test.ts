@@ -25,3 +25,15 @@ describe("ProvisionerEnvSchema", () => {
     );
   });
 });
+
+describe("TENANT_ROLE_BINDINGS", () => {
+  it("is empty when unset and names a malformed entry", () => {
+    expect(parseEnv(ProvisionerEnvSchema, { NATS_URL: "nats://x" }).TENANT_ROLE_BINDINGS).toEqual([]);
+    expect(
+      parseEnv(ProvisionerEnvSchema, { NATS_URL: "nats://x", TENANT_ROLE_BINDINGS: "r=ns/sa" }).TENANT_ROLE_BINDINGS,
+    ).toEqual([{ clusterRole: "r", serviceAccount: { namespace: "ns", name: "sa" } }]);
+    expect(() => parseEnv(ProvisionerEnvSchema, { NATS_URL: "nats://x", TENANT_ROLE_BINDINGS: "r=sa" })).toThrow(
+      /^TENANT_ROLE_BINDINGS: entry "r=sa" is not/,
+    );
+  });
+});

@@ -1,5 +1,6 @@
 import { CommonEnvSchema } from "@tenantplane/runtime";
 import { z } from "zod";
+import { parseTenantRoleGrants } from "./role-bindings.js";
 
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const DURATION = /^(?:\d+(?:s|m|h|d))+$/;
@@ -14,7 +15,10 @@ export function parseDuration(text: string): number | undefined {
 
 const DURATION_MESSAGE = "must be a positive duration such as 8760h, 30d or 90s";
 
-/** The provisioner's environment: the common variables plus the admin certificate lifetime. */
+/**
+ * The provisioner's environment: the common variables, the admin certificate lifetime and the
+ * RoleBindings it creates in each tenant namespace.
+ */
 export const ProvisionerEnvSchema = CommonEnvSchema.extend({
   /**
    * Lifetime of each admin kubeconfig's client certificate (default one year); the provisioner
@@ -30,6 +34,22 @@ export const ProvisionerEnvSchema = CommonEnvSchema.extend({
         return z.NEVER;
       }
       return ms;
+    }),
+  /**
+   * `<clusterRole>=<namespace>/<serviceAccount>,…`: in every tenant namespace, bind each
+   * ServiceAccount to its fixed ClusterRole (the chart sets this). Empty binds nothing, for
+   * services that hold their rights cluster-wide.
+   */
+  TENANT_ROLE_BINDINGS: z
+    .string()
+    .default("")
+    .transform((text, ctx) => {
+      const grants = parseTenantRoleGrants(text);
+      if (typeof grants === "string") {
+        ctx.addIssue({ code: "custom", message: grants });
+        return z.NEVER;
+      }
+      return grants;
     }),
   /** CoreDNS image of every tenant's DNS server. */
   TENANT_DNS_IMAGE: z.string().min(1).optional(),

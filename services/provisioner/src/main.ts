@@ -4,6 +4,14 @@ import { ProvisionerEnvSchema } from "./config.js";
 import { reconcileTenant } from "./reconciler.js";
 
 const svc = await startService({ name: "provisioner", envSchema: ProvisionerEnvSchema, consumers: ["provisioner"] });
+const roleBindings = svc.env.TENANT_ROLE_BINDINGS;
+if (roleBindings.length === 0) {
+  svc.logger.info(
+    "TENANT_ROLE_BINDINGS is unset: no RoleBindings are created in tenant namespaces, so every service needs its rights there cluster-wide",
+  );
+} else {
+  svc.logger.info({ roleBindings }, "binding these ClusterRoles in every tenant namespace");
+}
 consumeTenantChanges(
   svc,
   "provisioner",
@@ -14,6 +22,7 @@ consumeTenantChanges(
       publish: svc.publish,
       logger,
       adminCertLifetimeMs: svc.env.ADMIN_CERT_LIFETIME,
+      roleBindings,
       dnsImage: svc.env.TENANT_DNS_IMAGE,
     }),
   {

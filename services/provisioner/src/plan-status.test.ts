@@ -7,8 +7,11 @@ import {
   controlPlaneReadyInput,
   describeControlPlane,
   findCondition,
+  namespaceDeletionProgress,
+  outcomeWithoutNamespace,
   phaseFor,
   provisionerStatusFields,
+  teardownStatus,
   type ControlPlaneObservation,
 } from "./plan-status.js";
 
@@ -196,5 +199,90 @@ describe("findCondition", () => {
     expect(findCondition(list, "ControlPlaneReady")).toBe(list[1]);
     expect(findCondition(list, "IsolationApplied")).toBeUndefined();
     expect(findCondition(undefined, "Synced")).toBeUndefined();
+  });
+});
+
+describe("teardownStatus", () => {
+  const current = {
+    phase: "Ready" as const,
+    hostNamespace: "tp-dev",
+    endpoint: "https://k3s.tp-dev.svc:6443",
+    externalEndpoint: "https://127.0.0.60:6443",
+    kubeconfigSecretRef: { namespace: "tp-dev", name: "dev-kubeconfig", key: "kubeconfig" },
+    kubeconfigExpiresAt: "2027-01-01T00:00:00.000Z",
+  };
+
+  it("keeps the namespace, endpoints and kubeconfig while the namespace exists, and says what it waits for", () => {
+    const { condition, fields } = teardownStatus({
+      tenant: "dev",
+      generation: 3,
+      current,
+      observation: { state: "deleting-namespace", namespace: "tp-dev", progress: "pods. has 1 resource instances" },
+    });
+    expect(fields).toEqual({ ...current, phase: "Terminating", observedGeneration: 3 });
+    expect(condition).toMatchObject({ status: "False", reason: CONTROL_PLANE_REASONS.terminating });
+    expect(condition.message).toBe("waiting for host namespace tp-dev to be deleted: pods. has 1 resource instances");
+    expect(TenantClusterStatusSchema.parse({ ...fields, conditions: [] })).toBeDefined();
+  });
+
+  it("releases them once the teardown has finished", () => {
+    const { condition, fields } = teardownStatus({
+      tenant: "dev",
+      generation: 3,
+      current,
+      observation: { state: "finished", namespace: "tp-dev", outcome: "deleted" },
+    });
+    expect(fields).toEqual({ phase: "Terminating", observedGeneration: 3 });
+    expect(condition.reason).toBe(CONTROL_PLANE_REASONS.teardownFinished);
+    expect(condition.message).toBe("host namespace tp-dev and everything in it are deleted");
+  });
+});
+
+describe("namespaceDeletionProgress", () => {
+  it("repeats what the namespace controller reports as remaining", () => {
+    expect(
+      namespaceDeletionProgress({
+        status: {
+          conditions: [
+            {
+              type: "NamespaceDeletionDiscoveryFailure",
+              status: "False",
+              message: "All resources successfully discovered",
+            },
+            {
+              type: "NamespaceContentRemaining",
+              status: "True",
+              message: "Some resources are remaining: pods. has 1 resource instances",
+            },
+            {
+              type: "NamespaceFinalizersRemaining",
+              status: "True",
+              message:
+                "Some content in the namespace has finalizers remaining: kubernetes.io/pvc-protection in 1 resource instances",
+            },
+          ],
+        },
+      }),
+    ).toBe(
+      "Some resources are remaining: pods. has 1 resource instances; Some content in the namespace has finalizers remaining: kubernetes.io/pvc-protection in 1 resource instances",
+    );
+  });
+
+  it("says the controller is at work before it has reported", () => {
+    expect(namespaceDeletionProgress({})).toBe("the namespace controller is removing its content");
+  });
+});
+
+describe("outcomeWithoutNamespace", () => {
+  it("is deleted after a pass waited for the deletion, the reported outcome after a finished one, else absent", () => {
+    expect(outcomeWithoutNamespace("tp-dev", { reason: "Terminating", message: "waiting" })).toBe("deleted");
+    const kept = teardownStatus({
+      tenant: "dev",
+      generation: 1,
+      observation: { state: "finished", namespace: "tp-dev", outcome: "kept" },
+    }).condition;
+    expect(outcomeWithoutNamespace("tp-dev", kept)).toBe("kept");
+    expect(outcomeWithoutNamespace("tp-dev", { reason: "Ready", message: "ready" })).toBe("absent");
+    expect(outcomeWithoutNamespace("tp-dev", undefined)).toBe("absent");
   });
 });

@@ -17,7 +17,10 @@ export const CONTROL_PLANE_REASONS = {
   ready: "Ready",
   /** The objects exist; the k3s pod is not ready yet. */
   waitingForPod: "WaitingForPod",
-  /** Exposed through a load balancer that has no address yet, so no kubeconfig URL exists. */
+  /**
+   * Exposed through a load balancer that has no address yet: no kubeconfig URL exists, and the
+   * control plane waits for it so its serving certificate names the address from the first start.
+   */
   waitingForLoadBalancer: "WaitingForLoadBalancer",
   /** The pod is ready but the API did not answer through the admin kubeconfig. */
   apiServerUnreachable: "ApiServerUnreachable",
@@ -31,6 +34,10 @@ export const CONTROL_PLANE_REASONS = {
   waitingForIsolation: "WaitingForIsolation",
   /** The isolation profile's quota or LimitRange would refuse the control-plane pod or its volume. */
   blockedByIsolationProfile: "BlockedByIsolationProfile",
+  /** The TenantCluster is being deleted; the message says what the teardown waits for. */
+  terminating: "Terminating",
+  /** The teardown removed everything it had to; the finalizer is released next. */
+  teardownFinished: "TeardownFinished",
 } as const;
 
 /**
@@ -131,7 +138,9 @@ export function describeControlPlane(observation: ControlPlaneObservation): Omit
       return {
         status: "False",
         reason: CONTROL_PLANE_REASONS.waitingForLoadBalancer,
-        message: `waiting for the load balancer of Service ${API_SERVICE_NAME} to be assigned an address`,
+        message:
+          `waiting for the load balancer of Service ${API_SERVICE_NAME} to be assigned an address; ` +
+          `the kubeconfig and the control plane are created for that address`,
       };
     case "api-unreachable":
       return {
@@ -211,4 +220,127 @@ export function provisionerStatusFields(input: ProvisionerStatusInput): Omit<Ten
       : {}),
     observedGeneration: input.generation,
   };
+}
+
+/** Namespace condition types that say what keeps a terminating namespace alive. */
+const NAMESPACE_DELETION_CONDITIONS = [
+  "NamespaceContentRemaining",
+  "NamespaceFinalizersRemaining",
+  "NamespaceDeletionContentFailure",
+  "NamespaceDeletionDiscoveryFailure",
+  "NamespaceDeletionGroupVersionParsingFailure",
+];
+
+/** The part of a Namespace that tells how far its deletion got. */
+export interface NamespaceProgress {
+  metadata?: { name?: string; deletionTimestamp?: Date | string | undefined } | undefined;
+  status?: { conditions?: ReadonlyArray<{ type?: string; status?: string; message?: string }> } | undefined;
+}
+
+/**
+ * What a terminating host namespace still waits for, from the namespace controller's own
+ * conditions (remaining content, finalizers, failures), e.g. `Some resources are remaining:
+ * pods. has 1 resource instances`; a general sentence before the controller has reported.
+ */
+export function namespaceDeletionProgress(ns: NamespaceProgress): string {
+  const reported = (ns.status?.conditions ?? [])
+    .filter((c) => c.status === "True" && NAMESPACE_DELETION_CONDITIONS.includes(c.type ?? "") && c.message)
+    .map((c) => c.message!);
+  return reported.length > 0 ? reported.join("; ") : "the namespace controller is removing its content";
+}
+
+/** How far a tenant's teardown got in one pass. */
+export type TeardownObservation =
+  /** The host namespace is being deleted; `progress` says what it still holds. */
+  | { state: "deleting-namespace"; namespace: string; progress: string }
+  /** Nothing of the tenant is left to wait for; `outcome` says what happened to the namespace. */
+  | { state: "finished"; namespace: string; outcome: "deleted" | "kept" | "not-ours" | "absent" };
+
+/** Inputs to {@link teardownStatus}. */
+export interface TeardownStatusInput {
+  tenant: string;
+  generation: number;
+  /** The status as last read: its endpoint, kubeconfig and expiry stay while the namespace does. */
+  current?: TenantClusterStatus | undefined;
+  observation: TeardownObservation;
+}
+
+/**
+ * The ControlPlaneReady condition and provisioner status fields of a tenant being deleted.
+ * Phase is Terminating throughout. While the host namespace exists, hostNamespace, endpoint,
+ * externalEndpoint and the kubeconfig reference stay as they were, because they still name
+ * real objects, and the condition says what the teardown waits for; once the teardown has
+ * finished they are released, right before the finalizer is.
+ */
+export function teardownStatus(input: TeardownStatusInput): {
+  condition: ConditionInput;
+  fields: Omit<TenantClusterStatus, "conditions">;
+} {
+  const { observation, current } = input;
+  const base = { phase: "Terminating" as const, observedGeneration: input.generation };
+  if (observation.state === "finished") {
+    return {
+      condition: {
+        type: CONDITION_CONTROL_PLANE_READY,
+        status: "False",
+        reason: CONTROL_PLANE_REASONS.teardownFinished,
+        message: describeTeardownOutcome(observation.namespace, observation.outcome),
+        observedGeneration: input.generation,
+      },
+      fields: base,
+    };
+  }
+  return {
+    condition: {
+      type: CONDITION_CONTROL_PLANE_READY,
+      status: "False",
+      reason: CONTROL_PLANE_REASONS.terminating,
+      message: `waiting for host namespace ${observation.namespace} to be deleted: ${observation.progress}`,
+      observedGeneration: input.generation,
+    },
+    fields: {
+      ...base,
+      hostNamespace: hostNamespaceFor(input.tenant),
+      endpoint: endpointFor(input.tenant),
+      ...(current?.externalEndpoint !== undefined ? { externalEndpoint: current.externalEndpoint } : {}),
+      ...(current?.kubeconfigSecretRef !== undefined ? { kubeconfigSecretRef: current.kubeconfigSecretRef } : {}),
+      ...(current?.kubeconfigExpiresAt !== undefined ? { kubeconfigExpiresAt: current.kubeconfigExpiresAt } : {}),
+    },
+  };
+}
+
+/** One sentence on what the teardown did with the host namespace. */
+export function describeTeardownOutcome(
+  namespace: string,
+  outcome: Extract<TeardownObservation, { state: "finished" }>["outcome"],
+): string {
+  switch (outcome) {
+    case "deleted":
+      return `host namespace ${namespace} and everything in it are deleted`;
+    case "kept":
+      return `tenantplane's objects are removed from host namespace ${namespace}, which is kept for the objects tenantplane did not create`;
+    case "not-ours":
+      return `host namespace ${namespace} is not this tenant's and was left untouched`;
+    case "absent":
+      return `there was no host namespace ${namespace} to remove`;
+  }
+}
+
+const TEARDOWN_OUTCOMES = ["deleted", "kept", "not-ours", "absent"] as const;
+
+/**
+ * What became of a host namespace that is no longer there, judged by the ControlPlaneReady
+ * condition an earlier pass wrote: deleted when that pass was waiting for its deletion, the
+ * outcome already reported when the teardown had finished (a pass that died before releasing
+ * the finalizer), absent otherwise.
+ */
+export function outcomeWithoutNamespace(
+  namespace: string,
+  previous: Pick<Condition, "reason" | "message"> | undefined,
+): Extract<TeardownObservation, { state: "finished" }>["outcome"] {
+  if (previous?.reason === CONTROL_PLANE_REASONS.terminating) return "deleted";
+  if (previous?.reason === CONTROL_PLANE_REASONS.teardownFinished) {
+    return TEARDOWN_OUTCOMES.find((o) => describeTeardownOutcome(namespace, o) === previous.message) ?? "absent";
+  }
+  return "absent";
 }

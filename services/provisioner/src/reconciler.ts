@@ -68,7 +68,9 @@ import {
   type ControlPlaneObservation,
 } from "./plan-status.js";
 import { withoutCreateEntry } from "./field-ownership.js";
+import { readyEvent } from "./lifecycle-events.js";
 import { decodeSecretData } from "./secret-data.js";
+import { ensureRoleBindings, type TenantRoleGrant } from "./role-bindings.js";
 import { teardown } from "./teardown.js";
 import { dnsConfigMap, dnsDeployment, dnsService } from "./tenant-dns.js";
 
@@ -89,6 +91,8 @@ export interface ProvisionerDeps {
   logger: Logger;
   /** Lifetime of each admin client certificate it signs; renewed after two thirds of it. */
   adminCertLifetimeMs?: number;
+  /** ClusterRoles bound to services' ServiceAccounts in every tenant namespace; none when unset. */
+  roleBindings?: readonly TenantRoleGrant[];
   /** The clock; tests move it. */
   now?: () => Date;
   /** CoreDNS image of each tenant's DNS server; default {@link DEFAULT_DNS_IMAGE}. */
@@ -184,6 +188,7 @@ async function provision(pass: Pass): Promise<ControlPlaneObservation> {
   await ensureFinalizer(pass);
   const isolation = await readIsolation(pass);
   await ensureNamespace(pass, isolation);
+  await ensureServiceAccess(pass);
   checkProfileAdmitsControlPlane(pass, isolation);
   const pki = await ensurePki(pass);
   const api = await ensureOwned(pass, apiService(pass.tc), apiServiceReason(pass.tc));
@@ -193,6 +198,11 @@ async function provision(pass: Pass): Promise<ControlPlaneObservation> {
   if (external !== undefined) pass.facts.externalEndpoint = external;
   await ensureOwned(pass, dnsConfigMap(pass.tenant), "Corefile of the tenant DNS server");
   await ensureOwned(pass, dnsService(pass.tenant), TENANT_DNS_REASON);
+  // An exposed control plane waits for its address, so the kubeconfig is written once with the
+  // URL clients use and the serving certificate names the address from the pod's first start
+  // (a later address would change the certificate's names and restart the pod at birth).
+  if (pass.tc.spec.controlPlane.expose.loadBalancer.enabled && external === undefined)
+    throw new Halt({ state: "waiting-for-load-balancer" });
   const kubeconfig = await ensureKubeconfig(pass, pki, external ?? endpointFor(pass.tenant));
   const sts = await ensureControlPlane(pass, isolation, pki, [...loadBalancerAddresses(api), ...clusterIps(api)]);
   // Like the control plane, the DNS server runs only in an isolated namespace (ensureControlPlane checked it).
@@ -258,6 +268,18 @@ async function ensureNamespace(pass: Pass, isolation: Isolation): Promise<void> 
     hostNamespaceManifest(pass.tenant, pass.uid, isolation.compiled.namespaceLabels),
     `host namespace for TenantCluster ${pass.tenant}, with Pod Security labels from ${isolation.source}`,
   );
+}
+
+// Right after the namespace, so the services (this one included) may act in it.
+async function ensureServiceAccess(pass: Pass): Promise<void> {
+  const foreign = await ensureRoleBindings({
+    objects: pass.deps.objects,
+    decide: pass.decide,
+    tenant: pass.tenant,
+    tenantCluster: pass.raw,
+    grants: pass.deps.roleBindings ?? [],
+  });
+  if (foreign !== undefined) throw new Halt({ state: "foreign-object", message: foreign });
 }
 
 // Checked before anything runs in the namespace, so a profile that would refuse the control
@@ -425,6 +447,8 @@ async function report(pass: Pass, observation: ControlPlaneObservation): Promise
     externalEndpoint: pass.facts.apiObserved ? pass.facts.externalEndpoint : current?.externalEndpoint,
   });
   await applyTenantStatus(deps.objects, tenant, pass.raw.status?.conditions, condition, fields);
+  if (observation.state === "ready" && fields.phase === "Ready" && current?.phase !== "Ready")
+    await deps.events.record(readyEvent(tenant, pass.uid, observation.server, endpointFor(tenant)));
   if (needsAttention(observation)) {
     await deps.events.record({
       regarding: tenantRegarding(tenant, pass.uid),

@@ -17,6 +17,15 @@ import {
   tenantDecider,
   tenantRegarding,
 } from "@tenantplane/service";
+import { teardownFinishedEvent, teardownStartedEvent } from "./lifecycle-events.js";
+import {
+  findCondition,
+  namespaceDeletionProgress,
+  outcomeWithoutNamespace,
+  teardownStatus,
+  type NamespaceProgress,
+  type TeardownObservation,
+} from "./plan-status.js";
 
 /** What the teardown needs from the outside world. */
 export interface TeardownDeps {
@@ -53,6 +62,11 @@ const SYSTEM_OBJECTS = new Set(["ConfigMap/kube-root-ca.crt"]);
  * one that holds foreign objects is kept with them, emptied of tenantplane's own objects, and a
  * Warning names what was kept; a namespace that is not ours is left exactly as it is, and so is
  * everything when the TenantCluster itself is gone (without its uid nothing proves ownership).
+ *
+ * The status stays truthful throughout: phase Terminating, the host namespace and endpoints
+ * kept while the namespace exists, and a condition saying what the teardown waits for; they are
+ * released once it is over. Normal Events mark its start and its end, the end recorded before
+ * the finalizer is released so it lands on the TenantCluster that still exists.
  */
 export async function teardown(
   tenant: string,
@@ -62,7 +76,7 @@ export async function teardown(
 ): Promise<void> {
   const namespace = hostNamespaceFor(tenant);
   const uid = raw?.metadata?.uid;
-  if (uid === undefined) {
+  if (raw === undefined || uid === undefined) {
     // The TenantCluster is gone without its finalizer having run (force-removed), so nothing
     // proves which namespace was its own: an earlier tenant's leftovers look the same. Leave it.
     deps.logger.info(
@@ -72,65 +86,73 @@ export async function teardown(
     return;
   }
   // A Delete recorded on the TenantCluster by a pass that died before publishing goes out first.
-  await publishPendingDeletes(deps.objects, raw!, tenantDecider(tenant, deps.publish));
-  const ns = await deps.objects.get("v1", "Namespace", namespace);
+  await publishPendingDeletes(deps.objects, raw, tenantDecider(tenant, deps.publish));
+  const pass: TeardownPass = { tenant, namespace, raw, uid, deps, started: raw.status?.phase === "Terminating" };
+  const ns = await deps.objects.get<Namespace>("v1", "Namespace", namespace);
+  const previous = findCondition(raw.status?.conditions, CONDITION_CONTROL_PLANE_READY);
+  let outcome = outcomeWithoutNamespace(namespace, previous);
   if (ns) {
     const ownership = namespaceOwnership(ns, tenant, uid);
     if (ownership.owner === "ours") {
-      await removeNamespace(tenant, raw, ns, deps);
+      outcome = await removeNamespace(pass, ns);
     } else {
       deps.logger.info({ tenant, namespace, why: ownership.why }, "host namespace is not ours; leaving it untouched");
+      outcome = "not-ours";
     }
   }
-  await releaseFinalizer(tenant, raw, deps, finalizer);
+  await announceStart(pass, outcome === "kept" ? "empty-namespace" : "nothing");
+  await finish(pass, { state: "finished", namespace, outcome });
+  await releaseFinalizer(pass, finalizer);
 }
 
-async function removeNamespace(
-  tenant: string,
-  raw: RawTenant | undefined,
-  ns: KubernetesObject,
-  deps: TeardownDeps,
-): Promise<void> {
-  const namespace = ns.metadata!.name!;
-  const waiting = new TransientError(`waiting for host namespace ${namespace} to be deleted`, {
-    code: "Terminating",
-    retryAfterMs: WAIT_MS,
-  });
-  if (ns.metadata?.deletionTimestamp) throw waiting;
+type Namespace = KubernetesObject & NamespaceProgress;
+type FinishedOutcome = Extract<TeardownObservation, { state: "finished" }>["outcome"];
+
+/** One teardown pass over one tenant whose TenantCluster still exists. */
+interface TeardownPass {
+  tenant: string;
+  namespace: string;
+  raw: RawTenant;
+  uid: string;
+  deps: TeardownDeps;
+  /** Whether an earlier pass already wrote phase Terminating (and so announced the start). */
+  started: boolean;
+}
+
+// Deletes the namespace whole, or empties it of tenantplane's objects when it holds foreign
+// ones. Throws TransientError while the namespace is terminating, so the message comes back.
+async function removeNamespace(pass: TeardownPass, ns: Namespace): Promise<FinishedOutcome> {
+  const { tenant, namespace, deps } = pass;
+  const waiting = () =>
+    new TransientError(`waiting for host namespace ${namespace} to be deleted`, {
+      code: "Terminating",
+      retryAfterMs: WAIT_MS,
+    });
+  if (ns.metadata?.deletionTimestamp) {
+    await announceStart(pass, "delete-namespace");
+    await reportProgress(pass, { state: "deleting-namespace", namespace, progress: namespaceDeletionProgress(ns) });
+    throw waiting();
+  }
 
   const foreign = await foreignObjectsIn(namespace, tenant, deps.objects);
   if (foreign.length > 0) {
+    await announceStart(pass, "empty-namespace");
     const removed = await deleteOursIn(namespace, tenant, deps);
     const message =
       `host namespace ${namespace} is kept because it holds objects tenantplane did not create ` +
       `(${foreign.slice(0, 10).join(", ")}${foreign.length > 10 ? ", …" : ""}); ` +
       `tenantplane's own ${removed} objects in it were deleted`;
     deps.logger.warn({ tenant, namespace }, message);
-    if (raw) {
-      await deps.events.record({
-        regarding: tenantRegarding(tenant, raw.metadata?.uid),
-        type: "Warning",
-        reason: "NamespaceKept",
-        message,
-      });
-    }
-    return;
+    await deps.events.record({
+      regarding: tenantRegarding(tenant, pass.uid),
+      type: "Warning",
+      reason: "NamespaceKept",
+      message,
+    });
+    return "kept";
   }
 
-  if (raw) {
-    await applyTenantStatus(
-      deps.objects,
-      tenant,
-      raw.status?.conditions,
-      {
-        type: CONDITION_CONTROL_PLANE_READY,
-        status: "False",
-        reason: "Terminating",
-        message: `deleting host namespace ${namespace}`,
-      },
-      { phase: "Terminating" },
-    );
-  }
+  await announceStart(pass, "delete-namespace");
   // Pinned to the namespace that was judged: if it was replaced or relabelled since, the
   // delete fails instead of removing something nobody checked.
   // The Delete Decision is recorded on the TenantCluster before the delete and published after
@@ -142,7 +164,7 @@ async function removeNamespace(
       {
         decide: tenantDecider(tenant, deps.publish),
         reason: `TenantCluster ${tenant} is being deleted; the namespace takes every host object of the tenant with it`,
-        anchor: raw!,
+        anchor: pass.raw,
         ifResourceVersion: ns.metadata?.resourceVersion,
       },
     );
@@ -154,7 +176,44 @@ async function removeNamespace(
       cause: err,
     });
   }
-  throw waiting;
+  // The status says so at once, with what the namespace controller has to remove.
+  const after = await deps.objects.get<Namespace>("v1", "Namespace", namespace);
+  if (!after) return "deleted";
+  await reportProgress(pass, { state: "deleting-namespace", namespace, progress: namespaceDeletionProgress(after) });
+  throw waiting();
+}
+
+// Recorded once, by the first pass that sees the TenantCluster deleting (it then writes phase
+// Terminating, which later passes read).
+async function announceStart(
+  pass: TeardownPass,
+  plan: "delete-namespace" | "empty-namespace" | "nothing",
+): Promise<void> {
+  if (pass.started) return;
+  pass.started = true;
+  await pass.deps.events.record(teardownStartedEvent(pass.tenant, pass.uid, pass.namespace, plan));
+}
+
+async function reportProgress(pass: TeardownPass, observation: TeardownObservation): Promise<void> {
+  const { condition, fields } = teardownStatus({
+    tenant: pass.tenant,
+    generation: pass.raw.metadata?.generation ?? 0,
+    current: pass.raw.status,
+    observation,
+  });
+  await applyTenantStatus(pass.deps.objects, pass.tenant, pass.raw.status?.conditions, condition, fields);
+}
+
+// The status lets go of the namespace and endpoints, and the Event is written while the
+// TenantCluster exists, so `kubectl describe` and the events namespace both show the end.
+async function finish(
+  pass: TeardownPass,
+  observation: Extract<TeardownObservation, { state: "finished" }>,
+): Promise<void> {
+  await reportProgress(pass, observation);
+  const deleting = pass.raw.metadata?.deletionTimestamp;
+  const startedAt = deleting === undefined ? undefined : new Date(deleting).toISOString();
+  await pass.deps.events.record(teardownFinishedEvent(pass.tenant, pass.uid, observation, startedAt, new Date()));
 }
 
 /** `Kind/name` of every object in the scanned kinds of `namespace` that is not ours. */
@@ -218,17 +277,24 @@ async function deleteExactly(objects: Objects, object: KubernetesObject): Promis
   }
 }
 
-async function releaseFinalizer(
-  tenant: string,
-  raw: RawTenant | undefined,
-  deps: TeardownDeps,
-  finalizer: string,
-): Promise<void> {
-  if (!raw?.metadata?.finalizers?.includes(finalizer)) return;
-  const remaining = raw.metadata.finalizers.filter((f) => f !== finalizer);
-  await deps.objects.mergePatch(
-    { apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, metadata: { name: tenant } },
-    { metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers: remaining } },
-  );
+// Pinned to the version read after the last status write, so no other finalizer added meanwhile is lost.
+async function releaseFinalizer(pass: TeardownPass, finalizer: string): Promise<void> {
+  const { tenant, deps } = pass;
+  const current = await deps.objects.get<RawTenant>(API_VERSION, KIND_TENANT_CLUSTER, tenant);
+  if (!current || current.metadata?.uid !== pass.uid || !current.metadata?.finalizers?.includes(finalizer)) return;
+  const remaining = current.metadata.finalizers.filter((f) => f !== finalizer);
+  try {
+    await deps.objects.mergePatch(
+      { apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, metadata: { name: tenant } },
+      { metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: remaining } },
+    );
+  } catch (err) {
+    if (httpStatusOf(err) !== 409) throw err;
+    throw new TransientError(`TenantCluster ${tenant} changed while its finalizer was released; looking again`, {
+      code: "Conflict",
+      retryAfterMs: 500,
+      cause: err,
+    });
+  }
   deps.logger.info({ tenant }, "teardown complete; finalizer released");
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { eventForDecision } from "./event-for-decision.js";
+import { eventForDecision, hostEventForDecision } from "./event-for-decision.js";
 
 const tc = { apiVersion: "tenantplane.io/v1alpha1", kind: "TenantCluster", name: "dev", uid: "u-1" };
 const decision = {
@@ -72,8 +72,76 @@ describe("eventForDecision", () => {
 
   it("names the tenant when its TenantCluster is gone", () => {
     const regarding = { apiVersion: tc.apiVersion, kind: tc.kind, name: "dev" };
-    expect(eventForDecision({ ...decision, action: "Delete" }, regarding, true).message).toMatch(
+    expect(eventForDecision({ ...decision, action: "Delete" }, regarding, { gone: true }).message).toMatch(
       /\(tenant dev: its TenantCluster no longer exists\)$/,
     );
+  });
+
+  it("makes the deletes of a tenant's own teardown Normal", () => {
+    const namespaceDelete = {
+      ...decision,
+      service: "provisioner",
+      action: "Delete" as const,
+      kind: "Namespace",
+      tenantRef: { namespace: "", name: "dev" },
+      hostRef: { namespace: "", name: "tp-dev" },
+      reason: "TenantCluster dev is being deleted",
+    };
+    expect(eventForDecision(namespaceDelete, tc).type).toBe("Warning");
+    expect(eventForDecision(namespaceDelete, tc, { deleting: true }).type).toBe("Normal");
+    expect(eventForDecision(namespaceDelete, tc, { gone: true }).type).toBe("Warning");
+  });
+});
+
+describe("hostEventForDecision", () => {
+  const synced = {
+    ...decision,
+    action: "Create" as const,
+    kind: "ConfigMap",
+    tenantRef: { namespace: "shop", name: "web-config" },
+    hostRef: { namespace: "tp-dev", name: "web-config-x-shop-x-dev", uid: "cm-uid" },
+    reason: "host ConfigMap tp-dev/web-config-x-shop-x-dev absent",
+  };
+
+  it("puts an Event on the host object a Decision created, saying where it comes from and why", () => {
+    expect(hostEventForDecision(synced)).toEqual({
+      regarding: {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        name: "web-config-x-shop-x-dev",
+        namespace: "tp-dev",
+        uid: "cm-uid",
+      },
+      type: "Normal",
+      reason: "CreateConfigMap",
+      action: "Create",
+      reportingComponent: "sync-worker",
+      message:
+        "created for tenant dev from tenant ConfigMap shop/web-config: host ConfigMap tp-dev/web-config-x-shop-x-dev absent",
+    });
+  });
+
+  it("names the API group of the provisioner's StatefulSet", () => {
+    const event = hostEventForDecision({
+      ...synced,
+      service: "provisioner",
+      action: "Update",
+      kind: "StatefulSet",
+      tenantRef: { namespace: "", name: "dev" },
+      hostRef: { namespace: "tp-dev", name: "k3s", uid: "sts-uid" },
+      reason: "k3s control plane",
+    });
+    expect(event?.regarding.apiVersion).toBe("apps/v1");
+    expect(event?.message).toBe("updated for tenant dev: k3s control plane");
+  });
+
+  it("has nothing to attach to for deletes, skips, cluster-scoped objects, unknown uids or kinds", () => {
+    expect(hostEventForDecision({ ...synced, action: "Delete" })).toBeUndefined();
+    expect(hostEventForDecision({ ...synced, action: "Skip" })).toBeUndefined();
+    expect(hostEventForDecision({ ...synced, hostRef: { namespace: "tp-dev", name: "x" } })).toBeUndefined();
+    expect(
+      hostEventForDecision({ ...synced, kind: "Namespace", hostRef: { namespace: "", name: "tp-dev", uid: "u" } }),
+    ).toBeUndefined();
+    expect(hostEventForDecision({ ...synced, kind: "Widget" })).toBeUndefined();
   });
 });

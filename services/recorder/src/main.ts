@@ -13,7 +13,7 @@ import { startService } from "@tenantplane/service";
 import { Counter } from "prom-client";
 import { z } from "zod";
 import { DecisionEvents } from "./decision-events.js";
-import { eventForDecision } from "./event-for-decision.js";
+import { eventForDecision, hostEventForDecision } from "./event-for-decision.js";
 import { RecentIds } from "./rate.js";
 
 const EnvSchema = CommonEnvSchema.extend({
@@ -28,6 +28,12 @@ const outcomes = new Counter({
   name: "tenantplane_recorder_events_total",
   help: "Decisions turned into Events, by outcome (created, aggregated, duplicate) and whether the TenantCluster still existed.",
   labelNames: ["outcome", "tenant"],
+  registers: [svc.metrics.registry],
+});
+const hostEvents = new Counter({
+  name: "tenantplane_recorder_host_events_total",
+  help: "Events written on the host object a Decision created or updated, by outcome (created, aggregated, failed).",
+  labelNames: ["outcome"],
   registers: [svc.metrics.registry],
 });
 const core = svc.kc.makeApiClient(CoreV1Api);
@@ -62,10 +68,14 @@ const tenants = startWatch<KubernetesObject>({
 });
 await tenants.synced;
 
-// The cache can lag behind (a tenant created a moment ago); only the API says a tenant is gone.
-async function tenantUid(tenant: string): Promise<string | undefined> {
+// The cache can lag behind (a tenant created a moment ago, a delete a moment ago); only the
+// API says a tenant is gone. A Delete is re-read when the cache says the tenant is not being
+// deleted, because that decides whether it is routine teardown or a Warning.
+async function tenantState(tenant: string, fresh: boolean): Promise<{ uid?: string | undefined; deleting: boolean }> {
   const cached = tenants.get(tenant);
-  if (cached) return cached.metadata?.uid;
+  if (cached && !(fresh && !cached.metadata?.deletionTimestamp)) {
+    return { uid: cached.metadata?.uid, deleting: cached.metadata?.deletionTimestamp !== undefined };
+  }
   try {
     const tc = (await custom.getClusterCustomObject({
       group: GROUP,
@@ -73,9 +83,9 @@ async function tenantUid(tenant: string): Promise<string | undefined> {
       plural: PLURAL_TENANT_CLUSTERS,
       name: tenant,
     })) as KubernetesObject;
-    return tc.metadata?.uid;
+    return { uid: tc.metadata?.uid, deleting: tc.metadata?.deletionTimestamp !== undefined };
   } catch (err) {
-    if (httpStatusOf(err) === 404) return undefined;
+    if (httpStatusOf(err) === 404) return { deleting: false };
     throw err;
   }
 }
@@ -85,14 +95,30 @@ async function record(decision: Decision): Promise<void> {
     outcomes.inc({ outcome: "duplicate", tenant: "present" });
     return;
   }
-  const uid = await tenantUid(decision.tenant);
+  const { uid, deleting } = await tenantState(decision.tenant, decision.action === "Delete");
   // Without its TenantCluster (deleted while the recorder was behind) the Event still
   // names the tenant, in the events namespace: a Decision is never dropped silently.
   const regarding = { apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, name: decision.tenant, uid };
-  let outcome;
-  try {
-    outcome = await decisionEvents.record(eventForDecision(decision, regarding, uid === undefined));
-  } catch (err) {
+  const onHost = hostEventForDecision(decision);
+  const [onTenant, hostOutcome] = await Promise.allSettled([
+    decisionEvents.record(eventForDecision(decision, regarding, { gone: uid === undefined, deleting })),
+    onHost ? decisionEvents.record(onHost) : Promise.resolve(undefined),
+  ]);
+  // The Event on the host object is a convenience copy: its namespace may be terminating or the
+  // object gone already, and retrying would count the TenantCluster's Event twice.
+  if (onHost) {
+    if (hostOutcome.status === "fulfilled") {
+      hostEvents.inc({ outcome: hostOutcome.value ?? "created" });
+    } else {
+      hostEvents.inc({ outcome: "failed" });
+      svc.logger.info(
+        { err: describeError(hostOutcome.reason), kind: decision.kind, host: decision.hostRef },
+        "Event on the host object not written",
+      );
+    }
+  }
+  if (onTenant.status === "rejected") {
+    const err: unknown = onTenant.reason;
     // Even a refusal (an admission webhook or policy on Events) is retried: a Decision
     // is a fact that must end up in an Event, and whatever refuses it today may not tomorrow.
     throw new TransientError(`writing the Event for Decision ${decision.id} failed: ${describeError(err)}`, {
@@ -101,7 +127,7 @@ async function record(decision: Decision): Promise<void> {
     });
   }
   recorded.add(decision.id);
-  outcomes.inc({ outcome, tenant: uid === undefined ? "gone" : "present" });
+  outcomes.inc({ outcome: onTenant.value, tenant: uid === undefined ? "gone" : "present" });
 }
 
 // Keyed by id: Decisions are facts, not keys, so none supersedes another, a tenant's

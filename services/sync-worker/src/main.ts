@@ -52,6 +52,9 @@ const supervisor = new Supervisor({
   warn: async (tenant, uid, reason, message) => {
     await svc.events.record({ regarding: tenantRegarding(tenant, uid), type: "Warning", reason, message });
   },
+  notify: async (tenant, uid, reason, message) => {
+    await svc.events.record({ regarding: tenantRegarding(tenant, uid), type: "Normal", reason, message });
+  },
   owns: (tenant) => ownership.owns(tenant),
 });
 box.supervisor = supervisor;

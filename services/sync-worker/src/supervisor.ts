@@ -54,6 +54,8 @@ export interface SupervisorDeps {
   publish(decision: PlannedDecision): Promise<void>;
   /** A Warning Event on the TenantCluster named `tenant`. */
   warn(tenant: string, uid: string | undefined, reason: string, message: string): Promise<void>;
+  /** A Normal Event on the TenantCluster named `tenant` (a milestone: the sync caught up). */
+  notify?(tenant: string, uid: string | undefined, reason: string, message: string): Promise<void>;
   /** Whether this worker holds the partition of `tenant` right now. */
   owns(tenant: string): boolean;
 }
@@ -332,11 +334,22 @@ export class Supervisor {
     try {
       await this.report(tenant, tc, condition, sync);
       current.lastStatus = text;
+      await this.announceCaughtUp(tenant, tc, condition);
     } catch (err) {
       this.deps.logger.warn({ tenant, err: describeError(err) }, "writing Synced status failed; retrying");
       await sleep(2_000);
       this.scheduleStatus(tenant);
     }
+  }
+
+  // Once per transition to Synced=True as the TenantCluster last showed it; best effort.
+  private async announceCaughtUp(tenant: string, tc: RawObject, condition: ConditionInput): Promise<void> {
+    if (condition.status !== "True" || !this.deps.notify) return;
+    const previous = (tc["status"] as { conditions?: Condition[] } | undefined)?.conditions;
+    if (previous?.find((c) => c.type === condition.type)?.status === "True") return;
+    await this.deps
+      .notify(tenant, tc.metadata.uid, "SyncCaughtUp", `every tenant object is synced: ${condition.message}`)
+      .catch((err: unknown) => this.deps.logger.info({ tenant, err: describeError(err) }, "SyncCaughtUp not recorded"));
   }
 
   private async report(tenant: string, tc: RawObject, condition: ConditionInput, sync: SyncStatus | undefined) {

@@ -47,6 +47,18 @@ describe("planTenant", () => {
     expect(planTenant(tc({ secretRef: false }), () => undefined).run).toBe(false);
   });
 
+  it("reads the kubeconfig only from the tenant's own host namespace", () => {
+    const elsewhere = tc();
+    (elsewhere["status"] as { kubeconfigSecretRef: unknown }).kubeconfigSecretRef = {
+      ...secret,
+      namespace: "kube-system",
+    };
+    expect(planTenant(elsewhere, () => undefined)).toMatchObject({
+      run: false,
+      problem: { reason: "KubeconfigOutsideHostNamespace", message: expect.stringContaining("namespace kube-system") },
+    });
+  });
+
   it("reports a missing or invalid SyncPolicy as a problem naming the fix", () => {
     const missing = planTenant(tc({ spec: { syncPolicyRef: { name: "p" } } }), () => undefined);
     expect(missing).toMatchObject({ run: false, problem: { reason: "SyncPolicyNotFound" } });

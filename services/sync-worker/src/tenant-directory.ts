@@ -9,6 +9,7 @@ import {
   type SyncPolicySpec,
 } from "@tenantplane/api";
 import type { RawObject } from "@tenantplane/kube";
+import { hostNamespaceFor } from "@tenantplane/mapping";
 import { compileHostRules, type HostRules } from "@tenantplane/sync";
 
 /** What the supervisor should do about one tenant, decided from host state alone. */
@@ -26,8 +27,9 @@ export type TenantPlan =
 /**
  * Whether `tenant` should be synced (by whichever worker owns it) and with what: its
  * TenantCluster exists, is not being deleted, its control plane is Ready, its kubeconfig
- * Secret is known and its SyncPolicy exists and parses. A missing or invalid policy is a
- * problem to report, never a reason to delete copies.
+ * Secret is known (in the tenant's own host namespace, the only place the worker may read
+ * Secrets) and its SyncPolicy exists and parses. A missing or invalid policy is a problem to
+ * report, never a reason to delete copies.
  */
 export function planTenant(
   tc: RawObject | undefined,
@@ -43,6 +45,17 @@ export function planTenant(
   if (ready?.status !== "True") return { run: false, why: "control plane not Ready" };
   const secret = status?.kubeconfigSecretRef;
   if (secret === undefined) return { run: false, why: "no kubeconfigSecretRef yet" };
+  const hostNamespace = hostNamespaceFor(tc.metadata.name);
+  if (secret.namespace !== hostNamespace) {
+    return {
+      run: false,
+      why: "kubeconfig Secret outside the host namespace",
+      problem: {
+        reason: "KubeconfigOutsideHostNamespace",
+        message: `status.kubeconfigSecretRef names a Secret in namespace ${secret.namespace}: the sync worker reads kubeconfigs only in the tenant's host namespace ${hostNamespace}`,
+      },
+    };
+  }
   const profileName = parsed.data.spec.isolationProfileRef?.name;
   let rules = compileHostRules(defaultIsolationProfileSpec);
   if (profileName !== undefined) {

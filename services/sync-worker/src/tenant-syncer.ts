@@ -392,6 +392,7 @@ export class TenantSyncer {
     const desired = d.object as HostObject;
     await this.deps.writeToken();
     if (this.stopped || !this.deps.mayWrite()) return undefined;
+    let written;
     if (d.action === "Create") {
       const created = await writer.create(desired);
       if (created === "exists") {
@@ -401,24 +402,26 @@ export class TenantSyncer {
         await this.converge(key, since, found, true);
         return "retry-with-found";
       }
+      written = created;
     } else {
       const base = current ?? (await writer.get(d.kind, d.hostRef.namespace, d.hostRef.name));
       if (base === undefined) throw new Error(`host ${d.kind} ${d.hostRef.name} vanished before update`);
-      await writer.update(desired, base);
+      written = await writer.update(desired, base);
     }
     this.deps.observe.latency((Date.now() - since) / 1000);
     this.deps.observe.outcome(d.action === "Create" ? "create" : "update");
-    this.publishAfterWrite(d);
+    this.publishAfterWrite(d, written.metadata?.uid);
     return "inSync";
   }
 
-  private async publish(d: PlannedDecisionWithObject): Promise<void> {
+  // `hostUid`: the written object's, so the recorder can put an Event on it as well.
+  private async publish(d: PlannedDecisionWithObject, hostUid?: string): Promise<void> {
     await this.deps.publish({
       tenant: d.tenant,
       action: d.action,
       kind: d.kind,
       tenantRef: d.tenantRef,
-      hostRef: d.hostRef,
+      hostRef: hostUid ? { ...d.hostRef, uid: hostUid } : d.hostRef,
       reason: d.reason,
     });
   }
@@ -428,10 +431,10 @@ export class TenantSyncer {
    * slot: in order per host object, retried by the service's publisher, awaited by
    * {@link drain} at shutdown.
    */
-  private publishAfterWrite(d: PlannedDecisionWithObject): void {
+  private publishAfterWrite(d: PlannedDecisionWithObject, hostUid?: string): void {
     const key = `${d.kind}/${d.hostRef.name}`;
     const next = (this.publishing.get(key) ?? Promise.resolve())
-      .then(() => this.publish(d))
+      .then(() => this.publish(d, hostUid))
       .catch((err: unknown) =>
         this.deps.logger.error(
           { err: describe(err), kind: d.kind, host: d.hostRef.name, action: d.action },
