@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the test stack's binaries once and caches them by version outside the
-# git tree: the Kubernetes control plane (this module), kwok, helm and nats-server.
+# git tree: the Kubernetes control plane (this module), kwok, helm, nats-server and
+# CoreDNS (the tenant DNS server, run for real by the DNS tests).
 # A warm run only checks stamps. Prints the tools directory on its last line.
 set -euo pipefail
 
@@ -12,6 +13,7 @@ K8S_VERSION="v1.34.4"
 KWOK_VERSION="v0.7.0"
 HELM_VERSION="v3.19.0"
 NATS_SERVER_VERSION="v2.14.9"
+COREDNS_VERSION="v1.15.0"
 
 log() { printf '[build] %s\n' "$*" >&2; }
 
@@ -51,5 +53,6 @@ install_tool() { # name module version
 install_tool kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
 install_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 install_tool nats-server github.com/nats-io/nats-server/v2 "$NATS_SERVER_VERSION"
+install_tool coredns github.com/coredns/coredns "$COREDNS_VERSION"
 
 echo "$tools"

@@ -38,3 +38,4 @@ export { fieldsNotStored } from "./stored-fields.js";
 export { serviceAccountKubeConfig, serviceAccountKubeconfigFile } from "./service-account.js";
 export { runTenantplane, type CliRun } from "./cli.js";
 export { agentOf, isWrite, readAudit, WRITE_VERBS, type AuditRequest } from "./audit.js";
+export { dnsResolver, resolveWithSearch, startCoreDns, type CoreDns, type ResolvConf } from "./coredns.js";

@@ -3,7 +3,7 @@ import { inject } from "vitest";
 
 declare module "vitest" {
   export interface ProvidedContext {
-    /** Directory holding the pinned `cluster`, `kwok`, `helm` and `nats-server` binaries. */
+    /** Directory holding the pinned `cluster`, `kwok`, `helm`, `nats-server` and `coredns` binaries. */
     toolsDir: string;
   }
 }
@@ -13,7 +13,7 @@ export function toolsDir(explicit?: string): string {
   return explicit ?? inject("toolsDir");
 }
 
-/** Path of a pinned binary (`cluster`, `kwok`, `helm`, `nats-server`) in the tools directory. */
-export function toolPath(name: "cluster" | "kwok" | "helm" | "nats-server", dir?: string): string {
+/** Path of a pinned binary (`cluster`, `kwok`, `helm`, `nats-server`, `coredns`) in the tools directory. */
+export function toolPath(name: "cluster" | "kwok" | "helm" | "nats-server" | "coredns", dir?: string): string {
   return join(toolsDir(dir), name);
 }

@@ -923,6 +923,8 @@ describe("chart against a real API server", () => {
     ["provisioner", "patch", "isolationprofiles", { group: tp }, false],
     ["provisioner", "create", "pods", { namespace: "tp-dev" }, false],
     ["provisioner", "watch", "namespaces", {}, true],
+    ["provisioner", "create", "deployments", { group: "apps", namespace: "tp-dev" }, true],
+    ["provisioner", "patch", "configmaps", { namespace: "tp-dev" }, true],
     ["isolation", "get", "tenantclusters", { group: tp }, true],
     ["isolation", "get", "isolationprofiles", { group: tp }, true],
     ["isolation", "patch", "tenantclusters", { group: tp, subresource: "status" }, true],

@@ -36,7 +36,7 @@ describe("explain-sync on examples/tenant/workloads.yaml", () => {
     expect(lines[0]).toMatch(/^KIND +VIRTUAL +HOST +HASHED +ACTION +REASON$/);
     expect(lines).toHaveLength(13);
     expect(stdout).toMatch(
-      /^Pod +shop\/web +tp-dev\/web-x-shop-x-dev +no +Create +host Pod tp-dev\/web-x-shop-x-dev absent$/m,
+      /^Pod +shop\/web +tp-dev\/web-x-shop-x-dev +no +Create +host Pod tp-dev\/web-x-shop-x-dev absent; tenant API tp-dev\/k3s at <k3s ClusterIP>:6443 in KUBERNETES_\* env; .*DNS tp-dev\/tenant-dns at <tenant-dns ClusterIP>/m,
     );
     expect(stdout).toMatch(/^ConfigMap +kube-system\/coredns +\S+ +no +Skip +namespace kube-system belongs/m);
   });

@@ -124,13 +124,24 @@ describe("compileNetworkPolicies with the default profile", () => {
     expect(allowed(policies, tcp(tenantPod, otherPod, 80))).toBe(false);
   });
 
-  it("lets anyone reach the tenant API server on TCP 6443 and nothing else", () => {
+  it("lets anyone reach the tenant API server on TCP 6443, the namespace's pods its DNS server, and nothing else", () => {
     expect(byName(policies, OBJECT_NAMES.allowControlPlane)?.spec.ingress).toEqual([
       { ports: [{ protocol: "TCP", port: 6443 }] },
+      {
+        from: [{ podSelector: {} }],
+        ports: [
+          { protocol: "UDP", port: 1053 },
+          { protocol: "TCP", port: 1053 },
+        ],
+      },
     ]);
     expect(allowed(policies, tcp(otherPod, controlPlane, 6443))).toBe(true);
     expect(allowed(policies, tcp(internet, controlPlane, 6443))).toBe(true);
     expect(allowed(policies, tcp(otherPod, controlPlane, 10250))).toBe(false);
+    expect(allowed(policies, udp(tenantPod, controlPlane, 1053))).toBe(true);
+    expect(allowed(policies, tcp(tenantPod, controlPlane, 1053))).toBe(true);
+    expect(allowed(policies, udp(otherPod, controlPlane, 1053))).toBe(false);
+    expect(allowed(policies, udp(internet, controlPlane, 1053))).toBe(false);
   });
 
   it("allows DNS to kube-dns in kube-system on UDP and TCP 53 only", () => {

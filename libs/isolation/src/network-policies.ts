@@ -1,5 +1,5 @@
 import type { CidrRule, NamespaceRule, Network, NetworkPort, TrafficDirection } from "@tenantplane/api";
-import { LABEL_CONTROL_PLANE } from "@tenantplane/mapping";
+import { LABEL_CONTROL_PLANE, TENANT_DNS_CONTAINER_PORT } from "@tenantplane/mapping";
 import { CONTROL_PLANE_PORT, OBJECT_NAMES } from "./constants.js";
 import type {
   LabelSelector,
@@ -25,6 +25,11 @@ const DNS_PORTS: NetworkPolicyPort[] = [
   { protocol: "TCP", port: 53 },
 ];
 const CONTROL_PLANE_PORTS: NetworkPolicyPort[] = [{ protocol: "TCP", port: CONTROL_PLANE_PORT }];
+/** The tenant DNS server's port inside its pod (its Service maps 53 onto it). */
+const TENANT_DNS_PORTS: NetworkPolicyPort[] = [
+  { protocol: "UDP", port: TENANT_DNS_CONTAINER_PORT },
+  { protocol: "TCP", port: TENANT_DNS_CONTAINER_PORT },
+];
 const ALL_PODS: LabelSelector = {};
 const CONTROL_PLANE_PODS: LabelSelector = { matchLabels: { [LABEL_CONTROL_PLANE]: "true" } };
 
@@ -38,9 +43,11 @@ export interface NetworkPolicyPlan {
  * Compiles the network section of a profile. Policies are additive, so each allowance is its
  * own policy named after the setting it comes from; an allowance is emitted only for a
  * direction that is denied by default, because a policy that selects pods for a direction
- * also isolates them in it. The control-plane pods always keep TCP 6443 ingress from
- * anywhere, DNS egress, and two-way traffic with the namespace's pods (workloads call the
- * tenant API; the API server calls webhooks and aggregated APIs served by workloads).
+ * also isolates them in it. The control-plane pods (k3s and the tenant DNS server) always
+ * keep TCP 6443 ingress from anywhere, tenant DNS ingress from the namespace's pods, DNS
+ * egress (the DNS server's upstream), and two-way traffic with the namespace's pods
+ * (workloads call the tenant API and resolve through the tenant DNS server; the API server
+ * calls webhooks and aggregated APIs served by workloads).
  */
 export function compileNetworkPolicies(target: CompileTarget, network: Network): NetworkPolicyPlan {
   const deny = network.defaultDeny;
@@ -84,14 +91,14 @@ export function compileNetworkPolicies(target: CompileTarget, network: Network):
     policy(
       OBJECT_NAMES.allowControlPlane,
       CONTROL_PLANE_PODS,
-      [{ ports: CONTROL_PLANE_PORTS }],
+      [{ ports: CONTROL_PLANE_PORTS }, { from: [{ podSelector: ALL_PODS }], ports: TENANT_DNS_PORTS }],
       [{ to: [CLUSTER_DNS_PEER], ports: DNS_PORTS }, { to: [{ podSelector: ALL_PODS }] }],
     ),
     policy(
       OBJECT_NAMES.allowControlPlanePeers,
       ALL_PODS,
       [{ from: [{ podSelector: CONTROL_PLANE_PODS }] }],
-      [{ to: [{ podSelector: CONTROL_PLANE_PODS }], ports: CONTROL_PLANE_PORTS }],
+      [{ to: [{ podSelector: CONTROL_PLANE_PODS }], ports: [...CONTROL_PLANE_PORTS, ...TENANT_DNS_PORTS] }],
     ),
     policy(OBJECT_NAMES.allowDns, ALL_PODS, [], allow.dns ? [{ to: [CLUSTER_DNS_PEER], ports: DNS_PORTS }] : []),
     allow.sameNamespace

@@ -50,7 +50,7 @@ describe("the lockdown profile", () => {
     expect(compiled.namespaceLabels["pod-security.kubernetes.io/enforce"]).toBe("restricted");
   });
 
-  it("denies all traffic but keeps the tenant API reachable on 6443", () => {
+  it("denies all traffic but keeps the tenant API reachable on 6443 and the tenant DNS server from the namespace", () => {
     const names = compiled.objects.filter((o) => o.kind === "NetworkPolicy").map((o) => o.metadata.name);
     expect(names).toEqual([
       "tenantplane-default-deny",
@@ -60,7 +60,16 @@ describe("the lockdown profile", () => {
     const deny = compiled.objects.find((o) => o.metadata.name === "tenantplane-default-deny");
     expect(deny?.kind === "NetworkPolicy" && deny.spec.policyTypes).toEqual(["Ingress", "Egress"]);
     const api = compiled.objects.find((o) => o.metadata.name === "tenantplane-allow-control-plane");
-    expect(api?.kind === "NetworkPolicy" && api.spec.ingress).toEqual([{ ports: [{ protocol: "TCP", port: 6443 }] }]);
+    expect(api?.kind === "NetworkPolicy" && api.spec.ingress).toEqual([
+      { ports: [{ protocol: "TCP", port: 6443 }] },
+      {
+        from: [{ podSelector: {} }],
+        ports: [
+          { protocol: "UDP", port: 1053 },
+          { protocol: "TCP", port: 1053 },
+        ],
+      },
+    ]);
   });
 
   it("keeps the built-in quota and limits", () => {

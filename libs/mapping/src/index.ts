@@ -3,3 +3,4 @@ export * from "./host-name.js";
 export * from "./label-value.js";
 export * from "./reverse-mapping.js";
 export * from "./dns-label.js";
+export * from "./tenant-services.js";

@@ -7,3 +7,5 @@ export * from "./transform.js";
 export * from "./host-rules.js";
 export * from "./check-host-rules.js";
 export * from "./service-quota.js";
+export * from "./pod-environment.js";
+export * from "./tenant-dns.js";

@@ -17,6 +17,13 @@ import { isJsonObject } from "./internal/json.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
 import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
 import { recordedContentHash, type Reference, type Translation, translate } from "./transform.js";
+import {
+  placeholderPodEnvironment,
+  podEnvironmentFrom,
+  unknownPodEnvironmentReason,
+  type PodEnvironment,
+  type PodEnvironmentInput,
+} from "./pod-environment.js";
 
 /** What the planner compares: one tenant's objects, the host namespace's objects, and the policy. */
 export interface PlanInput {
@@ -47,6 +54,12 @@ export interface PlanInput {
    * version once. See {@link PlanMemo}.
    */
   memo?: PlanMemo | undefined;
+  /**
+   * Where host Pods reach the tenant's API and DNS. Absent: read from the host objects
+   * (the tenant's `k3s` and `tenant-dns` Services), else placeholders (offline). `"unknown"`:
+   * Pods are held back with a Skip until the caller knows both addresses.
+   */
+  podEnvironment?: PodEnvironmentInput;
 }
 
 /** What reading and translating one tenant object gave, before any host object is looked at. */
@@ -54,6 +67,7 @@ type SourceWork =
   | { type: "malformed"; problem: string }
   | { type: "ignored"; reason: string }
   | { type: "refused"; reason: string }
+  | { type: "held" }
   | { type: "untranslatable"; message: string }
   | { type: "translated"; translation: Translation };
 
@@ -66,15 +80,17 @@ type SourceWork =
 export class PlanMemo {
   private sources = new WeakMap<object, SourceWork>();
   private hosts = new WeakMap<object, HostEntry | null>();
-  private context: { tenant: string; rules: HostRules; hashKey: string | undefined } | undefined;
+  private context: { tenant: string; rules: HostRules; hashKey: string | undefined; pods: string } | undefined;
 
   /** @internal Entries valid for this context (a new context clears the memo). */
-  for(tenant: string, rules: HostRules, hashKey: string | undefined): this {
+  for(tenant: string, rules: HostRules, hashKey: string | undefined, podEnvironment: PodEnvironment | "unknown"): this {
+    // Pod translations depend on the pod environment, which each pass resolves anew.
+    const pods = JSON.stringify(podEnvironment);
     const c = this.context;
-    if (c === undefined || c.tenant !== tenant || c.rules !== rules || c.hashKey !== hashKey) {
+    if (c === undefined || c.tenant !== tenant || c.rules !== rules || c.hashKey !== hashKey || c.pods !== pods) {
       this.sources = new WeakMap();
       this.hosts = new WeakMap();
-      this.context = { tenant, rules, hashKey };
+      this.context = { tenant, rules, hashKey, pods };
     }
     return this;
   }
@@ -219,6 +235,7 @@ class Pass {
   private readonly hashKey: string | undefined;
   private readonly rules: HostRules;
   private readonly memo: PlanMemo | undefined;
+  private readonly podEnvironment: PodEnvironment | "unknown";
   private readonly hosts = new Map<string, HostEntry>();
   /** Host keys owned by a source in this pass (synced, or kept while its source is malformed). */
   private readonly claimed = new Map<string, VirtualIdentity>();
@@ -231,7 +248,8 @@ class Pass {
     this.completeKinds = new Set(input.completeKinds ?? this.kinds);
     this.hashKey = input.hashKey;
     this.rules = input.rules ?? defaultHostRules;
-    this.memo = input.memo?.for(this.tenant, this.rules, this.hashKey);
+    this.podEnvironment = resolvePodEnvironment(input);
+    this.memo = input.memo?.for(this.tenant, this.rules, this.hashKey, this.podEnvironment);
     for (const value of hostObjects) {
       const entry = this.hostEntry(value);
       if (entry !== undefined) this.hosts.set(hostKey(entry.kind, entry.name), entry);
@@ -306,8 +324,17 @@ class Pass {
         this.claim(target, id);
         this.reject(target, `cannot translate ${label} (item ${item}): ${work.message}`);
         return;
-      case "translated":
-        this.reconcile(target, id, work.translation.object, this.unsyncedReferences(work.translation.references));
+      case "held":
+        // Claimed, so a copy made earlier is kept while the addresses are unknown.
+        this.claim(target, id);
+        this.decide(target, "Skip", unknownPodEnvironmentReason(this.tenant));
+        return;
+      case "translated": {
+        const { translation } = work;
+        let note = this.unsyncedReferences(translation.references);
+        if (translation.rewrites.length > 0) note += `; ${translation.rewrites.join("; ")}`;
+        this.reconcile(target, id, translation.object, note);
+      }
     }
   }
 
@@ -320,10 +347,15 @@ class Pass {
     if (nativeReason !== undefined) return { type: "ignored", reason: nativeReason };
     const refusal = hostRulesReason(obj, this.rules, this.tenant);
     if (refusal !== undefined) return { type: "refused", reason: refusal };
+    if (obj.kind === "Pod" && this.podEnvironment === "unknown") return { type: "held" };
     try {
       return {
         type: "translated",
-        translation: translate(obj, this.tenant, { hashKey: this.hashKey, rules: this.rules }),
+        translation: translate(obj, this.tenant, {
+          hashKey: this.hashKey,
+          rules: this.rules,
+          ...(this.podEnvironment === "unknown" ? {} : { podEnvironment: this.podEnvironment }),
+        }),
       };
     } catch (error) {
       return { type: "untranslatable", message: error instanceof Error ? error.message : String(error) };
@@ -483,6 +515,13 @@ class Pass {
   private ignore(target: PlannedTarget, reason: string): void {
     this.ignored.push({ ...target, action: "Skip", reason });
   }
+}
+
+// Explicit, else the host namespace's Services, else placeholders for offline planning.
+function resolvePodEnvironment(input: PlanInput): PodEnvironment | "unknown" {
+  if (input.podEnvironment !== undefined) return input.podEnvironment;
+  const found = podEnvironmentFrom(input.hostObjects, input.tenant);
+  return found === "unknown" ? placeholderPodEnvironment() : found;
 }
 
 // Only the sync engine sets the kind label; managed-by alone also marks the tenant's

@@ -162,13 +162,14 @@ describe("transform of a Pod", () => {
   });
   const spec = transform(pod, "dev")["spec"] as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-  it("points volumes at the host copies, leaving the native root CA ConfigMap alone", () => {
+  it("points volumes at the host copies; the token and its root CA come from the host Pod's token Secret", () => {
     expect(spec["volumes"][0].configMap.name).toBe(host("settings"));
     expect(spec["volumes"][1].secret.secretName).toBe(host("creds"));
     expect(spec["volumes"][2].persistentVolumeClaim.claimName).toBe(host("data"));
     expect(spec["volumes"][3]).toEqual({ name: "scratch", emptyDir: {} });
     expect(spec["volumes"][4].projected.sources).toEqual([
-      { configMap: { name: "kube-root-ca.crt" } },
+      { secret: { name: `${host("web")}.token`, items: [{ key: "token-0", path: "token" }] } },
+      { secret: { name: `${host("web")}.token`, items: [{ key: "ca.crt", path: "ca.crt" }] } },
       { secret: { name: host("extra") } },
       { downwardAPI: { items: [] } },
     ]);
@@ -179,12 +180,13 @@ describe("transform of a Pod", () => {
     expect(env[0]).toEqual({ name: "PLAIN", value: "x" });
     expect(env[1].valueFrom.configMapKeyRef).toEqual({ name: host("settings"), key: "a" });
     expect(env[2].valueFrom.secretKeyRef).toEqual({ name: host("creds"), key: "b" });
-    expect(env[3].valueFrom.fieldRef).toEqual({ fieldPath: "metadata.name" });
+    expect(env[3].valueFrom.fieldRef).toEqual({ fieldPath: "metadata.annotations['tenantplane.io/virtual-name']" });
     expect(spec["containers"][0].envFrom).toEqual([
+      { configMapRef: { name: "service-links.shop", optional: true } },
       { secretRef: { name: host("creds") } },
       { configMapRef: { name: "kube-root-ca.crt" } },
     ]);
-    expect(spec["initContainers"][0].envFrom[0].configMapRef.name).toBe(host("settings"));
+    expect(spec["initContainers"][0].envFrom[1].configMapRef.name).toBe(host("settings"));
   });
 
   it("never sends ephemeral containers: the API accepts them only through their subresource", () => {

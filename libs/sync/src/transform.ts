@@ -16,6 +16,7 @@ import { translateServiceAccount } from "./internal/translate-service-account.js
 import { translateService } from "./internal/translate-service.js";
 import { isVolumeBindingAnnotation, translateVolumeClaim } from "./internal/translate-volume-claim.js";
 import { DEFAULT_NAMESPACE, type HostObject, type KubeObject } from "./kube-object.js";
+import { placeholderPodEnvironment, type PodEnvironment } from "./pod-environment.js";
 
 const TRANSLATORS: Record<string, (obj: JsonObject, ctx: TranslateContext) => void> = {
   Pod: translatePod,
@@ -38,6 +39,8 @@ export interface TransformOptions {
   hashKey?: string | undefined;
   /** Host rules whose node selector and tolerations are enforced on Pods; absent: the default profile's. */
   rules?: HostRules | undefined;
+  /** Where host Pods reach the tenant's API and DNS; absent: placeholders naming the Services (offline). */
+  podEnvironment?: PodEnvironment | undefined;
 }
 
 /** A name the source refers to, in its own virtual namespace. */
@@ -50,6 +53,8 @@ export interface Reference {
 export interface Translation {
   object: HostObject;
   references: Reference[];
+  /** Rewrites that change what the host copy can reach (a Pod's API address, DNS, token, downward API), in words. */
+  rewrites: string[];
 }
 
 /**
@@ -69,6 +74,8 @@ export function translate(obj: KubeObject, tenant: string, options: TransformOpt
   const id = virtualIdentity(obj, tenant);
   const body = structuredClone(obj) as JsonObject;
   const references = new Map<string, Reference>();
+  const extraAnnotations: Record<string, string> = {};
+  const rewrites: string[] = [];
   const ctx: TranslateContext = {
     tenant,
     namespace: id.namespace,
@@ -78,6 +85,13 @@ export function translate(obj: KubeObject, tenant: string, options: TransformOpt
       return hostName({ ...id, name }).name;
     },
     rules: options.rules ?? defaultHostRules,
+    uid: typeof obj.metadata["uid"] === "string" ? obj.metadata["uid"] : undefined,
+    labels: obj.metadata.labels ?? {},
+    podEnvironment: options.podEnvironment ?? placeholderPodEnvironment(),
+    annotate: (key, value) => {
+      extraAnnotations[key] = value;
+    },
+    explain: (rewrite) => rewrites.push(rewrite),
   };
   TRANSLATORS[obj.kind]?.(body, ctx);
 
@@ -93,14 +107,14 @@ export function translate(obj: KubeObject, tenant: string, options: TransformOpt
       name: hostName(id).name,
       namespace: hostNamespaceFor(tenant),
       labels: { ...escapeReserved(obj.metadata.labels), ...mapping.labels },
-      annotations: { ...annotations, ...mapping.annotations },
+      annotations: { ...annotations, ...extraAnnotations, ...mapping.annotations },
     },
   };
   for (const [key, value] of Object.entries(body)) {
     if (!SERVER_FIELDS.includes(key)) desired[key] = value;
   }
   desired.metadata.annotations[ANNOTATION_CONTENT_HASH] = contentHash(desired, options.hashKey);
-  return { object: desired, references: [...references.values()] };
+  return { object: desired, references: [...references.values()], rewrites };
 }
 
 /** The content hash recorded on a host object, or undefined when it has none. */

@@ -51,4 +51,6 @@ export const ProvisionerEnvSchema = CommonEnvSchema.extend({
       }
       return grants;
     }),
+  /** CoreDNS image of every tenant's DNS server. */
+  TENANT_DNS_IMAGE: z.string().min(1).optional(),
 });

@@ -28,6 +28,7 @@ const { wake } = consumeTenantChanges(
       logger,
       adminCertLifetimeMs: svc.env.ADMIN_CERT_LIFETIME,
       roleBindings,
+      dnsImage: svc.env.TENANT_DNS_IMAGE,
     }),
   {
     condition: CONDITION_CONTROL_PLANE_READY,

@@ -3,6 +3,7 @@ import {
   type KubernetesObject,
   type V1ObjectMeta,
   type V1Secret,
+  type V1Service,
   type V1StatefulSet,
 } from "@kubernetes/client-node";
 import {
@@ -73,6 +74,7 @@ import { readyEvent } from "./lifecycle-events.js";
 import { decodeSecretData } from "./secret-data.js";
 import { ensureRoleBindings, type TenantRoleGrant } from "./role-bindings.js";
 import { teardown } from "./teardown.js";
+import { dnsConfigMap, dnsDeployment, dnsService } from "./tenant-dns.js";
 
 /** The finalizer that holds a TenantCluster until everything created for it is gone. */
 export const FINALIZER = "tenantplane.io/teardown";
@@ -98,6 +100,19 @@ export interface ProvisionerDeps {
   roleBindings?: readonly TenantRoleGrant[];
   /** The clock; tests move it. */
   now?: () => Date;
+  /** CoreDNS image of each tenant's DNS server; default {@link DEFAULT_DNS_IMAGE}. */
+  dnsImage?: string | undefined;
+}
+
+const TENANT_DNS_REASON =
+  "tenant DNS server: host copies of tenant Pods resolve their tenant's Services and API through it";
+
+// Tenant Pods reach their API at the API Service's ClusterIP (KUBERNETES_SERVICE_HOST), so the
+// serving certificate names it too.
+function clusterIps(service: V1Service): string[] {
+  return (service.spec?.clusterIPs ?? [service.spec?.clusterIP]).filter(
+    (ip): ip is string => typeof ip === "string" && ip !== "" && ip !== "None",
+  );
 }
 
 type RawTenant = KubernetesObject & { status?: TenantClusterStatus };
@@ -187,13 +202,17 @@ async function provision(pass: Pass): Promise<ControlPlaneObservation> {
   const external = externalEndpointFrom(api);
   pass.facts.apiObserved = true;
   if (external !== undefined) pass.facts.externalEndpoint = external;
+  await ensureOwned(pass, dnsConfigMap(pass.tenant), "Corefile of the tenant DNS server");
+  await ensureOwned(pass, dnsService(pass.tenant), TENANT_DNS_REASON);
   // An exposed control plane waits for its address, so the kubeconfig is written once with the
   // URL clients use and the serving certificate names the address from the pod's first start
   // (a later address would change the certificate's names and restart the pod at birth).
   if (pass.tc.spec.controlPlane.expose.loadBalancer.enabled && external === undefined)
     throw new Halt({ state: "waiting-for-load-balancer" });
   const kubeconfig = await ensureKubeconfig(pass, pki, external ?? endpointFor(pass.tenant));
-  const sts = await ensureControlPlane(pass, isolation, pki, loadBalancerAddresses(api));
+  const sts = await ensureControlPlane(pass, isolation, pki, [...loadBalancerAddresses(api), ...clusterIps(api)]);
+  // Like the control plane, the DNS server runs only in an isolated namespace (ensureControlPlane checked it).
+  await ensureOwned(pass, dnsDeployment(pass.tenant, pass.deps.dnsImage), TENANT_DNS_REASON);
   return observeControlPlane(pass, sts, kubeconfig);
 }
 

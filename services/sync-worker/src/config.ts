@@ -41,5 +41,10 @@ export const SyncWorkerEnvSchema = CommonEnvSchema.extend({
   CONTENT_HASH_KEY: z.string().min(16, "must be at least 16 characters (mount it from a Secret)").optional(),
   /** Seconds between re-reads of each active tenant's kubeconfig Secret (rotation). */
   KUBECONFIG_CHECK_SECONDS: positive("a number of seconds above 0").default(30),
+  /**
+   * Longest time a tenant service-account token in a host Pod's token Secret goes
+   * unrefreshed (as the kubelet's 24 h); tokens are refreshed earlier, at 75% of their lifetime.
+   */
+  TOKEN_REFRESH_MAX_SECONDS: positive("a number of seconds above 0").default(86_400),
 });
 export type SyncWorkerEnv = z.infer<typeof SyncWorkerEnvSchema>;

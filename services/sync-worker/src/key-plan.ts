@@ -7,6 +7,7 @@ import {
   type PlanMemo,
   type PlannedDecisionWithObject,
   type PlannedTarget,
+  type PodEnvironment,
 } from "@tenantplane/sync";
 import { isLostBoundPod } from "./back-sync/pods.js";
 import type { SourceKey } from "./source-key.js";
@@ -38,6 +39,8 @@ export interface TenantPlanContext {
   completeKinds: readonly string[];
   /** The syncer's translation memo: an unchanged cached object is translated once, not per plan. */
   memo?: PlanMemo | undefined;
+  /** Where host Pods reach the tenant API and DNS; "unknown" holds Pods back (see the planner). */
+  podEnvironment?: PodEnvironment | "unknown" | undefined;
 }
 
 /** What planning one source needs: the source as the tenant cache holds it and the host objects it touches. */
@@ -124,6 +127,7 @@ function planInput(context: TenantPlanContext) {
     rules: context.rules,
     ...(context.hashKey === undefined ? {} : { hashKey: context.hashKey }),
     ...(context.memo === undefined ? {} : { memo: context.memo }),
+    ...(context.podEnvironment === undefined ? {} : { podEnvironment: context.podEnvironment }),
   };
 }
 

@@ -42,6 +42,7 @@ const supervisor = new Supervisor({
     tenantWriteQps: env.TENANT_WRITE_QPS,
     tenantWriteBurst: env.TENANT_WRITE_BURST,
     hashKey: env.CONTENT_HASH_KEY,
+    tokenRefreshMaxSeconds: env.TOKEN_REFRESH_MAX_SECONDS,
   },
   hostClient,
   writer,

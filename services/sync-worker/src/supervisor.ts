@@ -41,6 +41,8 @@ export interface SupervisorSettings {
   tenantWriteBurst: number;
   /** Keys the content hash on host copies; undefined leaves it unkeyed. */
   hashKey: string | undefined;
+  /** Longest time a tenant token in a host Pod's token Secret goes unrefreshed. */
+  tokenRefreshMaxSeconds: number;
 }
 
 /** What the supervisor is given by main.ts. */
@@ -279,8 +281,11 @@ export class Supervisor {
     if (current) this.stopTenant(tenant, "kubeconfig or SyncPolicy changed");
     if (!this.deps.owns(tenant) || this.stopping) return;
     let tenantClient: JsonClient;
+    let tenantCaPem: string;
     try {
-      tenantClient = new JsonClient(kubeConfigFromString(kubeconfig), { timeoutMs: 15_000 });
+      const kc = kubeConfigFromString(kubeconfig);
+      tenantClient = new JsonClient(kc, { timeoutMs: 15_000 });
+      tenantCaPem = Buffer.from(kc.getCurrentCluster()?.caData ?? "", "base64").toString("utf8");
     } catch (err) {
       this.deps.logger.warn({ tenant, err: describeError(err) }, "tenant kubeconfig does not load");
       return;
@@ -291,6 +296,7 @@ export class Supervisor {
       { identity, secretRef, kubeconfigHash: hash, tenantView },
       secret?.metadata.resourceVersion ?? "",
       tenantClient,
+      tenantCaPem,
     );
   }
 
@@ -300,6 +306,7 @@ export class Supervisor {
     started: { identity: string; secretRef: string; kubeconfigHash: string; tenantView: string },
     secretVersion: string,
     tenantClient: JsonClient,
+    tenantCaPem: string,
   ): void {
     const logger = this.deps.logger.child({ tenant });
     let limiter = this.limits.get(tenant);
@@ -329,6 +336,8 @@ export class Supervisor {
       onStatus: () => this.scheduleStatus(tenant),
       writeToken: () => tenantLimiter.take(),
       mayWrite: () => this.deps.owns(tenant),
+      tenantCaPem,
+      tokenRefreshMaxSeconds: this.deps.settings.tokenRefreshMaxSeconds,
       observe: {
         outcome: (outcome) => this.deps.metrics.objects.inc({ outcome }),
         latency: (seconds) => this.deps.metrics.latency.observe(seconds),

@@ -13,13 +13,18 @@ import { backoffDelay, describe, normalizeError, type Logger } from "@tenantplan
 import {
   applyServiceQuota,
   PlanMemo,
+  podEnvironmentFrom,
   type HostObject,
   type HostRules,
   type PlannedDecisionWithObject,
+  type PodEnvironment,
 } from "@tenantplane/sync";
+import { TENANT_API_SERVICE, TENANT_DNS_SERVICE } from "@tenantplane/mapping";
 import { pluralOf, type HostWriter } from "./host-writer.js";
 import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
 import { SkipMemory } from "./skip-memory.js";
+import { PodNetworkRecords } from "./pod-network-records.js";
+import { PodTokenKeeper } from "./pod-tokens.js";
 import { decodeKey, encodeKey, type SourceKey } from "./source-key.js";
 import type { SyncCounts } from "./sync-status.js";
 
@@ -54,6 +59,10 @@ export interface SyncerDeps {
     outcome(outcome: "create" | "update" | "delete" | "skip" | "in_sync" | "failed"): void;
     latency(seconds: number): void;
   };
+  /** The tenant API's CA (PEM), given to Pods with their tenant tokens. */
+  tenantCaPem: string;
+  /** Longest time a tenant token goes unrefreshed, whatever its lifetime. */
+  tokenRefreshMaxSeconds: number;
 }
 
 /**
@@ -83,9 +92,48 @@ export class TenantSyncer {
   private downSince: number | undefined;
   private downReason = "";
   private started = false;
+  private readonly podNetwork: PodNetworkRecords;
+  private readonly podTokens: PodTokenKeeper;
 
   constructor(private readonly deps: SyncerDeps) {
     this.kinds = new Set(deps.policy.toHost.map((r) => r.kind));
+    const hostNs = hostNamespaceFor(deps.tenant);
+    const common = {
+      tenant: deps.tenant,
+      writer: deps.writer,
+      mayWrite: () => !this.stopped && deps.mayWrite(),
+      writeToken: () => deps.writeToken(),
+      publish: (d: PlannedDecision) => deps.publish(d),
+    };
+    this.podNetwork = new PodNetworkRecords({
+      ...common,
+      environment: () => this.podEnvironment(),
+      tenantServices: () => this.tenantWatches.get("Service")?.list() ?? [],
+      hostServices: () => this.hostWatches.get("Service")?.list() ?? [],
+      hostConfigMaps: () => this.hostWatches.get("ConfigMap")?.list() ?? [],
+      complete: () => this.deleteAllowed("Service") && (this.hostWatches.get("ConfigMap")?.current() ?? false),
+      logger: deps.logger.child({ part: "pod-network" }),
+    });
+    this.podTokens = new PodTokenKeeper({
+      ...common,
+      tenantClient: deps.tenantClient,
+      tenantCaPem: deps.tenantCaPem,
+      hostPods: () => this.hostWatches.get("Pod")?.list() ?? [],
+      hostSecret: (name) => this.hostWatches.get("Secret")?.get(hostNs, name),
+      maxRefreshSeconds: deps.tokenRefreshMaxSeconds,
+      logger: deps.logger.child({ part: "pod-tokens" }),
+    });
+  }
+
+  /** Where host Pods reach the tenant API and DNS, from the tenant's own Services in the host cache. */
+  private podEnvironment(): PodEnvironment | "unknown" {
+    const services = this.hostWatches.get("Service");
+    const hostNs = hostNamespaceFor(this.deps.tenant);
+    const own = [services?.get(hostNs, TENANT_API_SERVICE), services?.get(hostNs, TENANT_DNS_SERVICE)];
+    return podEnvironmentFrom(
+      own.filter((s) => s !== undefined),
+      this.deps.tenant,
+    );
   }
 
   get tenant(): string {
@@ -107,7 +155,10 @@ export class TenantSyncer {
           apiVersion: "v1",
           kind,
           logger: logger.child({ side: "tenant", kind }),
-          onEvent: (e) => this.deps.enqueue(encodeKey(keyOf(e.object))),
+          onEvent: (e) => {
+            this.deps.enqueue(encodeKey(keyOf(e.object)));
+            if (kind === "Service" && this.started) this.podNetwork.schedule();
+          },
           onCurrent: onTenantCurrent,
         }),
       );
@@ -136,6 +187,7 @@ export class TenantSyncer {
           labelSelector: selector,
           logger: logger.child({ side: "host", kind }),
           onEvent: (e) => {
+            if (this.started) this.onPodEnvironmentEvent(kind);
             const key = sourceOfCopy(e.object, tenant);
             if (key === undefined) return;
             const text = encodeKey(key);
@@ -156,9 +208,17 @@ export class TenantSyncer {
     void this.firstPass();
   }
 
+  // Services feed the DNS zone and service links; host Pods and their token Secrets, the tokens.
+  private onPodEnvironmentEvent(kind: string): void {
+    if (kind === "Service" || kind === "ConfigMap") this.podNetwork.schedule();
+    if (kind === "Pod" || kind === "Secret") this.podTokens.poke();
+  }
+
   /** Stops at once: no write starts after this, informers close. */
   stop(): void {
     this.stopped = true;
+    this.podNetwork.stop();
+    this.podTokens.stop();
     for (const w of [...this.tenantWatches.values(), ...this.hostWatches.values(), this.namespaces]) w?.stop();
   }
 
@@ -408,6 +468,7 @@ export class TenantSyncer {
       hashKey: this.deps.hashKey,
       completeKinds,
       memo: this.memo,
+      podEnvironment: this.podEnvironment(),
     };
   }
 
@@ -425,6 +486,9 @@ export class TenantSyncer {
     this.started = true;
     this.deps.logger.info("tenant caches listed; first full pass");
     this.fullPass();
+    this.podNetwork.schedule();
+    this.podTokens.start();
+    this.podTokens.poke();
   }
 
   /** The tenant namespace is deleted or terminating (known only once the namespaces have listed). */

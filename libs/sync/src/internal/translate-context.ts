@@ -1,4 +1,5 @@
 import type { HostRules } from "../host-rules.js";
+import type { PodEnvironment } from "../pod-environment.js";
 
 /** The kinds a tenant object can refer to by name within its own namespace. */
 export type ReferencedKind = "ConfigMap" | "Secret" | "ServiceAccount" | "PersistentVolumeClaim" | "Service";
@@ -14,4 +15,14 @@ export interface TranslateContext {
   refer: (kind: ReferencedKind, name: string) => string;
   /** The rules whose node selector and tolerations every Pod gets. */
   rules: HostRules;
+  /** The source's uid in the tenant, when it has one. */
+  uid?: string | undefined;
+  /** The source's own labels. */
+  labels: Record<string, string>;
+  /** Where host Pod copies reach the tenant's API and DNS. */
+  podEnvironment: PodEnvironment;
+  /** Adds an annotation to the host copy (after the tenant's own, which never carry reserved keys). */
+  annotate: (key: string, value: string) => void;
+  /** Records, in words, a rewrite that changes what the host copy can reach; Decision reasons carry it. */
+  explain: (rewrite: string) => void;
 }

@@ -1,10 +1,11 @@
-import { isDnsLabel } from "@tenantplane/mapping";
+import { hostName, isDnsLabel } from "@tenantplane/mapping";
 import { DEFAULT_SERVICE_ACCOUNT, ROOT_CA_CONFIGMAP } from "../system-objects.js";
 import { enforcedTolerations } from "./check-pod.js";
 import { type JsonObject, join, objectAt, objectsAt, renameAt } from "./json.js";
 import { translatePodSelectors } from "./translate-selector.js";
 import type { TranslateContext } from "./translate-context.js";
 import { translateClaimTemplate } from "./translate-volume-claim.js";
+import { TokenRewriter, translatePodEnvironment } from "./translate-pod-env.js";
 
 const CONTAINER_LISTS = ["containers", "initContainers"] as const;
 /** Volume types whose credentials come from a Secret named in `secretRef`. */
@@ -26,8 +27,9 @@ export function translatePod(pod: JsonObject, ctx: TranslateContext): void {
   // The root CA ConfigMap is never synced; the host namespace's own one stands in.
   const configMap: Rename = (name) => (name === ROOT_CA_CONFIGMAP ? name : ctx.refer("ConfigMap", name));
 
+  const tokens = new TokenRewriter(hostName({ tenant: ctx.tenant, namespace: ctx.namespace, name: ctx.name }).name);
   for (const [volume, path] of objectsAt(spec, "volumes", "spec")) {
-    translateVolume(volume, path, ctx, configMap, secret);
+    translateVolume(volume, path, ctx, configMap, secret, tokens);
   }
   delete spec["ephemeralContainers"];
   for (const list of CONTAINER_LISTS) {
@@ -42,6 +44,11 @@ export function translatePod(pod: JsonObject, ctx: TranslateContext): void {
   // `serviceAccount` is the deprecated alias; the host copy carries only serviceAccountName.
   spec["serviceAccountName"] ??= spec["serviceAccount"];
   delete spec["serviceAccount"];
+  const account = spec["serviceAccountName"];
+  const virtualAccount = typeof account === "string" && account !== "" ? account : DEFAULT_SERVICE_ACCOUNT;
+  const environment = translatePodEnvironment(spec, ctx, ctx.podEnvironment, tokens, virtualAccount);
+  for (const [key, value] of Object.entries(environment.annotations)) ctx.annotate(key, value);
+  for (const rewrite of environment.rewrites) ctx.explain(rewrite);
   // The host namespace's own default ServiceAccount stands in for the tenant's.
   renameAt(spec, "serviceAccountName", "spec", (name) =>
     name === DEFAULT_SERVICE_ACCOUNT ? name : ctx.refer("ServiceAccount", name),
@@ -58,13 +65,20 @@ export function translatePod(pod: JsonObject, ctx: TranslateContext): void {
   enforcePlacement(spec, ctx);
 }
 
-function translateVolume(volume: JsonObject, path: string, ctx: TranslateContext, configMap: Rename, secret: Rename) {
+function translateVolume(
+  volume: JsonObject,
+  path: string,
+  ctx: TranslateContext,
+  configMap: Rename,
+  secret: Rename,
+  tokens: TokenRewriter,
+) {
   renameAt(objectAt(volume, "configMap", path), "name", join(path, "configMap"), configMap);
   renameAt(objectAt(volume, "secret", path), "secretName", join(path, "secret"), secret);
   renameAt(objectAt(volume, "persistentVolumeClaim", path), "claimName", join(path, "persistentVolumeClaim"), (name) =>
     ctx.refer("PersistentVolumeClaim", name),
   );
-  translateProjected(objectAt(volume, "projected", path), join(path, "projected"), configMap, secret);
+  translateProjected(objectAt(volume, "projected", path), join(path, "projected"), configMap, secret, tokens);
   for (const type of SECRET_REF_VOLUMES) {
     const typePath = join(path, type);
     const secretRef = objectAt(objectAt(volume, type, path) ?? {}, "secretRef", typePath);
@@ -88,17 +102,23 @@ function translateSubdomain(spec: JsonObject, ctx: TranslateContext): void {
   if ((spec["hostname"] === undefined || spec["hostname"] === "") && isDnsLabel(ctx.name)) spec["hostname"] = ctx.name;
 }
 
-function translateProjected(projected: JsonObject | undefined, path: string, configMap: Rename, secret: Rename): void {
+function translateProjected(
+  projected: JsonObject | undefined,
+  path: string,
+  configMap: Rename,
+  secret: Rename,
+  tokens: TokenRewriter,
+): void {
   if (projected === undefined) return;
-  const kept: JsonObject[] = [];
-  for (const [source, sourcePath] of objectsAt(projected, "sources", path)) {
-    // A token projected on the host would be minted for a host ServiceAccount.
-    if (source["serviceAccountToken"] !== undefined) continue;
+  const sources = objectsAt(projected, "sources", path);
+  for (const [source, sourcePath] of sources) {
     renameAt(objectAt(source, "configMap", sourcePath), "name", join(sourcePath, "configMap"), configMap);
     renameAt(objectAt(source, "secret", sourcePath), "name", join(sourcePath, "secret"), secret);
-    kept.push(source);
   }
-  if (projected["sources"] !== undefined) projected["sources"] = kept;
+  // A token projected on the host would be minted for a host ServiceAccount: the tenant's
+  // token comes from the host Pod's token Secret instead (after the renames, which must not
+  // touch that Secret's name).
+  if (projected["sources"] !== undefined) projected["sources"] = tokens.rewrite(sources);
 }
 
 function translateContainer(container: JsonObject, path: string, configMap: Rename, secret: Rename): void {

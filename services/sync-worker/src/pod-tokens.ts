@@ -1,0 +1,283 @@
+import type { JsonClient, RawObject } from "@tenantplane/kube";
+import {
+  ANNOTATION_VIRTUAL_NAME,
+  ANNOTATION_VIRTUAL_NAMESPACE,
+  LABEL_MANAGED_BY,
+  LABEL_TENANT,
+  labelValue,
+  MANAGED_BY,
+} from "@tenantplane/mapping";
+import type { PlannedDecision } from "@tenantplane/messaging";
+import { describe as describeError, type Logger } from "@tenantplane/runtime";
+import {
+  ANNOTATION_VIRTUAL_SERVICE_ACCOUNT,
+  ANNOTATION_VIRTUAL_UID,
+  LABEL_TOKEN_FOR_POD,
+  TOKEN_SECRET_CA_KEY,
+  TOKEN_SECRET_NAMESPACE_KEY,
+  tokenRequestsOf,
+  tokenSecretName,
+  type HostObject,
+  type TokenRequestSpec,
+} from "@tenantplane/sync";
+import type { HostWriter } from "./host-writer.js";
+
+/** Annotation on a token Secret: when its earliest token is refreshed (RFC 3339). */
+export const ANNOTATION_TOKEN_REFRESH_AT = "tenantplane.io/token-refresh-at";
+/** Annotation on a token Secret: the host Pod uid its tokens were minted for. */
+export const ANNOTATION_TOKEN_POD_UID = "tenantplane.io/token-pod-uid";
+/** Tokens are refreshed at this fraction of their lifetime: before the 80% the kubelet uses, with a margin. */
+export const REFRESH_FRACTION = 0.75;
+
+/** What one tenant's token keeper reads and writes through. */
+export interface PodTokenDeps {
+  tenant: string;
+  tenantClient: JsonClient;
+  writer: HostWriter;
+  /** The tenant API's CA (PEM), the `ca.crt` of every token Secret. */
+  tenantCaPem: string;
+  /** Host Pod copies of this tenant, as the host cache holds them. */
+  hostPods(): RawObject[];
+  /** The host Secret `name` in the tenant's host namespace, from the host cache. */
+  hostSecret(name: string): RawObject | undefined;
+  /** Upper bound on a token's time before refresh (the kubelet's is 24 h). */
+  maxRefreshSeconds: number;
+  mayWrite(): boolean;
+  writeToken(): Promise<void>;
+  publish(decision: PlannedDecision): Promise<void>;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** What the keeper decided for one host Pod. */
+export interface TokenWork {
+  pod: RawObject;
+  secret: string;
+  why: string;
+  existing: RawObject | undefined;
+}
+
+/**
+ * The token Secrets that need minting now: a host Pod with token requests whose Secret is
+ * absent, was made for another Pod (uid), lacks a token, or is due for refresh. Pure.
+ */
+export function dueTokenWork(
+  pods: readonly RawObject[],
+  secretOf: (name: string) => RawObject | undefined,
+  now: number,
+): TokenWork[] {
+  const out: TokenWork[] = [];
+  for (const pod of pods) {
+    const requests = tokenRequestsOf(pod);
+    if (requests.length === 0 || pod.metadata.deletionTimestamp !== undefined || pod.metadata.uid === undefined)
+      continue;
+    const secret = tokenSecretName(pod.metadata.name);
+    const existing = secretOf(secret);
+    const why = staleness(existing, pod.metadata.uid, requests, now);
+    if (why !== undefined) out.push({ pod, secret, why, existing });
+  }
+  return out;
+}
+
+function staleness(
+  secret: RawObject | undefined,
+  podUid: string,
+  requests: readonly TokenRequestSpec[],
+  now: number,
+): string | undefined {
+  if (secret === undefined) return "absent";
+  const annotations = secret.metadata.annotations ?? {};
+  if (annotations[ANNOTATION_TOKEN_POD_UID] !== podUid) return "made for an earlier Pod of that name";
+  const data = (secret as { data?: Record<string, string> }).data ?? {};
+  if (requests.some((r) => data[r.key] === undefined)) return "lacks a requested token";
+  const refreshAt = Date.parse(annotations[ANNOTATION_TOKEN_REFRESH_AT] ?? "");
+  if (!Number.isFinite(refreshAt) || refreshAt <= now) return "due for refresh";
+  return undefined;
+}
+
+interface TokenRequestStatus {
+  status?: { token?: string; expirationTimestamp?: string };
+}
+
+/**
+ * Keeps the token Secret of every host Pod copy of one tenant: tokens minted with
+ * TokenRequest on the tenant API for the tenant Pod's ServiceAccount (audience and expiry as
+ * the Pod asked, bound to the tenant Pod), the tenant CA and the virtual namespace; owned by
+ * the host Pod, so the host deletes it with the Pod; refreshed at {@link REFRESH_FRACTION} of
+ * the shortest token's lifetime. Token values never reach a log line or a Decision.
+ */
+export class PodTokenKeeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  /** Consecutive failures per host Pod, for backoff. */
+  private readonly failures = new Map<string, { count: number; until: number }>();
+
+  constructor(
+    private readonly deps: PodTokenDeps,
+    private readonly tickMs = 1_000,
+  ) {}
+
+  /** Starts the periodic check; {@link poke} runs one sooner. */
+  start(): void {
+    this.timer = setInterval(() => this.poke(), this.tickMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
+  }
+
+  /** Runs a check now (one at a time; a poke during a check runs another after it). */
+  poke(): void {
+    if (this.stopped) return;
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    this.running = this.check()
+      .catch((err: unknown) => this.deps.logger.warn({ err: describeError(err) }, "token check failed"))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.poke();
+        }
+      });
+  }
+
+  /** Resolves when no check is running. */
+  async idle(): Promise<void> {
+    while (this.running !== undefined) await this.running;
+  }
+
+  private async check(): Promise<void> {
+    const now = this.now();
+    const work = dueTokenWork(this.deps.hostPods(), (name) => this.deps.hostSecret(name), now);
+    for (const item of work) {
+      if (this.stopped || !this.deps.mayWrite()) return;
+      const backoff = this.failures.get(item.pod.metadata.name);
+      if (backoff !== undefined && backoff.until > now) continue;
+      try {
+        await this.mint(item);
+        this.failures.delete(item.pod.metadata.name);
+      } catch (err) {
+        const count = (backoff?.count ?? 0) + 1;
+        this.failures.set(item.pod.metadata.name, { count, until: now + Math.min(60_000, 500 * 2 ** count) });
+        this.deps.logger.warn(
+          { pod: item.pod.metadata.name, err: describeError(err) },
+          "cannot mint the tenant token for a host Pod; retrying",
+        );
+      }
+    }
+  }
+
+  private async mint(item: TokenWork): Promise<void> {
+    const { pod } = item;
+    const annotations = pod.metadata.annotations ?? {};
+    const namespace = annotations[ANNOTATION_VIRTUAL_NAMESPACE];
+    const name = annotations[ANNOTATION_VIRTUAL_NAME];
+    const uid = annotations[ANNOTATION_VIRTUAL_UID];
+    const account = annotations[ANNOTATION_VIRTUAL_SERVICE_ACCOUNT] ?? "default";
+    if (namespace === undefined || name === undefined || uid === undefined) {
+      throw new Error(`host Pod ${pod.metadata.name} lacks its tenant identity annotations`);
+    }
+    const data: Record<string, string> = {
+      [TOKEN_SECRET_CA_KEY]: base64(this.deps.tenantCaPem),
+      [TOKEN_SECRET_NAMESPACE_KEY]: base64(namespace),
+    };
+    const issued = this.now();
+    let refreshAt = issued + this.deps.maxRefreshSeconds * 1000;
+    for (const request of tokenRequestsOf(pod)) {
+      const answer = await this.deps.tenantClient.request<TokenRequestStatus>(
+        "POST",
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(account)}/token`,
+        {
+          body: {
+            apiVersion: "authentication.k8s.io/v1",
+            kind: "TokenRequest",
+            spec: {
+              ...(request.audience === undefined ? {} : { audiences: [request.audience] }),
+              expirationSeconds: request.expirationSeconds,
+              boundObjectRef: { apiVersion: "v1", kind: "Pod", name, uid },
+            },
+          },
+        },
+      );
+      const token = answer.status?.token;
+      if (token === undefined) throw new Error("TokenRequest answered without a token");
+      data[request.key] = base64(token);
+      // The API server may extend a token it issues; refresh on the lifetime the Pod asked for, like the kubelet.
+      const expires = Date.parse(answer.status?.expirationTimestamp ?? "");
+      const lifetime = Math.min(
+        request.expirationSeconds * 1000,
+        Number.isFinite(expires) ? expires - issued : Infinity,
+      );
+      refreshAt = Math.min(refreshAt, issued + REFRESH_FRACTION * lifetime);
+    }
+    const secret: HostObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: item.secret,
+        namespace: pod.metadata.namespace ?? "",
+        labels: {
+          [LABEL_MANAGED_BY]: MANAGED_BY,
+          [LABEL_TENANT]: labelValue(this.deps.tenant),
+          [LABEL_TOKEN_FOR_POD]: labelValue(pod.metadata.name),
+        },
+        annotations: {
+          [ANNOTATION_TOKEN_POD_UID]: pod.metadata.uid ?? "",
+          [ANNOTATION_TOKEN_REFRESH_AT]: new Date(refreshAt).toISOString(),
+        },
+      },
+      type: "Opaque",
+      data,
+    };
+    // Owned by the host Pod: the host's garbage collector deletes it with the Pod.
+    (secret.metadata as Record<string, unknown>)["ownerReferences"] = [
+      { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, uid: pod.metadata.uid },
+    ];
+    await this.deps.writeToken();
+    if (this.stopped || !this.deps.mayWrite()) return;
+    const fresh = item.existing === undefined;
+    if (fresh) {
+      const created = await this.deps.writer.create(secret);
+      if (created === "exists") {
+        const current = await this.deps.writer.get("Secret", secret.metadata.namespace, secret.metadata.name);
+        if (current === undefined || current.metadata.labels?.[LABEL_TOKEN_FOR_POD] !== labelValue(pod.metadata.name)) {
+          throw new Error(`Secret ${secret.metadata.name} is held by an object that is not this Pod's token Secret`);
+        }
+        await this.deps.writer.update(secret, current);
+      }
+    } else {
+      await this.deps.writer.update(secret, item.existing!);
+    }
+    this.deps.logger.info(
+      { pod: pod.metadata.name, why: item.why, refreshAt: new Date(refreshAt).toISOString() },
+      "tenant token minted",
+    );
+    {
+      await this.deps.publish({
+        tenant: this.deps.tenant,
+        action: fresh ? "Create" : "Update",
+        kind: "Secret",
+        tenantRef: { namespace, name },
+        hostRef: { namespace: secret.metadata.namespace, name: secret.metadata.name },
+        reason:
+          `token Secret of host Pod ${pod.metadata.name} (${item.why}): TokenRequest on the tenant API for ` +
+          `ServiceAccount ${namespace}/${account}, bound to Pod ${namespace}/${name}; next refresh at ${new Date(refreshAt).toISOString()}`,
+      });
+    }
+  }
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+}
+
+function base64(text: string): string {
+  return Buffer.from(text, "utf8").toString("base64");
+}
