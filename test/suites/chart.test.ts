@@ -938,6 +938,7 @@ describe("chart against a real API server", () => {
     ["isolation", "get", "secrets", { namespace: "tp-dev" }, false],
     ["isolation", "watch", "tenantclusters", { group: tp }, true],
     ["recorder", "watch", "tenantclusters", { group: tp }, true],
+    ["recorder", "get", "tenantclusters", { group: tp }, true],
     ["recorder", "create", "events", { namespace: "default" }, true],
     ["recorder", "patch", "events", { namespace: "default" }, true],
     ["recorder", "create", "secrets", { namespace: "default" }, false],
