@@ -311,7 +311,9 @@ describe("what tenantplane stops asking for", () => {
     await waitFor(
       async () => {
         const svc = await read<KubernetesObject & { spec?: { type?: string } }>("v1", "Service", "k3s", "tp-tau");
-        return svc?.spec?.type === "ClusterIP" && Object.keys(svc.metadata?.annotations ?? {}).length === 0;
+        // tenantplane's own bookkeeping annotations (the applied hash) stay; the spec's are gone.
+        const foreign = Object.keys(svc?.metadata?.annotations ?? {}).filter((k) => !k.startsWith("tenantplane.io/"));
+        return svc?.spec?.type === "ClusterIP" && foreign.length === 0;
       },
       {
         timeoutMs: 60_000,

@@ -45,6 +45,7 @@ let nc: NatsConnection;
 let sub: Subscription;
 const decisions: Decision[] = [];
 const workers: RunningService[] = [];
+let provisioner: RunningService;
 const tenantApis: TenantApiServer[] = [];
 const restarted: ManagedProcess[] = [];
 const tenantClients = new Map<string, JsonClient>();
@@ -193,7 +194,7 @@ beforeAll(async () => {
   });
   await Promise.all([
     fleet.start("watcher"),
-    fleet.start("provisioner"),
+    fleet.start("provisioner").then((p) => (provisioner = p)),
     fleet.start("isolation"),
     fleet.start("recorder"),
     startSyncWorker(),
@@ -582,9 +583,11 @@ describe("sync worker: faults", () => {
         { name, namespace: hostNs(b), body: { data: { [key]: Buffer.from(text).toString("base64") } } },
         setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
       );
+    // The provisioner repairs a hand edit of its Secret on the watch event, before the
+    // worker's next check could see it: it is stopped while the Secret points elsewhere.
+    await provisioner.stop();
     await put(moved);
-    // The worker follows the Secret within its check interval; the provisioner may put its
-    // own kubeconfig back at any moment after, so the worker's log is the witness.
+    // The worker follows the Secret within its check interval; the worker's log is the witness.
     const logs = () =>
       readdirSync(fleet.logsDir)
         .filter((f) => f.startsWith("sync-worker"))
@@ -602,6 +605,7 @@ describe("sync worker: faults", () => {
       description: `${b} reconnects to the endpoint in the changed kubeconfig`,
     });
     await put(original);
+    provisioner = await fleet.start("provisioner");
     await waitFor(() => startedAt(TENANTS.b.address) > before || undefined, {
       timeoutMs: 30_000,
       intervalMs: 250,
