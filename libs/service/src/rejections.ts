@@ -19,7 +19,8 @@ export function warnOnRejection(events: EventRecorder, objects: Objects, service
     const tenant = tenantOfSubject(rejection.subject);
     if (!tenant) return;
     // kubectl describe matches Events by uid, so attach it; no TenantCluster, no Event.
-    const tc = await objects.get(API_VERSION, KIND_TENANT_CLUSTER, tenant);
+    // Fresh, not from a cache that may still hold a TenantCluster deleted a moment ago.
+    const tc = await objects.get(API_VERSION, KIND_TENANT_CLUSTER, tenant, undefined, { fresh: true });
     if (!tc) return;
     await events.record({
       regarding: tenantRegarding(tenant, tc.metadata?.uid),

@@ -1,3 +1,4 @@
+import { API_VERSION, KIND_TENANT_CLUSTER } from "@tenantplane/api";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import {
   LocalWork,
@@ -6,7 +7,7 @@ import {
   type ConsumerName,
   type TenantChange,
 } from "@tenantplane/messaging";
-import { TransientError, type Logger } from "@tenantplane/runtime";
+import { httpStatusOf, TransientError, type Logger } from "@tenantplane/runtime";
 import { accessDenialOf, apiRefusalOf } from "./api-refusal.js";
 import { reportApiRefusal, type RefusalReporting } from "./refusal-status.js";
 import { warnOnRejection } from "./rejections.js";
@@ -60,6 +61,11 @@ export function consumeTenantChanges<E>(
       try {
         await reconcile(change.tenant, ctx.logger);
       } catch (err) {
+        // A TenantCluster that went away during the pass (its teardown finished) leaves nothing to do.
+        if (httpStatusOf(err) === 404 && !(await tenantExists(svc, change.tenant))) {
+          ctx.logger.debug({ tenant: change.tenant }, "TenantCluster gone during the pass");
+          return;
+        }
         const denial = accessDenialOf(err);
         if (denial?.namespace === hostNamespaceFor(change.tenant)) {
           throw new TransientError(`${denial.message}; waiting for this service's RoleBinding in ${denial.namespace}`, {
@@ -81,4 +87,8 @@ export function consumeTenantChanges<E>(
   });
   svc.onShutdown({ name: "consumer", run: () => consuming });
   return { wake: (tenant) => local.fire({ tenant, reason: "TenantChanged" }) };
+}
+
+async function tenantExists(svc: ServiceContext<unknown>, tenant: string): Promise<boolean> {
+  return (await svc.objects.get(API_VERSION, KIND_TENANT_CLUSTER, tenant, undefined, { fresh: true })) !== undefined;
 }
