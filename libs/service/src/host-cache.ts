@@ -10,6 +10,8 @@ export type HostKind =
   | "Secret"
   | "Service"
   | "StatefulSet"
+  | "ConfigMap"
+  | "Deployment"
   | "NetworkPolicy"
   | "ResourceQuota"
   | "LimitRange";
@@ -53,6 +55,18 @@ const HOST_KINDS: Record<HostKind, CachedKind> = {
     apiVersion: "apps/v1",
     kind: "StatefulSet",
     resource: { resource: "statefulsets", namespaced: true },
+    labelSelector: OWN_OBJECTS,
+  },
+  ConfigMap: {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    resource: { resource: "configmaps", namespaced: true },
+    labelSelector: OWN_OBJECTS,
+  },
+  Deployment: {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    resource: { resource: "deployments", namespaced: true },
     labelSelector: OWN_OBJECTS,
   },
   NetworkPolicy: {

@@ -7,7 +7,16 @@ const svc = await startService({
   name: "provisioner",
   envSchema: ProvisionerEnvSchema,
   consumers: ["provisioner"],
-  cache: ["TenantCluster", "IsolationProfile", "Namespace", "Secret", "Service", "StatefulSet"],
+  cache: [
+    "TenantCluster",
+    "IsolationProfile",
+    "Namespace",
+    "Secret",
+    "Service",
+    "StatefulSet",
+    "ConfigMap",
+    "Deployment",
+  ],
 });
 const roleBindings = svc.env.TENANT_ROLE_BINDINGS;
 if (roleBindings.length === 0) {
