@@ -21,6 +21,7 @@ import {
   waitForSynced,
   type TenantApiServer,
 } from "../test/harness/index.js";
+import { ms, pct, pool } from "./stats.js";
 
 const T = Number(process.env.TENANTS ?? 10);
 const P = Number(process.env.PODS ?? 100);
@@ -189,24 +190,6 @@ try {
 function ready(pod: RawObject): boolean {
   const conditions = (pod["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions;
   return conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-}
-
-async function pool(jobs: (() => Promise<void>)[], width: number): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < jobs.length) await jobs[next++]!();
-    }),
-  );
-}
-
-function pct(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
-
-function ms(value: number): string {
-  return `${value.toFixed(0)} ms`;
 }
 
 function silentLogger() {

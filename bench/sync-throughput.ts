@@ -38,6 +38,7 @@ import {
   type RunningService,
   type TenantApiServer,
 } from "../test/harness/index.js";
+import { ms, pct, pool } from "./stats.js";
 
 // Declared before the top-level run below: classes are not hoisted.
 /**
@@ -642,24 +643,6 @@ async function quiet(): Promise<void> {
 
 async function settle(): Promise<void> {
   await new Promise((r) => setTimeout(r, 3_000));
-}
-
-async function pool(jobs: (() => Promise<unknown>)[], width: number): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < jobs.length) await jobs[next++]!();
-    }),
-  );
-}
-
-function pct(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
-
-function ms(value: number): string {
-  return `${value.toFixed(0)} ms`;
 }
 
 /** V8 heap in use, from the worker's own process metrics. */
