@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
 # One image for every tenantplane service. The command selects the service:
-#   node services/<name>/dist/main.js   (the Helm chart sets it per Deployment)
+#   node services/<name>/dist/bundle/main.js   (the Helm chart sets it per Deployment)
+# Each service runs from its bundle (services/bundle.mjs): one file holding only the code it
+# reaches, which keeps its idle memory near a bare Node.js process (bench/footprint.ts).
 # Build from the repository root: docker build -t ghcr.io/tenantplane/tenantplane:0.1.0 .
 
 ARG NODE_IMAGE=node:20-bookworm-slim
@@ -50,4 +52,4 @@ COPY --from=build /out/ ./
 # Files stay root-owned and read-only to the service user.
 USER 10001:10001
 EXPOSE 8080
-# No default service: the command names one, e.g. ["node", "services/watcher/dist/main.js"].
+# No default service: the command names one, e.g. ["node", "services/watcher/dist/bundle/main.js"].

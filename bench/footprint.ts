@@ -1,19 +1,28 @@
 // Where a service's idle memory goes. Two views, measured in the same run:
 //  1. each service idle on the real stack (host cluster, NATS, no tenants): resident memory
-//     against a bare Node.js process, with the V8 heap and external memory its /metrics reports,
-//     once with V8's default settings and once with the NODE_OPTIONS the image sets (Dockerfile);
+//     against a bare Node.js process, with the V8 heap and external memory its /metrics reports;
+//     before (the unbundled tsc output, dist/main.js) and after (the bundle services/bundle.mjs
+//     makes, dist/bundle/main.js, which the image runs), each with V8's default settings and
+//     with the NODE_OPTIONS the image sets (Dockerfile);
 //  2. module load alone: a fresh process that only imports one dependency (or a service's whole
 //     dependency set), so the cost of loading code is told apart from the cost of running.
 //
-//   npm run build && npm run bench:footprint            (SAMPLES=5 for more samples per import)
+//   npm run build && SAMPLES=1 npm run bench:footprint   (SAMPLES=5 for more samples per import)
 //   FOOTPRINT_NODE_OPTIONS="--max-semi-space-size=2"    (to try other settings than the image's)
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { CoreV1Api } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
-import { ServiceFleet, buildTools, installCrds, startHostCluster, startNats } from "../test/harness/index.js";
+import { JsonClient } from "@tenantplane/kube";
+import {
+  ServiceFleet,
+  buildTools,
+  installCrds,
+  startHostCluster,
+  startNats,
+  type ServiceEntry,
+} from "../test/harness/index.js";
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL("../", import.meta.url));
@@ -109,11 +118,41 @@ const toolsDir = await buildTools();
 const host = await startHostCluster({ name: "footprint", toolsDir });
 const nats = await startNats({ toolsDir });
 type Idle = { name: string; rss: number; heap: number; external: number };
-// The same services on the same stack, one setting after the other, so the two are comparable.
-async function idleServices(nodeOptions: string): Promise<Idle[]> {
+// One way of running the services: from the unbundled tsc output (what the image ran before
+// services/bundle.mjs) or from the bundle, with V8's defaults or the image's NODE_OPTIONS.
+interface Setting {
+  entry: ServiceEntry;
+  nodeOptions: string;
+  title: string;
+}
+const settings: Setting[] = [
+  { entry: "modules", nodeOptions: "", title: "before: unbundled dist/main.js, V8 defaults" },
+  ...(shippedNodeOptions
+    ? [
+        {
+          entry: "modules" as const,
+          nodeOptions: shippedNodeOptions,
+          title: `before: unbundled dist/main.js, NODE_OPTIONS="${shippedNodeOptions}"`,
+        },
+      ]
+    : []),
+  { entry: "bundle", nodeOptions: "", title: "after: dist/bundle/main.js, V8 defaults" },
+  ...(shippedNodeOptions
+    ? [
+        {
+          entry: "bundle" as const,
+          nodeOptions: shippedNodeOptions,
+          title: `after: dist/bundle/main.js, NODE_OPTIONS="${shippedNodeOptions}" (as the image runs them)`,
+        },
+      ]
+    : []),
+];
+// The same services on the same stack, one setting after the other, so the settings are comparable.
+async function idleServices({ entry, nodeOptions }: Setting): Promise<Idle[]> {
   const fleet = new ServiceFleet({
     kubeconfigPath: host.kubeconfigPath,
     natsUrl: nats.url,
+    entry,
     env: { LOG_LEVEL: "info", POD_NAMESPACE: "tenantplane-system", NODE_OPTIONS: nodeOptions },
   });
   const rows: Idle[] = [];
@@ -134,39 +173,45 @@ async function idleServices(nodeOptions: string): Promise<Idle[]> {
   }
   return rows;
 }
-let idleDefault: Idle[] = [];
-let idleShipped: Idle[] = [];
+const idle = new Map<Setting, Idle[]>();
 try {
   await installCrds(host.kubeConfig, crdManifests());
-  await host.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: "tenantplane-system" } } });
-  idleDefault = await idleServices("");
-  if (shippedNodeOptions) idleShipped = await idleServices(shippedNodeOptions);
+  await new JsonClient(host.kubeConfig).request("POST", "/api/v1/namespaces", {
+    body: { apiVersion: "v1", kind: "Namespace", metadata: { name: "tenantplane-system" } },
+  });
+  for (const setting of settings) idle.set(setting, await idleServices(setting));
 } finally {
   await nats.stop();
   await host.stop();
 }
-const idle = idleShipped.length > 0 ? idleShipped : idleDefault;
 
 const mib = (bytes: number) => `${(bytes / MiB).toFixed(1).padStart(6)} MiB`;
 const bareRss = bare.rss;
 console.log(`\nbare node process (same probe, nothing imported): rss ${mib(bareRss)}, heap ${mib(bare.heapUsed)}`);
-const idleTable = (title: string, rows: Idle[], against: number) => {
-  console.log(`\n${title}`);
+if (shippedNodeOptions)
+  console.log(`bare node process with NODE_OPTIONS="${shippedNodeOptions}": rss ${mib(shippedBare.rss)}`);
+console.log(
+  `\n1. idle services, no tenants (VmRSS after 10 s; heap used and external from /metrics; ratios to the plain bare process)`,
+);
+for (const [setting, rows] of idle) {
+  console.log(`  ${setting.title}`);
   for (const row of rows) {
     console.log(
-      `  ${row.name.padEnd(14)} rss ${mib(row.rss)}  ${(row.rss / against).toFixed(2)}x bare   heap used ${mib(row.heap)}   external ${mib(row.external)}`,
+      `    ${row.name.padEnd(14)} rss ${mib(row.rss)}  ${(row.rss / bareRss).toFixed(2)}x bare   heap used ${mib(row.heap)}   external ${mib(row.external)}`,
     );
   }
-};
-idleTable("1a. idle services, no tenants, V8 defaults (VmRSS; heap and external from /metrics)", idleDefault, bareRss);
-if (idleShipped.length > 0) {
-  console.log(`\nbare node process with NODE_OPTIONS="${shippedNodeOptions}": rss ${mib(shippedBare.rss)}`);
-  idleTable(
-    `1b. idle services, no tenants, NODE_OPTIONS="${shippedNodeOptions}" as the image runs them (ratio to the plain bare process)`,
-    idleShipped,
-    bareRss,
+}
+// Before and after as the image runs them (its NODE_OPTIONS, or V8's defaults when it sets none).
+const shipped = (entry: ServiceEntry) =>
+  idle.get(settings.find((s) => s.entry === entry && s.nodeOptions === shippedNodeOptions)!) ?? [];
+const before = shipped("modules");
+const after = shipped("bundle");
+console.log(`\n1 in short, with the image's NODE_OPTIONS: before (unbundled) -> after (bundle), ratio to bare`);
+for (const row of after) {
+  const service = row.name.replace(/-\d+$/, "");
+  const was = before.find((b) => b.name.replace(/-\d+$/, "") === service);
+  console.log(
+    `  ${service.padEnd(14)} ${was ? `${mib(was.rss)} ${(was.rss / bareRss).toFixed(2)}x` : "?"}  ->  ${mib(row.rss)} ${(row.rss / bareRss).toFixed(2)}x`,
   );
 }
 console.log(`\n2a. import cost of each third-party package alone (rss and heap above the bare process)`);
@@ -175,14 +220,14 @@ for (const { name, usage } of [...perPackage].sort((a, b) => b.usage.rss - a.usa
 }
 console.log(`\n2b. import cost of each service's dependencies together (no service code running)`);
 for (const row of perService) {
-  const running = idle.find((i) => i.name.startsWith(`${row.name}-`));
+  const running = after.find((i) => i.name.startsWith(`${row.name}-`));
   console.log(
     `  ${row.name.padEnd(14)} third-party rss ${mib(row.thirdParty.rss)} (${(row.thirdParty.rss / bareRss).toFixed(2)}x)` +
       `   + workspace libs ${mib(row.all.rss)} (${(row.all.rss / bareRss).toFixed(2)}x)` +
-      (running ? `   running idle ${mib(running.rss)}` : ""),
+      (running ? `   running idle (bundle) ${mib(running.rss)}` : ""),
   );
 }
-console.log(`\nreproduce: npm run build && npm run bench:footprint`);
+console.log(`\nreproduce: npm run build && SAMPLES=${SAMPLES} npm run bench:footprint`);
 
 /** The NODE_OPTIONS the Dockerfile sets for every service, or "" when it sets none. */
 function dockerfileNodeOptions(): string {

@@ -269,7 +269,9 @@ async function run(): Promise<void> {
 
 function servicesToRun(): ServiceName[] {
   const all = ["watcher", "provisioner", "isolation", "recorder", "sync-worker"];
-  return all.filter((name) => existsSync(join(repoRoot, "services", name, "dist", "main.js"))) as ServiceName[];
+  return all.filter((name) =>
+    existsSync(join(repoRoot, "services", name, "dist", "bundle", "main.js")),
+  ) as ServiceName[];
 }
 
 async function phaseOf(objects: KubernetesObjectApi, name: string): Promise<string | undefined> {

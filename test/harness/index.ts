@@ -22,7 +22,7 @@ export { buildTools } from "./build-tools.js";
 export { toolPath, toolsDir } from "./tools.js";
 export { defaultStorageClassName, testProvisionerName } from "./volume-provisioner.js";
 export { StopWaiting, waitFor, type WaitForOptions } from "./wait-for.js";
-export { ServiceFleet, type RunningService, type ServiceName } from "./services.js";
+export { ServiceFleet, type RunningService, type ServiceEntry, type ServiceName } from "./services.js";
 export { startTenantStandIn } from "./tenant-stand-in.js";
 export {
   provisionTenant,

@@ -24,17 +24,32 @@ export interface RunningService {
   kill(): Promise<void>;
 }
 
+/**
+ * What a service runs from: `bundle` is services/<name>/dist/bundle/main.js, what the image
+ * runs; `modules` is the unbundled tsc output beside it (bench/footprint.ts compares the two).
+ */
+export type ServiceEntry = "bundle" | "modules";
+
 /** Runs built tenantplane services as real processes against a host cluster and a NATS server. */
 export class ServiceFleet {
   readonly logsDir = createArtifactsDir("services");
   private readonly running = new Set<RunningService>();
   private counter = 0;
 
-  constructor(private readonly base: { kubeconfigPath: string; natsUrl: string; env?: NodeJS.ProcessEnv }) {}
+  constructor(
+    private readonly base: {
+      kubeconfigPath: string;
+      natsUrl: string;
+      env?: NodeJS.ProcessEnv;
+      /** Default `bundle`. */
+      entry?: ServiceEntry;
+    },
+  ) {}
 
   /** Starts `name` (from services/<name>/dist) and resolves once /healthz answers. */
   async start(name: ServiceName, env: NodeJS.ProcessEnv = {}): Promise<RunningService> {
-    const main = join(repoRoot, "services", name, "dist", "main.js");
+    const entry = this.base.entry === "modules" ? ["main.js"] : ["bundle", "main.js"];
+    const main = join(repoRoot, "services", name, "dist", ...entry);
     if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first (npm test does)`);
     const httpPort = await freePort();
     const id = `${name}-${++this.counter}`;

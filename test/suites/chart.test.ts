@@ -259,11 +259,11 @@ describe("chart rendering", () => {
       expect(deployment.spec?.replicas, service).toBe(service === "watcher" || service === "sync-worker" ? 2 : 1);
       expect(pod?.metadata?.labels?.["tenantplane.io/component"]).toBe(service);
       expect(c.image).toBe(`ghcr.io/tenantplane/tenantplane:${appVersion}`);
-      expect(c.command).toEqual(["node", `services/${service}/dist/main.js`]);
+      expect(c.command).toEqual(["node", `services/${service}/dist/bundle/main.js`]);
       const manifest = JSON.parse(readFileSync(join(repoRoot, "services", service, "package.json"), "utf8")) as {
         main?: string;
       };
-      expect(manifest.main, `services/${service}/package.json main`).toBe("./dist/main.js");
+      expect(manifest.main, `services/${service}/package.json main`).toBe("./dist/bundle/main.js");
 
       expect(pod?.spec?.terminationGracePeriodSeconds).toBe(30);
       expect(pod?.spec?.serviceAccountName).toBe(`${release}-${service}`);
@@ -371,7 +371,7 @@ describe("chart rendering", () => {
       const objects = await render({ valuesFiles: [file], set: ["services.recorder.enabled=false"] });
       const { deployment, container: c, env } = container(objects, "sync-worker");
       expect(deployment.spec?.replicas).toBe(3);
-      expect(c.command).toEqual(["node", "services/sync-worker/dist/main.js"]);
+      expect(c.command).toEqual(["node", "services/sync-worker/dist/bundle/main.js"]);
       expect(env.get("PARTITIONS")?.value).toBe("128");
       expect(deployment.spec?.template.spec?.topologySpreadConstraints).toHaveLength(1);
       expect(
@@ -617,7 +617,7 @@ describe("chart rendering", () => {
     expect(deployment.spec?.replicas).toBe(2);
     expect(deployment.spec?.template.spec?.containers[0]?.command).toEqual([
       "node",
-      "services/sync-worker/dist/main.js",
+      "services/sync-worker/dist/bundle/main.js",
     ]);
   });
 

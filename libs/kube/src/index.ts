@@ -1,7 +1,6 @@
 export { loadKubeConfig, kubeConfigFromString } from "./kubeconfig.js";
 export { Objects } from "./apply.js";
 export { KubeApiError, type ApiStatus, type RequestTarget, type StatusCause } from "./api-error.js";
-export { startWatch, type RunningWatch, type WatchEvent } from "./informer.js";
 export { EventRecorder, type EventInput, type RecordOutcome, type Regarding } from "./event-recorder.js";
 export { LeadershipLostError, runWithLeaderElection, type LeaderElectionOptions } from "./leader-election.js";
 export { ApiError, JsonClient, resourcePath, type Query } from "./json-client.js";

@@ -53,6 +53,12 @@ export class JsonClient {
     return this.server.origin;
   }
 
+  /** Closes the pooled connections (a client for a one-off probe must not leave them open). */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+
   /** One request; resolves with the parsed body, rejects with {@link ApiError} on a non-2xx status. */
   async request<T>(method: string, path: string, init: { query?: Query; body?: unknown; contentType?: string } = {}) {
     const res = await this.open(method, path, init);

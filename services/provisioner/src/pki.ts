@@ -1,13 +1,14 @@
-import { createPrivateKey, createPublicKey, webcrypto } from "node:crypto";
-// @peculiar/x509 resolves its providers through tsyringe, which needs the Reflect metadata API.
-import "reflect-metadata";
-import * as x509 from "@peculiar/x509";
+import { X509Certificate, createPrivateKey, createPublicKey, webcrypto } from "node:crypto";
+import type * as X509 from "@peculiar/x509";
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
-// Cast: the library types its provider with the DOM `Crypto`, which Node's webcrypto implements.
-x509.cryptoProvider.set(webcrypto as unknown as ReturnType<typeof x509.cryptoProvider.get>);
+// @peculiar/x509 and what it pulls in cost about 19 MiB resident once loaded. Only minting
+// needs it (reading a stored PKI back uses node:crypto), so a provisioner that mints
+// nothing never loads it.
+let x509Module: Promise<typeof X509> | undefined;
+const loadX509 = () => (x509Module ??= import("./internal/x509.js").then((m) => m.x509));
 
 const EC_KEY: webcrypto.EcKeyGenParams = { name: "ECDSA", namedCurve: "P-256" };
 const SIGNING: webcrypto.EcdsaParams = { name: "ECDSA", hash: "SHA-256" };
@@ -107,15 +108,14 @@ export function parsePkiSecret(data: Readonly<Record<string, string | undefined>
     const certPem = required(data, certKey);
     const keyPem = required(data, keyKey);
     const cert = parseCertificate(certKey, certPem);
-    const basic = cert.getExtension(x509.BasicConstraintsExtension);
-    if (!basic?.ca) {
+    if (!cert.ca) {
       throw new InvalidPkiSecretError(
         certKey,
         `${certKey} is not a CA certificate (basicConstraints CA:TRUE missing): regenerate the PKI Secret`,
       );
     }
     const publicDer = publicKeyDerOf(keyKey, keyPem);
-    if (!Buffer.from(cert.publicKey.rawData).equals(publicDer)) {
+    if (!cert.publicKey.export({ format: "der", type: "spki" }).equals(publicDer)) {
       throw new InvalidPkiSecretError(
         keyKey,
         `${keyKey} does not belong to the certificate in ${certKey}: ` +
@@ -143,7 +143,8 @@ export async function signClientCertificate(
   request: ClientCertificateRequest,
   now: Date = new Date(),
 ): Promise<KeyPairPem> {
-  const subject: x509.JsonName = [{ CN: [request.commonName] }];
+  const x509 = await loadX509();
+  const subject: X509.JsonName = [{ CN: [request.commonName] }];
   for (const org of request.organizations ?? []) subject.push({ O: [org] });
   return signLeaf(ca, {
     subject,
@@ -154,6 +155,7 @@ export async function signClientCertificate(
 }
 
 async function createCa(commonName: string, now: Date): Promise<KeyPairPem> {
+  const x509 = await loadX509();
   const keys = await generateKeyPair();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     name: [{ CN: [commonName] }],
@@ -174,8 +176,8 @@ async function createCa(commonName: string, now: Date): Promise<KeyPairPem> {
 }
 
 interface LeafSpec {
-  subject: x509.JsonName;
-  usage: x509.ExtendedKeyUsage;
+  subject: X509.JsonName;
+  usage: X509.ExtendedKeyUsage;
   lifetimeMs: number;
   now: Date;
 }
@@ -184,6 +186,7 @@ async function signLeaf(ca: KeyPairPem, spec: LeafSpec): Promise<KeyPairPem> {
   if (!(spec.lifetimeMs > 0)) {
     throw new Error(`lifetimeMs must be a positive number, got ${spec.lifetimeMs}`);
   }
+  const x509 = await loadX509();
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await importPrivateKey(ca.keyPem);
   const keys = await generateKeyPair();
@@ -245,9 +248,9 @@ function required(data: Readonly<Record<string, string | undefined>>, key: strin
   return value;
 }
 
-function parseCertificate(key: string, pem: string): x509.X509Certificate {
+function parseCertificate(key: string, pem: string): X509Certificate {
   try {
-    return new x509.X509Certificate(pem);
+    return new X509Certificate(pem);
   } catch (cause) {
     throw new InvalidPkiSecretError(key, `${key} is not a PEM certificate: regenerate the PKI Secret`, {
       cause,

@@ -1,11 +1,4 @@
-import {
-  VersionApi,
-  type KubernetesObject,
-  type V1ObjectMeta,
-  type V1Secret,
-  type V1Service,
-  type V1StatefulSet,
-} from "@kubernetes/client-node";
+import type { KubernetesObject, V1ObjectMeta, V1Secret, V1Service, V1StatefulSet } from "@kubernetes/client-node";
 import {
   API_VERSION,
   CONDITION_CONTROL_PLANE_READY,
@@ -27,7 +20,7 @@ import {
   type CompiledIsolation,
   type ProfileChoice,
 } from "@tenantplane/isolation";
-import { kubeConfigFromString, type EventRecorder, type Objects } from "@tenantplane/kube";
+import { JsonClient, kubeConfigFromString, type EventRecorder, type Objects } from "@tenantplane/kube";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, describe as describeError, httpStatusOf, type Logger } from "@tenantplane/runtime";
@@ -422,11 +415,15 @@ async function observeControlPlane(
   if (pass.tc.spec.controlPlane.expose.loadBalancer.enabled && !pass.facts.externalEndpoint)
     return { state: "waiting-for-load-balancer" };
   const kc = kubeConfigFromString(kubeconfig);
+  let client: JsonClient | undefined;
   try {
-    await withTimeout(kc.makeApiClient(VersionApi).getCode(), READY_PROBE_TIMEOUT_MS);
+    client = new JsonClient(kc, { timeoutMs: READY_PROBE_TIMEOUT_MS });
+    await withTimeout(client.request("GET", "/version"), READY_PROBE_TIMEOUT_MS);
     return { state: "ready", server: kc.getCurrentCluster()?.server ?? "" };
   } catch (err) {
     return { state: "api-unreachable", error: describeError(err) };
+  } finally {
+    client?.close();
   }
 }
 

@@ -1,12 +1,5 @@
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubernetesObject,
-} from "@kubernetes/client-node";
 import { API_VERSION, GROUP, KIND_TENANT_CLUSTER, PLURAL_TENANT_CLUSTERS, VERSION } from "@tenantplane/api";
-import { startWatch } from "@tenantplane/kube";
+import { JsonClient, startListWatch, type RawObject } from "@tenantplane/kube";
 import { DecisionSchema, runConsumer, type Decision } from "@tenantplane/messaging";
 import { CommonEnvSchema, TransientError, describe as describeError, httpStatusOf } from "@tenantplane/runtime";
 import { startService } from "@tenantplane/service";
@@ -36,15 +29,19 @@ const hostEvents = new Counter({
   labelNames: ["outcome"],
   registers: [svc.metrics.registry],
 });
-const core = svc.kc.makeApiClient(CoreV1Api);
-const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+const api = new JsonClient(svc.kc, { userAgent: svc.userAgent });
+const eventsPath = (namespace: string, name?: string) =>
+  `/api/v1/namespaces/${encodeURIComponent(namespace)}/events${name === undefined ? "" : `/${encodeURIComponent(name)}`}`;
 const decisionEvents = new DecisionEvents(
   {
     create: async (namespace, body) => {
-      await core.createNamespacedEvent({ namespace, body });
+      await api.request("POST", eventsPath(namespace), { body });
     },
     patch: async (namespace, name, body) => {
-      await core.patchNamespacedEvent({ namespace, name, body }, mergePatch);
+      await api.request("PATCH", eventsPath(namespace, name), {
+        body,
+        contentType: "application/merge-patch+json",
+      });
     },
   },
   {
@@ -58,11 +55,12 @@ const decisionEvents = new DecisionEvents(
 const recorded = new RecentIds(svc.env.DEDUPE_IDS);
 
 // The TenantCluster cache gives each Event the uid that `kubectl describe` matches on.
-const custom = svc.kc.makeApiClient(CustomObjectsApi);
-const tenants = startWatch<KubernetesObject>({
-  kc: svc.kc,
-  path: `/apis/${GROUP}/${VERSION}/${PLURAL_TENANT_CLUSTERS}`,
-  list: () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL_TENANT_CLUSTERS }),
+const tenantsPath = `/apis/${GROUP}/${VERSION}/${PLURAL_TENANT_CLUSTERS}`;
+const tenants = startListWatch({
+  client: new JsonClient(svc.kc, { userAgent: svc.userAgent, timeoutMs: 60_000 }),
+  path: tenantsPath,
+  apiVersion: API_VERSION,
+  kind: KIND_TENANT_CLUSTER,
   onEvent: () => undefined,
   logger: svc.logger,
 });
@@ -72,22 +70,17 @@ await tenants.synced;
 // API says a tenant is gone. A Delete is re-read when the cache says the tenant is not being
 // deleted, because that decides whether it is routine teardown or a Warning.
 async function tenantState(tenant: string, fresh: boolean): Promise<{ uid?: string | undefined; deleting: boolean }> {
-  const cached = tenants.get(tenant);
-  if (cached && !(fresh && !cached.metadata?.deletionTimestamp)) {
-    return { uid: cached.metadata?.uid, deleting: cached.metadata?.deletionTimestamp !== undefined };
+  const cached = tenants.get(undefined, tenant);
+  if (cached && !(fresh && !cached.metadata.deletionTimestamp)) {
+    return { uid: cached.metadata.uid, deleting: cached.metadata.deletionTimestamp !== undefined };
   }
   try {
-    const tc = (await custom.getClusterCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: PLURAL_TENANT_CLUSTERS,
-      name: tenant,
-    })) as KubernetesObject;
-    return { uid: tc.metadata?.uid, deleting: tc.metadata?.deletionTimestamp !== undefined };
+    const tc = await api.request<RawObject>("GET", `${tenantsPath}/${encodeURIComponent(tenant)}`);
+    return { uid: tc.metadata.uid, deleting: tc.metadata.deletionTimestamp !== undefined };
   } catch (err) {
     if (httpStatusOf(err) === 404) return { deleting: false };
     // The re-read only refines what the cache knows; without it the cache's view stands.
-    if (cached) return { uid: cached.metadata?.uid, deleting: cached.metadata?.deletionTimestamp !== undefined };
+    if (cached) return { uid: cached.metadata.uid, deleting: cached.metadata.deletionTimestamp !== undefined };
     throw err;
   }
 }
@@ -148,4 +141,4 @@ const consuming = runConsumer({
   handle: (decision) => record(decision),
 });
 svc.onShutdown({ name: "consumer", run: () => consuming });
-svc.onShutdown({ name: "watch", run: () => tenants.stop() });
+svc.onShutdown({ name: "watch", run: async () => tenants.stop() });

@@ -1,4 +1,4 @@
-import { LeadershipLostError, runWithLeaderElection } from "@tenantplane/kube";
+import { JsonClient, LeadershipLostError, runWithLeaderElection } from "@tenantplane/kube";
 import { CommonEnvSchema } from "@tenantplane/runtime";
 import { startService } from "@tenantplane/service";
 import { z } from "zod";
@@ -35,7 +35,7 @@ const done = runWithLeaderElection(
     svc.setReady(true);
     await runWatcher(
       {
-        kc: svc.kc,
+        client: new JsonClient(svc.kc, { userAgent: svc.userAgent, timeoutMs: 60_000 }),
         js: svc.js,
         logger: svc.logger,
         registry: svc.metrics.registry,

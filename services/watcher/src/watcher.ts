@@ -1,4 +1,3 @@
-import { CustomObjectsApi, type KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import type { JetStreamClient } from "@nats-io/jetstream";
 import {
   GROUP,
@@ -7,7 +6,7 @@ import {
   PLURAL_TENANT_CLUSTERS,
   VERSION,
 } from "@tenantplane/api";
-import { startWatch, type RunningWatch, type WatchEvent } from "@tenantplane/kube";
+import { startListWatch, type JsonClient, type ListWatch, type RawWatchEvent } from "@tenantplane/kube";
 import { publishTenantChange, type TenantChange } from "@tenantplane/messaging";
 import { backoffDelay, sleep, type Logger } from "@tenantplane/runtime";
 import { Counter, type Registry } from "prom-client";
@@ -17,7 +16,7 @@ const PUBLISHED_METRIC = "tenantplane_watcher_published_total";
 
 /** Watcher dependencies; the watcher only ever reads the API and publishes keys. */
 export interface WatcherOptions {
-  kc: KubeConfig;
+  client: JsonClient;
   js: JetStreamClient;
   logger: Logger;
   registry: Registry;
@@ -40,10 +39,21 @@ export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Pro
       labelNames: ["reason"],
       registers: [opts.registry],
     });
-  const custom = opts.kc.makeApiClient(CustomObjectsApi);
   const tenants = new Map<string, TenantKey>();
-  const path = (plural: string) => `/apis/${GROUP}/${VERSION}/${plural}`;
-  const lister = (plural: string) => () => custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural });
+  // A handler may wait on NATS; the list-watch delivers synchronously, so each event runs on its own.
+  const watch = (plural: string, kind: string, handle: (event: RawWatchEvent) => Promise<void>) =>
+    startListWatch({
+      client: opts.client,
+      path: `/apis/${GROUP}/${VERSION}/${plural}`,
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind,
+      logger: opts.logger,
+      onEvent: (event) => {
+        handle(event).catch((err: unknown) =>
+          opts.logger.error({ err, kind, type: event.type }, "watch handler failed"),
+        );
+      },
+    });
 
   const publish = async (change: TenantChange) => {
     for (let attempt = 0; !signal.aborted; attempt++) {
@@ -62,7 +72,7 @@ export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Pro
     }
   };
 
-  const onTenant = async ({ type, object }: WatchEvent<KubernetesObject>) => {
+  const onTenant = async ({ type, object }: RawWatchEvent) => {
     const key = tenantKeyOf(object);
     if (!key) return;
     if (type === "delete") {
@@ -76,34 +86,26 @@ export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Pro
     await publish({ tenant: key.name, generation: key.generation, reason: "TenantChanged" });
   };
   const onReferenced = (kind: "IsolationProfile" | "SyncPolicy", gate: InitialListGate) => {
-    return async ({ type, object }: WatchEvent<KubernetesObject>) => {
-      const name = object.metadata?.name;
-      if (!name || !gate.accepts(type)) return;
+    return async ({ type, object }: RawWatchEvent) => {
+      const name = object.metadata.name;
+      if (!gate.accepts(type)) return;
       for (const change of referencingChanges(kind, name, tenants.values())) await publish(change);
     };
   };
 
-  const watches: RunningWatch<KubernetesObject>[] = [];
-  const tenantWatch = startWatch({
-    kc: opts.kc,
-    path: path(PLURAL_TENANT_CLUSTERS),
-    list: lister(PLURAL_TENANT_CLUSTERS),
-    onEvent: onTenant,
-    logger: opts.logger,
-  });
+  const watches: ListWatch[] = [];
+  const tenantWatch = watch(PLURAL_TENANT_CLUSTERS, "TenantCluster", onTenant);
   watches.push(tenantWatch);
   await Promise.race([tenantWatch.synced, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
   for (const kind of ["IsolationProfile", "SyncPolicy"] as const) {
     const gate = new InitialListGate();
-    const watch = startWatch({
-      kc: opts.kc,
-      path: path(kind === "IsolationProfile" ? PLURAL_ISOLATION_PROFILES : PLURAL_SYNC_POLICIES),
-      list: lister(kind === "IsolationProfile" ? PLURAL_ISOLATION_PROFILES : PLURAL_SYNC_POLICIES),
-      onEvent: onReferenced(kind, gate),
-      logger: opts.logger,
-    });
-    void watch.synced.then(() => gate.open());
-    watches.push(watch);
+    const referenced = watch(
+      kind === "IsolationProfile" ? PLURAL_ISOLATION_PROFILES : PLURAL_SYNC_POLICIES,
+      kind,
+      onReferenced(kind, gate),
+    );
+    void referenced.synced.then(() => gate.open());
+    watches.push(referenced);
   }
   opts.logger.info({ tenants: tenants.size }, "watching");
 
@@ -115,5 +117,5 @@ export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Pro
       if (key) await publish({ tenant: key.name, generation: key.generation, reason: "Resync" });
     }
   }
-  await Promise.all(watches.map((w) => w.stop()));
+  for (const w of watches) w.stop();
 }
