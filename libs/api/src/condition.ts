@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Values of `Condition.status`. */
 export const CONDITION_STATUSES = ["True", "False", "Unknown"] as const;

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { crdManifests } from "./crd-manifests.js";
 import {
   CLAIM_RESOURCE_MESSAGE,

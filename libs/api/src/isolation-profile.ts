@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { API_VERSION, KIND_ISOLATION_PROFILE } from "./constants.js";
 import { isStrictSubnet, parseCidr } from "./internal/cidr.js";
 import { ObjectMetaSchema } from "./object-meta.js";

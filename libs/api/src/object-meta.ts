@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The parts of `metadata` tenantplane reads. Other fields are kept as they are, so a parsed

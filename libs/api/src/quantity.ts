@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Non-negative Kubernetes quantity in string form (`500m`, `10Gi`, `2`, `1e3`).

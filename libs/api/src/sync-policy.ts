@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { API_VERSION, KIND_SYNC_POLICY } from "./constants.js";
 import { ObjectMetaSchema } from "./object-meta.js";
 import { describeSubject, parseOrThrow } from "./validation-error.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { API_VERSION, KIND_TENANT_CLUSTER, MAX_TENANT_NAME_LENGTH, TENANT_PHASES } from "./constants.js";
 import { ConditionSchema } from "./condition.js";
 import { ObjectMetaSchema } from "./object-meta.js";

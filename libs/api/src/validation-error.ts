@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 
 /** One problem found in an object: the dotted field path (`spec.controlPlane.storage.size`) and what to do. */
 export interface FieldIssue {

@@ -1,6 +1,6 @@
 import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
 import { backoffDelay, sleep, TerminalError, type Logger, type ServiceMetrics } from "@tenantplane/runtime";
-import type { z } from "zod";
+import type * as z from "zod";
 import { Freshness } from "./freshness.js";
 import { KeyedQueue } from "./keyed-queue.js";
 import { settlementFor } from "./settlement.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** The four things tenantplane can do to a host object. */
 export const DecisionActionSchema = z.enum(["Create", "Update", "Delete", "Skip"]);

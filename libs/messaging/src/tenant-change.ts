@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Why a tenant-change message was published. */
 export const ChangeReasonSchema = z.enum([

@@ -10,7 +10,7 @@ import {
   type StreamConfig,
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
-import { z } from "zod";
+import * as z from "zod";
 import { streamUpdate, type StreamLimits } from "./stream-settings.js";
 import { subjects } from "./subjects.js";
 

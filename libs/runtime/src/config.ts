@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { TerminalError } from "./errors.js";
 
 /** A configuration value that cannot be used; the message names the variable and the fix. */

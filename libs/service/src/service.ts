@@ -32,7 +32,7 @@ import {
   type ServiceMetrics,
   type ShutdownStep,
 } from "@tenantplane/runtime";
-import { z } from "zod";
+import * as z from "zod";
 import { configureFaults } from "./faults.js";
 import { hostKinds, type HostKind } from "./host-cache.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { formatFieldPath } from "@tenantplane/api";
 import { isDnsLabel } from "@tenantplane/mapping";
 

@@ -1,5 +1,5 @@
 import { CommonEnvSchema } from "@tenantplane/runtime";
-import { z } from "zod";
+import * as z from "zod";
 import { parseTenantRoleGrants } from "./role-bindings.js";
 
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -4,7 +4,7 @@ import { DecisionSchema, runConsumer, type Decision } from "@tenantplane/messagi
 import { CommonEnvSchema, TransientError, describe as describeError, httpStatusOf } from "@tenantplane/runtime";
 import { startService } from "@tenantplane/service";
 import { Counter } from "prom-client";
-import { z } from "zod";
+import * as z from "zod";
 import { DecisionEvents } from "./decision-events.js";
 import { eventForDecision, hostEventForDecision } from "./event-for-decision.js";
 import { RecentIds } from "./rate.js";

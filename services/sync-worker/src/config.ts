@@ -1,5 +1,5 @@
 import { CommonEnvSchema } from "@tenantplane/runtime";
-import { z } from "zod";
+import * as z from "zod";
 
 const positive = (what: string) => z.coerce.number({ error: `must be ${what}` }).positive(`must be ${what}`);
 const whole = (what: string) =>

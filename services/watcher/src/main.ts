@@ -1,7 +1,7 @@
 import { JsonClient, LeadershipLostError, runWithLeaderElection } from "@tenantplane/kube";
 import { CommonEnvSchema } from "@tenantplane/runtime";
 import { startService } from "@tenantplane/service";
-import { z } from "zod";
+import * as z from "zod";
 import { runWatcher } from "./watcher.js";
 
 const EnvSchema = CommonEnvSchema.extend({

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Worker ids become one KV key token each: letters, digits, `_`, `=` and `-`, at most 128. */
 export const workerIdSchema = z
