@@ -27,7 +27,7 @@ import {
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL("../", import.meta.url));
 const SAMPLES = Number(process.env.SAMPLES ?? 3);
-const SERVICES = ["watcher", "provisioner", "isolation", "recorder"] as const;
+const SERVICES = ["watcher", "provisioner", "isolation", "recorder", "sync-worker"] as const;
 const MiB = 1024 * 1024;
 // What the image runs every service with; the bench measures the services with and without it.
 const shippedNodeOptions = process.env.FOOTPRINT_NODE_OPTIONS ?? dockerfileNodeOptions();
