@@ -12,6 +12,14 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": "error",
       "no-console": "error",
       eqeqeq: ["error", "smart"],
+      // A named `z` is zod's whole namespace object: a bundle then keeps all of zod, locales included.
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z']",
+          message: 'Use `import * as z from "zod"`.',
+        },
+      ],
     },
   },
   {

@@ -18,7 +18,7 @@ import {
 } from "@tenantplane/messaging";
 import { createLogger, createMetrics } from "@tenantplane/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { startNats, trackFailures, waitFor, type NatsServer } from "../harness/index.js";
 
 const failures = trackFailures();

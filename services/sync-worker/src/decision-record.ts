@@ -8,7 +8,7 @@ import type { RawObject } from "@tenantplane/kube";
 import { ANNOTATION_DECISION } from "@tenantplane/mapping";
 import { decisionId, type PlannedDecision } from "@tenantplane/messaging";
 import type { HostObject } from "@tenantplane/sync";
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * How old a recorded Decision may be and still be republished by a new syncer: inside the
