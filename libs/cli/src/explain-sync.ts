@@ -54,12 +54,12 @@ objects and every other action the worker will take. A tenant object the manifes
 out stays as it is, so an object removed from a manifest gets its Delete only with --prune,
 which makes the manifest the complete desired state of its namespaces. If the tenant API
 cannot be read, the plan uses the manifest alone and predicts no Delete for the policy's
-kinds (the worker deletes nothing then either). Live plans also show the worker's writes to
-the ConfigMaps that decide what the tenant's Pods reach by name: the tenant DNS zone
-(tenant-dns-records) and each namespace's service links (service-links.<namespace>), as
-rows of tenant object "/<tenant>"; an address the host has yet to assign shows as
-<ClusterIP of ...> or <IP of Pod ... once Ready>. --offline plans the manifest against an
-empty namespace.
+kinds (the worker deletes nothing then either). Once the tenant is listed, the plan also
+shows the worker's writes to the ConfigMaps that decide what the tenant's Pods reach by
+name: its DNS zone (tenant-dns-records) and each namespace's service links
+(service-links.<namespace>), as rows of tenant object "/<tenant>"; an address the host has
+yet to assign shows as <ClusterIP of ...> or <IP of Pod ... once Ready>. --offline plans
+the manifest against an empty namespace.
 
 Options:
   --tenant <name>     tenant name: a DNS label of at most 60 characters
@@ -208,14 +208,19 @@ async function planLive(options: ExplainOptions, manifestObjects: unknown[], io:
   });
   // Load balancers and node ports are counted across Services, as the worker's full pass does.
   const result = applyServiceQuota(planned, context.rules, options.tenant, hostObjects);
-  const tenantObjects = applyManifest(desired, tenant.objects, { prune: options.prune });
-  const network = podNetworkWrites(options.tenant, tenantObjects, hostObjects, result, tenant.listed);
-  if (network === undefined) note(`${unknownEnvironment}: the tenant's DNS zone and service links are not predicted`);
   const view = manifestView(result, manifestObjects);
-  return { ...view, decisions: [...view.decisions, ...(network ?? [])] };
+  // Derived from all of the tenant's Services and Pods: a manifest alone would drop the others' names.
+  if (!tenant.listed) return view;
+  const tenantObjects = applyManifest(desired, tenant.objects, { prune: options.prune });
+  const network = podNetworkWrites(options.tenant, tenantObjects, hostObjects, result, true);
+  if (network === undefined) {
+    note(
+      "the tenant API and DNS Services have no ClusterIPs yet: the tenant's DNS zone and service links are not predicted",
+    );
+    return view;
+  }
+  return { ...view, decisions: [...view.decisions, ...network] };
 }
-
-const unknownEnvironment = "the tenant API and DNS Services have no ClusterIPs yet";
 
 /**
  * The sync worker's writes to the tenant's DNS zone and service-link ConfigMaps once `result`
