@@ -102,14 +102,14 @@ async function resolvePlaceholders(list: readonly Comparable[]): Promise<Compara
   for (const d of list) {
     let reason = d.reason;
     for (const [placeholder, kind, namespace, name] of d.reason.matchAll(
-      /<(ClusterIP|IP of Pod) ([^/ >]+)\/([^ >]+)(?: once Ready)?>/g,
+      /<(ClusterIP of|IP of Pod) ([^/ >]+)\/([^ >]+)(?: once Ready)?>/g,
     )) {
       const found =
-        kind === "ClusterIP"
+        kind === "ClusterIP of"
           ? (await hostObjects.get<Obj>("v1", "Service", name!, namespace))?.["spec"]
           : (await hostObjects.get<Obj>("v1", "Pod", name!, namespace))?.["status"];
       const address = (found as { clusterIP?: string; podIP?: string } | undefined)?.[
-        kind === "ClusterIP" ? "clusterIP" : "podIP"
+        kind === "ClusterIP of" ? "clusterIP" : "podIP"
       ];
       if (address) reason = reason.replace(placeholder, address);
     }
@@ -384,6 +384,8 @@ describe("explain-sync predicts the sync worker's Decisions, object by object", 
         containers: [{ name: "app", image: "nginx:1.27" }],
       },
     };
+    // The --prune step deleted the namespace's ServiceAccount with the rest; the Pod needs it back.
+    await tenant.apply({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: "shop" } });
     const predicted = await predictApplyCompare("headless", [configMap("settings", { mode: "v2" }), peers, peer]);
     expect(summary(predicted).sort()).toEqual(
       [
