@@ -154,7 +154,11 @@ function zoneSummary(
   }
   // A name with several records is listed once, with every value and why.
   const grouped = new Map<string, ExplainedDnsEntry[]>();
-  for (const e of entries) grouped.set(e.name, [...(grouped.get(e.name) ?? []), e]);
+  for (const e of entries) {
+    const list = grouped.get(e.name);
+    if (list === undefined) grouped.set(e.name, [e]);
+    else list.push(e);
+  }
   for (const [name, list] of grouped) {
     const values = list.map((e) => (e.type === "CNAME" ? `CNAME ${e.value}` : e.value)).join(" ");
     const why = [...new Set(list.map((e) => e.why))].join("; ");

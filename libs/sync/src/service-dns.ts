@@ -39,7 +39,9 @@ export function serviceDnsEntries(input: ServiceDnsInput): ExplainedDnsEntry[] {
     const key = tenantKeyOf(pod);
     if (key === undefined) continue;
     const namespace = key.slice(0, key.indexOf("/"));
-    podsByNamespace.set(namespace, [...(podsByNamespace.get(namespace) ?? []), pod]);
+    const list = podsByNamespace.get(namespace);
+    if (list === undefined) podsByNamespace.set(namespace, [pod]);
+    else list.push(pod);
   }
   const out: ExplainedDnsEntry[] = [];
   for (const svc of input.tenantServices) {
