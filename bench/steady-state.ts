@@ -27,7 +27,7 @@ const RESYNC_S = Number(process.env.RESYNC_SECONDS ?? 30);
 const RESYNCS = Number(process.env.RESYNCS ?? 3);
 const command = "npm run build && npm run bench:steady";
 // Tenant API stand-ins listen on 127.0.0.20 and up.
-const FIRST_ADDRESS = 20;
+const FIRST_ADDRESS = Number(process.env.ADDRESS_BASE ?? 20);
 
 const toolsDir = await buildTools();
 const host = await startHostCluster({ name: "bench-steady", toolsDir, auditLog: true });

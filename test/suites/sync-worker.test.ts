@@ -7,6 +7,7 @@ import {
   setHeaderOptions,
   type KubernetesObject,
 } from "@kubernetes/client-node";
+import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
 import { resourcePath, type JsonClient } from "@tenantplane/kube";
@@ -134,6 +135,19 @@ async function waitForDecision(tenant: string, filter: { action: Decision["actio
   });
 }
 
+/** The sync worker's Decisions about `name` that the DECISIONS stream stored, as an outside reader sees them. */
+async function storedDecisions(tenant: string, name: string): Promise<Decision[]> {
+  const reader = await jetstream(nc).consumers.get("DECISIONS", {
+    filter_subjects: [`tenantplane.decisions.${tenant}.>`],
+  });
+  const out: Decision[] = [];
+  for await (const m of await reader.fetch({ max_messages: 10_000, expires: 2_000 })) {
+    const d = m.json<Decision>();
+    if (d.service === "sync-worker" && d.tenantRef.name === name) out.push(d);
+  }
+  return out;
+}
+
 async function metric(service: RunningService, name: string): Promise<string[]> {
   const body = (await service.probe("/metrics")).body;
   return body.split("\n").filter((l) => l.startsWith(name));
@@ -151,8 +165,9 @@ async function activeTenants(): Promise<Map<string, string[]>> {
   return out;
 }
 
-async function startSyncWorker(): Promise<RunningService> {
+async function startSyncWorker(extraEnv: Record<string, string> = {}): Promise<RunningService> {
   const w = await fleet.start("sync-worker", {
+    ...extraEnv,
     RESYNC_INTERVAL_SECONDS: "8",
     KUBECONFIG_CHECK_SECONDS: "5",
     PARTITIONS: "16",
@@ -189,7 +204,9 @@ beforeAll(async () => {
   sub = nc.subscribe("tenantplane.decisions.>", {
     callback: (_err, msg) => {
       const parsed = DecisionSchema.safeParse(msg.json());
-      if (parsed.success && parsed.data.service === "sync-worker") decisions.push(parsed.data);
+      // A Decision republished under its id (after a takeover) is one fact, as the stream and the recorder count it.
+      if (parsed.success && parsed.data.service === "sync-worker" && !decisions.some((d) => d.id === parsed.data.id))
+        decisions.push(parsed.data);
     },
   });
   await Promise.all([
@@ -688,6 +705,11 @@ describe("sync worker: faults", () => {
     console.error(`[e2e] failover after SIGKILL: change in the gap on the host after ${tookMs} ms`);
     expect(tookMs).toBeLessThan(15_000);
     expect(decisionsFor(a, { action: "Create", name: "in-the-gap" })).toHaveLength(1);
+    await waitFor(async () => ((await storedDecisions(a, "in-the-gap")).length > 0 ? true : undefined), {
+      timeoutMs: 10_000,
+      description: "the gap change's Decision stored",
+    });
+    expect(await storedDecisions(a, "in-the-gap")).toHaveLength(1);
   });
 
   it("hands over on SIGTERM and rebalances onto a new worker without double ownership", async () => {
@@ -720,5 +742,43 @@ describe("sync worker: faults", () => {
       description: "change after SIGTERM hand-over",
     });
     console.error(`[e2e] SIGTERM hand-over: change on the host ${Date.now() - stoppedAt} ms after the stop began`);
+  });
+
+  it("publishes, once, the Decision of a worker killed between its host write and the publish", async () => {
+    // One worker, which kills itself right after its first host write: it holds every partition.
+    for (const w of workers.filter((w) => w.process.running())) await w.stop();
+    const crashing = await startSyncWorker({ TENANTPLANE_FAULT_KILL_AFTER_HOST_WRITE: "1" });
+    await waitFor(async () => ((await activeTenants()).get(crashing.name)?.includes(a) ? true : undefined), {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+      description: "the crashing worker syncs the tenant",
+    });
+    // Its first pass found nothing to write (or it would be dead already): the next write is ours.
+    await new Promise((r) => setTimeout(r, 2_000));
+    crashing.process.assertRunning();
+    await tenantCreate(a, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { namespace: "web", name: "crash-before-publish" },
+      data: { a: "1" },
+    });
+    await waitFor(() => (crashing.process.running() ? undefined : true), {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      description: "the worker killed after its write",
+    });
+    const copy = await readHost("ConfigMap", a, hostNameOf(a, "web", "crash-before-publish"));
+    const recorded = JSON.parse(copy!.metadata!.annotations!["tenantplane.io/decision"]!) as { id: string };
+    expect(await storedDecisions(a, "crash-before-publish")).toHaveLength(0);
+
+    await startSyncWorker();
+    await waitFor(async () => ((await storedDecisions(a, "crash-before-publish")).length > 0 ? true : undefined), {
+      timeoutMs: 20_000,
+      intervalMs: 250,
+      description: "the recorded Decision published by the next worker",
+    });
+    const stored = await storedDecisions(a, "crash-before-publish");
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({ id: recorded.id, action: "Create", kind: "ConfigMap" });
   });
 });

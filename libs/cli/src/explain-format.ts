@@ -16,6 +16,8 @@ export interface ObjectExplanation {
   source?: { tenant: string; namespace: string; name: string; kind: string };
   /** The SyncPolicy rule (or isolation profile field) that put it there. */
   rule?: string;
+  /** The Decision of the write that made the copy what it is, as recorded on the object itself. */
+  madeBy?: { id: string; time: string; action: string; reason: string };
   /** Content hash state. */
   contentHash?: {
     state: "in sync" | "drifted" | "unchecked" | "source gone" | "other";
@@ -35,6 +37,8 @@ export function formatObjectExplanation(e: ObjectExplanation): string {
   if (e.source)
     lines.push(`  source:       tenant ${e.source.tenant}, ${e.source.kind} ${e.source.namespace}/${e.source.name}`);
   if (e.rule) lines.push(`  rule:         ${e.rule}`);
+  if (e.madeBy)
+    lines.push(`  made by:      ${e.madeBy.action} at ${e.madeBy.time} (Decision ${e.madeBy.id}): ${e.madeBy.reason}`);
   if (e.contentHash) lines.push(`  content hash: ${e.contentHash.state}: ${e.contentHash.detail}`);
   if (e.decisions !== undefined || e.decisionsNote !== undefined) {
     lines.push("  decisions:");

@@ -101,6 +101,13 @@ describe("explain output", () => {
       decisionsNote: "not read: pass --nats-url or set NATS_URL",
     });
     expect(noNats).toContain("  decisions:\n    not read: pass --nats-url or set NATS_URL\n");
+    const recorded = formatObjectExplanation({
+      ...copy,
+      madeBy: { id: "d-1", time: "2026-05-01T11:00:00.000Z", action: "Update", reason: "host copy differs" },
+    });
+    expect(recorded).toContain(
+      "  rule:         SyncPolicy workloads spec.toHost[1] (kind: ConfigMap)\n  made by:      Update at 2026-05-01T11:00:00.000Z (Decision d-1): host copy differs\n",
+    );
   });
 
   it("prints a foreign object as only whose it is not", () => {

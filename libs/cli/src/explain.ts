@@ -1,5 +1,6 @@
 import {
   ANNOTATION_CONTENT_HASH,
+  ANNOTATION_DECISION,
   hostNamespaceFor,
   isManaged,
   LABEL_CONTROL_PLANE,
@@ -194,6 +195,8 @@ export async function explainObject(
     summary: `a sync copy of tenant ${source.tenant}'s ${source.kind} ${source.namespace}/${source.name} (reverse-mapping labels and annotations)`,
     source: { tenant: source.tenant, namespace: source.namespace, name: source.name, kind: source.kind },
   };
+  const madeBy = recordedDecision(metadata.annotations);
+  if (madeBy !== undefined) explanation.madeBy = madeBy;
   let context: TenantPlanContext | undefined;
   try {
     context = await readPlanContext(host, source.tenant);
@@ -213,6 +216,22 @@ export async function explainObject(
   if ("note" in decisions) explanation.decisionsNote = decisions.note;
   else explanation.decisions = decisions.list;
   return { explanation, natsUnreachable: "unreachable" in decisions };
+}
+
+/** The Decision the sync worker recorded on a copy with its last write, when it is readable. */
+function recordedDecision(annotations: Record<string, string>): ObjectExplanation["madeBy"] {
+  const text = annotations[ANNOTATION_DECISION];
+  if (text === undefined) return undefined;
+  try {
+    const value = JSON.parse(text) as Record<string, unknown>;
+    const { id, time, action, reason } = value;
+    if ([id, time, action, reason].every((v) => typeof v === "string")) {
+      return { id, time, action, reason } as NonNullable<ObjectExplanation["madeBy"]>;
+    }
+  } catch {
+    // An unreadable record explains nothing; the Decisions from NATS still do.
+  }
+  return undefined;
 }
 
 function explainOwnObject(

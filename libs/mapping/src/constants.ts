@@ -14,6 +14,12 @@ export const ANNOTATION_VIRTUAL_NAMESPACE = "tenantplane.io/virtual-namespace";
 export const ANNOTATION_VIRTUAL_NAME = "tenantplane.io/virtual-name";
 /** Annotation with the hash of the desired host object; an equal hash means no write is needed. */
 export const ANNOTATION_CONTENT_HASH = "tenantplane.io/content-hash";
+/**
+ * Annotation on a sync copy naming the Decision of the write that made it what it is
+ * (JSON: id, time, action, reason); written in that same write, so it survives a crash
+ * before the publish and tells from the object itself why it is as it is.
+ */
+export const ANNOTATION_DECISION = "tenantplane.io/decision";
 /** Exemption label (value "true") on tenantplane's own control-plane pods; tenants can never set it. */
 export const LABEL_CONTROL_PLANE = "tenantplane.io/control-plane";
 /** Key prefix reserved for tenantplane; tenant-supplied keys under it are dropped, never trusted. */

@@ -25,6 +25,7 @@ export {
   type TrackedDecision,
 } from "./object-change.js";
 export { ownedFieldsChanged } from "./owned-fields.js";
+export { faults } from "./faults.js";
 export {
   PENDING_DELETE_PREFIX,
   deleteTracked,

@@ -9,7 +9,8 @@ import {
   MANAGED_BY,
 } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
-import { backoffDelay, describe, normalizeError, type Logger } from "@tenantplane/runtime";
+import { backoffDelay, describe, normalizeError, TransientError, type Logger } from "@tenantplane/runtime";
+import { faults } from "@tenantplane/service";
 import {
   applyServiceQuota,
   PlanMemo,
@@ -23,10 +24,16 @@ import { TENANT_API_SERVICE, TENANT_DNS_SERVICE } from "@tenantplane/mapping";
 import { pluralOf, type HostWriter } from "./host-writer.js";
 import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
 import { SkipMemory } from "./skip-memory.js";
+import { deleteId, newRecord, recordOf, republishable, withRecord } from "./decision-record.js";
 import { PodNetworkRecords } from "./pod-network-records.js";
 import { PodTokenKeeper } from "./pod-tokens.js";
 import { decodeKey, encodeKey, type SourceKey } from "./source-key.js";
 import type { SyncCounts } from "./sync-status.js";
+
+/** The service name Decisions carry; a Delete's id is derived with it. */
+const SERVICE = "sync-worker";
+/** How long a Delete waits for its Decision to be stored before it is retried later. */
+const DELETE_ANNOUNCE_TIMEOUT_MS = 5_000;
 
 /** Per-object outcomes the status counts. */
 type Outcome = "inSync" | "skipped" | "failed";
@@ -385,14 +392,20 @@ export class TenantSyncer {
       if (current === undefined || current.metadata.deletionTimestamp !== undefined) return undefined;
       await this.deps.writeToken();
       if (this.stopped || !this.deps.mayWrite()) return undefined;
+      // Announced first, under an id the host object's uid fixes: a worker killed between
+      // the two leaves a Delete that its successor plans again and announces under the same
+      // id (dropped as a duplicate), so no delete is ever made without its Decision stored.
+      await this.announceDelete(d, current.metadata.uid);
+      if (this.stopped || !this.deps.mayWrite()) return undefined;
       if (await writer.delete(current, gracePeriodOf(this.tenantWatches.get(key.kind)?.get(key.namespace, key.name)))) {
         this.deps.observe.latency((Date.now() - since) / 1000);
         this.deps.observe.outcome("delete");
-        this.publishAfterWrite(d);
       }
       return undefined;
     }
-    const desired = d.object as HostObject;
+    // The write carries its own Decision, so a crash before the publish loses nothing (decision-record.ts).
+    const record = newRecord(d);
+    const desired = withRecord(d.object as HostObject, record);
     await this.deps.writeToken();
     if (this.stopped || !this.deps.mayWrite()) return undefined;
     let written;
@@ -411,15 +424,17 @@ export class TenantSyncer {
       if (base === undefined) throw new Error(`host ${d.kind} ${d.hostRef.name} vanished before update`);
       written = await writer.update(desired, base);
     }
+    if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
     this.deps.observe.latency((Date.now() - since) / 1000);
     this.deps.observe.outcome(d.action === "Create" ? "create" : "update");
-    this.publishAfterWrite(d, written.metadata?.uid);
+    this.publishAfterWrite({ ...d, id: record.id, time: record.time }, written.metadata?.uid);
     return "inSync";
   }
 
   // `hostUid`: the written object's, so the recorder can put an Event on it as well.
-  private async publish(d: PlannedDecisionWithObject, hostUid?: string): Promise<void> {
+  private async publish(d: PlannedDecision, hostUid?: string): Promise<void> {
     await this.deps.publish({
+      ...(d.id === undefined ? {} : { id: d.id, time: d.time }),
       tenant: d.tenant,
       action: d.action,
       kind: d.kind,
@@ -430,11 +445,65 @@ export class TenantSyncer {
   }
 
   /**
+   * Publishes a Delete's Decision before the delete; while NATS does not store it within
+   * DELETE_ANNOUNCE_TIMEOUT_MS the delete waits (a transient failure: the key is retried
+   * with backoff), so an outage holds up deletes without holding a worker slot.
+   */
+  private async announceDelete(d: PlannedDecision, hostUid: string | undefined): Promise<void> {
+    const uid = hostUid ?? "";
+    const announced = { ...d, id: deleteId(d, SERVICE, uid), time: new Date().toISOString() };
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new TransientError(
+              `the Decision for deleting ${d.kind} ${d.hostRef.name} was not stored yet; delete deferred`,
+            ),
+          ),
+        DELETE_ANNOUNCE_TIMEOUT_MS,
+      );
+    });
+    try {
+      await Promise.race([this.publish(announced, uid || undefined), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Publishes again the Decisions recorded on host copies in the last moments, in case the
+   * worker that wrote them stopped before publishing (killed, or lost its lease): the same id
+   * within the stream's duplicate window is stored once, so those that were out already are
+   * dropped.
+   */
+  private republishRecent(): void {
+    const now = Date.now();
+    for (const w of this.hostWatches.values()) {
+      for (const host of w.list()) {
+        const record = recordOf(host);
+        const source = sourceOfCopy(host, this.deps.tenant);
+        if (record === undefined || source === undefined || !republishable(record, now)) continue;
+        this.publishAfterWrite(
+          {
+            ...record,
+            tenant: this.deps.tenant,
+            kind: host.kind ?? source.kind,
+            tenantRef: { namespace: source.namespace, name: source.name },
+            hostRef: { namespace: host.metadata.namespace ?? "", name: host.metadata.name },
+          },
+          host.metadata.uid,
+        );
+      }
+    }
+  }
+
+  /**
    * Publishes the Decision for a write that already happened without holding the worker
    * slot: in order per host object, retried by the service's publisher, awaited by
    * {@link drain} at shutdown.
    */
-  private publishAfterWrite(d: PlannedDecisionWithObject, hostUid?: string): void {
+  private publishAfterWrite(d: PlannedDecision, hostUid?: string): void {
     const key = `${d.kind}/${d.hostRef.name}`;
     const next = (this.publishing.get(key) ?? Promise.resolve())
       .then(() => this.publish(d, hostUid))
@@ -485,6 +554,7 @@ export class TenantSyncer {
     if (this.stopped) return;
     this.started = true;
     this.deps.logger.info("tenant caches listed; first full pass");
+    this.republishRecent();
     this.fullPass();
     this.podNetwork.schedule();
     this.podTokens.start();
