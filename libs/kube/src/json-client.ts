@@ -41,7 +41,12 @@ export class JsonClient {
 
   constructor(
     private readonly kc: KubeConfig,
-    private readonly opts: { timeoutMs?: number; userAgent?: string } = {},
+    private readonly opts: {
+      timeoutMs?: number;
+      userAgent?: string;
+      /** Connections kept open at once (default 64); each open watch holds one. */
+      maxSockets?: number;
+    } = {},
   ) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("kubeconfig has no current cluster");
@@ -113,7 +118,7 @@ export class JsonClient {
     if (url.protocol === "https:") {
       this.agent ??= new Agent({
         keepAlive: true,
-        maxSockets: 64,
+        maxSockets: this.opts.maxSockets ?? 64,
         ca: options.ca,
         cert: options.cert,
         key: options.key,
