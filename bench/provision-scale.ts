@@ -25,6 +25,7 @@ import {
   waitFor,
   type AuditRequest,
 } from "../test/harness/index.js";
+import { pct, pool } from "./stats.js";
 
 const TENANTS = Number(process.env.TENANTS ?? 100);
 const RAW_CONCURRENCY = 10;
@@ -85,17 +86,24 @@ try {
 
   // ---- baseline: the same objects, created by a plain script, 10 tenants at a time ----
   const rawStart = Date.now();
-  const rawTimes = await pool(TENANTS, RAW_CONCURRENCY, async (i) => {
-    const started = performance.now();
-    await createLike(`raw-${i}`, namespaceTemplate, template);
-    return (performance.now() - started) / 1000;
-  });
+  const rawTimes: number[] = [];
+  await pool(
+    tenantIndexes().map((i) => async () => {
+      const started = performance.now();
+      await createLike(`raw-${i}`, namespaceTemplate, template);
+      rawTimes.push((performance.now() - started) / 1000);
+    }),
+    RAW_CONCURRENCY,
+  );
   const rawSeconds = (Date.now() - rawStart) / 1000;
   const rawRequests = readAudit(host.auditLogPath!, rawStart).filter(
     (r) => r.receivedMs <= rawStart + rawSeconds * 1000,
   );
   // The baseline's namespaces go before the burst, so their pods and claims do not load it.
-  await pool(TENANTS, RAW_CONCURRENCY, (i) => api.request("DELETE", `/api/v1/namespaces/raw-${i}`).then(() => 0));
+  await pool(
+    tenantIndexes().map((i) => () => api.request("DELETE", `/api/v1/namespaces/raw-${i}`)),
+    RAW_CONCURRENCY,
+  );
   await waitFor(
     async () =>
       (await api.request<{ items: Obj[] }>("GET", "/api/v1/namespaces")).items.every(
@@ -152,10 +160,10 @@ try {
 
   console.log(`\n${TENANTS} TenantClusters applied at once (${perTenant} host objects each)`);
   console.log(
-    `  baseline: plain script, ${RAW_CONCURRENCY} tenants at a time   ${fmt(rawSeconds)}   (p50 per tenant ${fmt(median(rawTimes))})`,
+    `  baseline: plain script, ${RAW_CONCURRENCY} tenants at a time   ${fmt(rawSeconds)}   (p50 per tenant ${fmt(pct(rawTimes, 50))})`,
   );
   console.log(
-    `  tenantplane: all host objects exist     ${fmt(tpSeconds)}   (p50 per tenant ${fmt(median(perTenantSeconds))})`,
+    `  tenantplane: all host objects exist     ${fmt(tpSeconds)}   (p50 per tenant ${fmt(pct(perTenantSeconds, 50))})`,
   );
   console.log(`  ratio tenantplane / baseline             ${(tpSeconds / rawSeconds).toFixed(2)}x`);
   console.log(`\nRequests per tenant during the burst (apply -> all objects exist)`);
@@ -267,18 +275,8 @@ function copyInto(o: Obj, namespace: string): Obj {
   return copy;
 }
 
-async function pool<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = new Array<T>(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        results[i] = await task(i);
-      }
-    }),
-  );
-  return results;
+function tenantIndexes(): number[] {
+  return Array.from({ length: TENANTS }, (_, i) => i);
 }
 
 function rss(name: "provisioner" | "isolation"): number {
@@ -290,12 +288,6 @@ function procStatusMib(pid: number, field: "VmHWM" | "VmRSS"): number {
     .split("\n")
     .find((l) => l.startsWith(`${field}:`));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function fmt(seconds: number): string {

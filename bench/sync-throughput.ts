@@ -26,7 +26,7 @@ import {
 } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
 import { JsonClient, resourcePath, startListWatch, type ListWatch, type RawObject } from "@tenantplane/kube";
-import { parseTenantObject, transform } from "@tenantplane/sync";
+import { parseTenantObject, podEnvironmentFrom, transform } from "@tenantplane/sync";
 import {
   ServiceFleet,
   installCrds,
@@ -440,13 +440,23 @@ async function rawBaseline(
       );
       for (const item of page.items) stored.set(`${kind}/${item.metadata.name}`, { ...item, apiVersion: "v1", kind });
     }
+    // Where the worker points a Pod's API env and DNS: the tenant's own Services on the host.
+    const hostServices = await hostJson.request<{ items: RawObject[] }>(
+      "GET",
+      resourcePath("v1", "services", `tp-${tenants[ti]!.name}`),
+    );
+    const environment = podEnvironmentFrom(
+      hostServices.items.map((s) => ({ ...s, kind: "Service" })),
+      tenants[ti]!.name,
+    );
+    if (environment === "unknown") throw new Error(`tenant ${tenants[ti]!.name} has no API or DNS Service address yet`);
     for (const obj of list) {
       const read = stored.get(`${obj.kind}/${obj.metadata["name"] as string}`);
       if (read === undefined)
         throw new Error(`tenant ${tenants[ti]!.name} has no ${obj.kind} ${String(obj.metadata["name"])}`);
       const parsed = parseTenantObject(read);
       if (!parsed.ok) throw new Error(parsed.problem);
-      const desired = transform(parsed.object, tenants[ti]!.name, { hashKey: HASH_KEY });
+      const desired = transform(parsed.object, tenants[ti]!.name, { hashKey: HASH_KEY, podEnvironment: environment });
       desired.metadata.namespace = ns;
       keys.push(`${ns}/${desired.kind}/${desired.metadata.name}`);
       jobs.push(() => hostJson.request("POST", resourcePath("v1", PLURAL[desired.kind]!, ns), { body: desired }));

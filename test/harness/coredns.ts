@@ -103,15 +103,17 @@ export interface ResolvConf {
 }
 
 /**
- * Resolves `name` to IPv4 addresses as glibc's resolver does with this resolv.conf: a name
- * ending in a dot is absolute; one with at least `ndots` dots is tried as given first, else
- * after every search domain; NXDOMAIN and empty answers move on to the next candidate.
- * Returns the name that answered and its addresses, or undefined when none did.
+ * Resolves `name` to IPv4 addresses (or, with `type` CNAME, its alias target) as glibc's
+ * resolver does with this resolv.conf: a name ending in a dot is absolute; one with at least
+ * `ndots` dots is tried as given first, else after every search domain; NXDOMAIN and empty
+ * answers move on to the next candidate. Returns the name that answered and its answers, or
+ * undefined when none did.
  */
 export async function resolveWithSearch(
   resolver: Resolver,
   conf: ResolvConf,
   name: string,
+  type: "A" | "CNAME" = "A",
 ): Promise<{ fqdn: string; addresses: string[] } | undefined> {
   let candidates: string[];
   if (name.endsWith(".")) candidates = [name.slice(0, -1)];
@@ -122,7 +124,7 @@ export async function resolveWithSearch(
   }
   for (const candidate of candidates) {
     try {
-      const addresses = await resolver.resolve4(candidate);
+      const addresses = await (type === "A" ? resolver.resolve4(candidate) : resolver.resolveCname(candidate));
       if (addresses.length > 0) return { fqdn: candidate, addresses };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;

@@ -38,4 +38,5 @@ export { fieldsNotStored } from "./stored-fields.js";
 export { serviceAccountKubeConfig, serviceAccountKubeconfigFile } from "./service-account.js";
 export { runTenantplane, type CliRun } from "./cli.js";
 export { agentOf, isWrite, readAudit, WRITE_VERBS, type AuditRequest } from "./audit.js";
+export { consumersSettled, describeRequests, requestsOfResync } from "./resync-audit.js";
 export { dnsResolver, resolveWithSearch, startCoreDns, type CoreDns, type ResolvConf } from "./coredns.js";

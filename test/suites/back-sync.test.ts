@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
@@ -8,6 +11,7 @@ import {
   ServiceFleet,
   installCrds,
   provisionTenant,
+  runTenantplane,
   setLoadBalancerIngress,
   startHostCluster,
   startNats,
@@ -220,6 +224,21 @@ describe("back-sync: host state flows back to the tenant", () => {
     if (failed.pod !== undefined) {
       expect(failed.pod.status?.reason).toMatch(/Evicted|HostPodDeleted/);
       expect(isReady(failed.pod)).toBe(false);
+      // explain-sync predicts what the worker does: no copy, and it says why for the Pod's own manifest.
+      const { name } = failed.pod.metadata;
+      const dir = mkdtempSync(join(tmpdir(), "back-sync-"));
+      const file = join(dir, "lost.json");
+      const manifest = { apiVersion: "v1", kind: "Pod", metadata: { name, namespace: NS }, spec: failed.pod.spec };
+      writeFileSync(file, JSON.stringify(manifest));
+      const run = await runTenantplane(["explain-sync", "--tenant", TENANT.name, "-f", file, "-o", "json"], {
+        HOME: dir,
+        KUBECONFIG: host.kubeconfigPath,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      const rows = (JSON.parse(run.stdout) as Decision[]).filter((d) => d.tenantRef.name === name);
+      expect(rows.map((d) => `${d.action} ${d.kind} ${d.hostRef.name}: ${d.reason}`)).toEqual([
+        `Skip Pod ${hostPod}: Pod ${NS}/${name} is bound to node ${failed.pod.spec?.nodeName} but its host Pod is gone: lost on the host, so the tenant sees it Failed and it is not made again`,
+      ]);
     }
     // The Deployment replaces it; the failed pod's copy stays gone.
     await waitFor(

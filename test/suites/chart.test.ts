@@ -24,18 +24,34 @@ import { JsonClient, Objects, resourcePath } from "@tenantplane/kube";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { ensureRoleBindings, parseTenantRoleGrants } from "@tenantplane/provisioner/role-bindings";
 import { accessDenialOf, tenantDecider } from "@tenantplane/service";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  agentOf,
+  consumersSettled,
+  describeRequests,
   installCrds,
+  isWrite,
   liveProcesses,
+  readAudit,
+  requestsOfResync,
+  ServiceFleet,
+  setLoadBalancerIngress,
   startHostCluster,
+  startNats,
+  startTenantStandIn,
   StopWaiting,
   toolPath,
   trackFailures,
   waitFor,
   type HostCluster,
+  type NatsServer,
+  type ServiceName,
+  type TenantApiServer,
   serviceAccountKubeConfig,
+  serviceAccountKubeconfigFile,
 } from "../harness/index.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -47,6 +63,7 @@ const natsUrl = "nats://nats.nats.svc:4222";
 const kubeVersion = "1.34.4";
 const services = ["isolation", "provisioner", "recorder", "sync-worker", "watcher"] as const;
 const fieldManager = "tenantplane-chart-test";
+const tp = "tenantplane.io";
 /** Services that act inside tenant namespaces, each through its fixed `<release>-<service>-tenant` ClusterRole. */
 const tenantServices = ["isolation", "provisioner", "recorder", "sync-worker"];
 const tenantRole = (service: string) => `${release}-${service}-tenant`;
@@ -764,8 +781,6 @@ describe("chart against a real API server", () => {
     return review.status?.allowed ?? false;
   }
 
-  const tp = "tenantplane.io";
-
   /** A kubeconfig holding a bound token of the release's ServiceAccount for `service`, as the pod would. */
   async function serviceAccountConfig(service: string): Promise<KubeConfig> {
     if (cluster === undefined) throw new Error("host cluster did not start");
@@ -976,6 +991,12 @@ describe("chart against a real API server", () => {
     ["provisioner", "patch", "statefulsets", { group: "apps", namespace: "default" }, false],
     ["provisioner", "delete", "services", { namespace: "kube-system" }, false],
     ["provisioner", "list", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, true],
+    // Its read caches: list and watch of what it writes, in tenant namespaces only.
+    ["provisioner", "watch", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, true],
+    ["provisioner", "watch", "rolebindings", { group: "rbac.authorization.k8s.io" }, false],
+    ["provisioner", "watch", "secrets", { namespace: "tp-dev" }, true],
+    ["provisioner", "watch", "statefulsets", { group: "apps", namespace: "tp-dev" }, true],
+    ["provisioner", "watch", "secrets", {}, false],
     ["provisioner", "delete", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, true],
     ["provisioner", "delete", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "kube-system" }, false],
     ["provisioner", "update", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, false],
@@ -1016,6 +1037,9 @@ describe("chart against a real API server", () => {
     ["isolation", "create", "networkpolicies", { group: "networking.k8s.io", namespace: "tp-unbound" }, false],
     ["isolation", "create", "resourcequotas", { namespace: "default" }, false],
     ["isolation", "list", "networkpolicies", { group: "networking.k8s.io" }, false],
+    ["isolation", "watch", "networkpolicies", { group: "networking.k8s.io", namespace: "tp-dev" }, true],
+    ["isolation", "watch", "limitranges", { namespace: "tp-dev" }, true],
+    ["isolation", "watch", "resourcequotas", {}, false],
     ["isolation", "create", "rolebindings", { group: "rbac.authorization.k8s.io", namespace: "tp-dev" }, false],
     ["sync-worker", "get", "secrets", { namespace: "tp-unbound" }, false],
     ["sync-worker", "get", "secrets", { namespace: "kube-system" }, false],
@@ -1333,4 +1357,130 @@ describe("chart against a real API server", () => {
     expect(released.metadata?.finalizers ?? []).toEqual([]);
     expect(await statusOf(KubernetesObjectApi.makeApiClient(provisioner).delete(released))).toBe(403);
   });
+});
+
+/**
+ * The services run as the chart configures them, each with only its own ServiceAccount's token:
+ * rights in a tenant namespace come from the RoleBindings the provisioner makes there, so the
+ * provisioner and the isolation service cache their namespaced kinds per tenant namespace, and
+ * a resync of an unchanged tenant costs them no request, as the API server's audit log shows.
+ */
+describe("the services under the chart's RBAC", () => {
+  let cluster: HostCluster | undefined;
+  let nats: NatsServer | undefined;
+  let fleet: ServiceFleet | undefined;
+  let standIn: TenantApiServer | undefined;
+  let nc: NatsConnection | undefined;
+  const failures = trackFailures();
+  const work = mkdtempSync(join(tmpdir(), "tenantplane-chart-rbac-"));
+  const agents = ["tenantplane-provisioner", "tenantplane-isolation"];
+  const tcPath = (name: string) => `/apis/${tp}/v1alpha1/tenantclusters/${name}`;
+  // What the chart grants, and nothing of the rest of the release (its pods would not run code).
+  const rbacKinds = new Set(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
+
+  beforeAll(async () => {
+    [cluster, nats] = await Promise.all([startHostCluster({ name: "chart-rbac", auditLog: true }), startNats()]);
+    const admin = new Objects(cluster.kubeConfig, fieldManager);
+    await installCrds(
+      cluster.kubeConfig,
+      chartCrdFiles().map((f) => YAML.parse(readFileSync(join(chartDir, "files/crds", f), "utf8")) as object),
+    );
+    await admin.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+    const objects = await render();
+    for (const object of objects.filter((o) => rbacKinds.has(o.kind ?? ""))) await admin.apply(object);
+
+    fleet = new ServiceFleet({ kubeconfigPath: "/nonexistent", natsUrl: nats.url });
+    const running: ServiceName[] = ["watcher", "provisioner", "isolation"];
+    await Promise.all(
+      running.map(async (service) => {
+        // The environment the chart gives the service, but for where NATS and the HTTP port are
+        // here; no periodic resync within the suite.
+        const env: NodeJS.ProcessEnv = { POD_NAMESPACE: namespace };
+        for (const e of container(objects, service).container.env ?? []) {
+          if (e.value !== undefined && !["NATS_URL", "HTTP_PORT", "LOG_LEVEL"].includes(e.name)) env[e.name] = e.value;
+        }
+        if (service === "watcher") env.RESYNC_INTERVAL_SECONDS = "3600";
+        env.KUBECONFIG = await serviceAccountKubeconfigFile(
+          cluster!,
+          namespace,
+          `${release}-${service}`,
+          join(work, `${service}.kubeconfig`),
+        );
+        await fleet!.start(service, env);
+      }),
+    );
+    nc = await connect({ servers: nats.url });
+  }, 400_000);
+
+  afterAll(async () => {
+    const keepLogs = failures.failed();
+    await nc?.close();
+    await fleet?.stop({ keepLogs });
+    await standIn?.stop({ keepLogs });
+    await nats?.stop({ keepLogs });
+    await cluster?.stop({ keepLogs });
+    rmSync(work, { recursive: true, force: true });
+    expect(liveProcesses()).toEqual([]);
+  });
+
+  it("serve a tenant from per-namespace caches: a resync of an unchanged tenant makes no request", async () => {
+    const host = cluster!;
+    const api = new JsonClient(host.kubeConfig, { userAgent: "e2e/1" });
+    await api.request("PATCH", tcPath("bound"), {
+      query: { fieldManager: "e2e", force: true },
+      contentType: "application/apply-patch+yaml",
+      body: {
+        apiVersion: `${tp}/v1alpha1`,
+        kind: "TenantCluster",
+        metadata: { name: "bound" },
+        spec: { controlPlane: { expose: { loadBalancer: { enabled: true } } } },
+      },
+    });
+    await setLoadBalancerIngress(host.kubeConfig, "tp-bound", "k3s", "127.0.0.220");
+    standIn = await startTenantStandIn(host.kubeConfig, "bound", "127.0.0.220");
+    type Tenant = { status?: { phase?: string } };
+    await waitFor(async () => (await api.request<Tenant>("GET", tcPath("bound"))).status?.phase === "Ready", {
+      description: "TenantCluster bound to be Ready",
+      timeoutMs: 180_000,
+      intervalMs: 500,
+    });
+    // Neither service may watch its namespaced kinds cluster-wide: each watches them in tp-bound.
+    const watched = readAudit(host.auditLogPath!)
+      .filter((r) => agents.includes(agentOf(r)) && r.verb === "watch" && r.code === 200)
+      .map((r) => `${agentOf(r)} ${r.resource} ${r.namespace}`);
+    const inTenant = (agent: string, resources: string[]) =>
+      resources.map((resource) => `tenantplane-${agent} ${resource} tp-bound`);
+    expect(new Set(watched)).toEqual(
+      new Set([
+        ...["namespaces", "tenantclusters", "isolationprofiles"].flatMap((r) => [
+          `tenantplane-provisioner ${r} `,
+          `tenantplane-isolation ${r} `,
+        ]),
+        ...inTenant("provisioner", [
+          "secrets",
+          "services",
+          "statefulsets",
+          "configmaps",
+          "deployments",
+          "rolebindings",
+        ]),
+        ...inTenant("isolation", ["networkpolicies", "resourcequotas", "limitranges"]),
+      ]),
+    );
+
+    const jsm = await jetstreamManager(nc!);
+    await consumersSettled(jsm, ["provisioner", "isolation"]);
+    await new Promise((r) => setTimeout(r, 2_000));
+    const requests = await requestsOfResync({
+      js: jetstream(nc!),
+      jsm,
+      tenant: "bound",
+      durables: ["provisioner", "isolation"],
+      auditLogPath: host.auditLogPath!,
+      agents,
+    });
+    expect(describeRequests(requests.filter(isWrite))).toEqual([]);
+    expect(describeRequests(requests.filter((r) => r.verb === "list"))).toEqual([]);
+    expect(describeRequests(requests.filter((r) => r.verb === "get"))).toEqual([]);
+  }, 400_000);
 });

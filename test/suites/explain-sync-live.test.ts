@@ -29,7 +29,10 @@ import {
 // What `tenantplane explain-sync` predicts is what the sync worker then does: each step
 // predicts with the real CLI against the live host namespace, applies the same manifest to
 // the tenant API, and compares the prediction with the sync worker's Decisions on NATS,
-// object by object (action, kind, tenant object, host object, reason).
+// object by object (action, kind, tenant object, host object, reason). That covers the
+// ConfigMaps the worker derives for the tenant's Pods too (its DNS zone and service links):
+// for each, the worker's last write of the step must be the predicted one, once the
+// placeholders for addresses the host assigns later are replaced by the addresses it did assign.
 
 const failures = trackFailures();
 const TENANT = "xs-live";
@@ -70,13 +73,49 @@ function sorted(list: readonly Decision[]): Comparable[] {
     .map(([, c]) => c);
 }
 
-/** The sync worker's Decisions since `mark`, each id once (a redelivered publish is the same Decision). */
-// Decisions about tenant objects, which explain-sync predicts. The tenant-wide DNS zone and
-// service-link ConfigMaps the worker derives from them (tenantRef without a namespace) are
-// not predicted by explain-sync yet.
+/** A Decision about the tenant's DNS zone or service links: it names the tenant, not one of its objects. */
+const isDerived = (d: Comparable) => d.tenantRef.namespace === "";
+
+/** The sync worker's Decisions about tenant objects since `mark`, each id once (a redelivered publish is the same Decision). */
 function publishedSince(mark: number): Decision[] {
   const seen = new Set<string>();
-  return decisions.slice(mark).filter((d) => d.tenantRef.namespace !== "" && !seen.has(d.id) && seen.add(d.id));
+  return decisions.slice(mark).filter((d) => !isDerived(d) && !seen.has(d.id) && seen.add(d.id));
+}
+
+/**
+ * The worker's last Decision since `mark` for each derived ConfigMap it wrote: intermediate
+ * writes (a Service's copy before a selected Pod is Ready) are steps on the way there.
+ */
+function lastDerivedSince(mark: number): Comparable[] {
+  const last = new Map<string, Decision>();
+  for (const d of decisions.slice(mark)) if (isDerived(d)) last.set(d.hostRef.name, d);
+  return sorted([...last.values()]);
+}
+
+/**
+ * The prediction with each placeholder for an address the host assigns after the write
+ * (`<ClusterIP of ns/name>`, `<IP of Pod ns/name once Ready>`) replaced by the address it
+ * has now; a placeholder whose object has none yet stays, and fails the comparison.
+ */
+async function resolvePlaceholders(list: readonly Comparable[]): Promise<Comparable[]> {
+  const out: Comparable[] = [];
+  for (const d of list) {
+    let reason = d.reason;
+    for (const [placeholder, kind, namespace, name] of d.reason.matchAll(
+      /<(ClusterIP of|IP of Pod) ([^/ >]+)\/([^ >]+)(?: once Ready)?>/g,
+    )) {
+      const found =
+        kind === "ClusterIP of"
+          ? (await hostObjects.get<Obj>("v1", "Service", name!, namespace))?.["spec"]
+          : (await hostObjects.get<Obj>("v1", "Pod", name!, namespace))?.["status"];
+      const address = (found as { clusterIP?: string; podIP?: string } | undefined)?.[
+        kind === "ClusterIP of" ? "clusterIP" : "podIP"
+      ];
+      if (address) reason = reason.replace(placeholder, address);
+    }
+    out.push({ ...d, reason });
+  }
+  return out;
 }
 
 const configMap = (name: string, data: Record<string, string>): Obj => ({
@@ -142,16 +181,25 @@ async function predictApplyCompare(label: string, manifest: readonly Obj[], prun
   expect(run.stderr).toBe("");
   expect(run.code).toBe(0);
   const predicted = sorted(JSON.parse(run.stdout) as Decision[]);
+  const forObjects = predicted.filter((d) => !isDerived(d));
+  const derived = predicted.filter(isDerived);
 
   const mark = decisions.length;
   await applyToTenant(manifest, prune);
-  await waitFor(() => isDeepStrictEqual(sorted(publishedSince(mark)), predicted) || undefined, {
-    timeoutMs: 120_000,
-    intervalMs: 200,
-    description: `the sync worker's Decisions for step ${label} to equal the prediction`,
-  }).catch(() => undefined);
+  await waitFor(
+    async () =>
+      (isDeepStrictEqual(sorted(publishedSince(mark)), forObjects) &&
+        isDeepStrictEqual(lastDerivedSince(mark), await resolvePlaceholders(derived))) ||
+      undefined,
+    {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      description: `the sync worker's Decisions for step ${label} to equal the prediction`,
+    },
+  ).catch(() => undefined);
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-  expect(sorted(publishedSince(mark))).toEqual(predicted);
+  expect(sorted(publishedSince(mark))).toEqual(forObjects);
+  expect(lastDerivedSince(mark)).toEqual(await resolvePlaceholders(derived));
   return predicted;
 }
 
@@ -207,6 +255,11 @@ beforeAll(async () => {
   expect(kubeconfig.code).toBe(0);
   // Applied as `kubectl apply --server-side` does, whose field manager explain-sync dry-runs as by default.
   tenant = new Objects(kubeConfigFromString(kubeconfig.stdout), "kubectl");
+  // The worker writes the tenant's DNS zone once it syncs the tenant; the first step updates it.
+  await waitFor(async () => (await hostObjects.get("v1", "ConfigMap", "tenant-dns-records", HOST_NS)) ?? undefined, {
+    timeoutMs: 30_000,
+    description: "the tenant DNS zone ConfigMap",
+  });
   await tenant.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
   // The stand-in runs no controller manager: the Pod's ServiceAccount is made by hand, outside the manifests.
   await tenant.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: "shop" } });
@@ -238,8 +291,16 @@ describe("explain-sync predicts the sync worker's Decisions, object by object", 
         `Create Pod ${hostName("app")}`,
         `Create Secret ${hostName("creds")}`,
         `Create Service ${hostName("web")}`,
+        // The new Service's name in the DNS zone and its service links, at the ClusterIP the host will assign.
+        "Update ConfigMap tenant-dns-records",
+        "Create ConfigMap service-links.shop",
       ].sort(),
     );
+    const zone = predicted.find((d) => d.hostRef.name === "tenant-dns-records");
+    expect(zone?.tenantRef).toEqual({ namespace: "", name: TENANT });
+    expect(zone?.reason).toContain(`web.shop.svc.cluster.local <ClusterIP of ${HOST_NS}/${hostName("web")}>`);
+    // Nothing of the Secret's content in any reason.
+    expect(predicted.filter((d) => d.reason.includes("s3cr3t"))).toEqual([]);
   });
 
   it("Update on a changed field, Skip on a name a foreign host object holds, nothing for unchanged objects", async () => {
@@ -261,6 +322,8 @@ describe("explain-sync predicts the sync worker's Decisions, object by object", 
         `Update ConfigMap ${hostName("settings")}`,
         `Update Service ${hostName("web")}`,
         `Skip ConfigMap ${hostName("foreign")}`,
+        // The port is in the service links; the zone names only addresses, so it stays.
+        "Update ConfigMap service-links.shop",
       ].sort(),
     );
     expect(predicted.find((d) => d.action === "Skip")?.reason).toBe(
@@ -274,10 +337,17 @@ describe("explain-sync predicts the sync worker's Decisions, object by object", 
   it("Delete for objects removed from a --prune manifest", async () => {
     const predicted = await predictApplyCompare("delete", [configMap("settings", { mode: "v2" }), pod], true);
     expect(summary(predicted).sort()).toEqual([
+      "Delete ConfigMap service-links.shop",
       `Delete Secret ${hostName("creds")}`,
       `Delete Service ${hostName("web")}`,
+      "Update ConfigMap tenant-dns-records",
     ]);
-    expect(predicted.map((d) => d.reason).sort()).toEqual([
+    expect(
+      predicted
+        .filter((d) => !isDerived(d))
+        .map((d) => d.reason)
+        .sort(),
+    ).toEqual([
       `source Secret shop/creds gone from tenant ${TENANT}`,
       `source Service shop/web gone from tenant ${TENANT}`,
     ]);
@@ -294,5 +364,48 @@ describe("explain-sync predicts the sync worker's Decisions, object by object", 
     const predicted = await predictApplyCompare("keep", [configMap("settings", { mode: "v2" })]);
     expect(predicted).toEqual([]);
     expect(await hostObjects.get("v1", "Pod", hostName("app"), HOST_NS)).toBeDefined();
+  });
+
+  it("a headless Service and a Pod with hostname and subdomain: their names at the Pod's address once Ready", async () => {
+    const peers: Obj = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "peers", namespace: "shop" },
+      spec: { clusterIP: "None", selector: { app: "peer" }, ports: [{ port: 7000 }] },
+    };
+    const peer: Obj = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "peer-0", namespace: "shop", labels: { app: "peer" } },
+      spec: {
+        hostname: "peer-0",
+        subdomain: "peers",
+        automountServiceAccountToken: false,
+        containers: [{ name: "app", image: "nginx:1.27" }],
+      },
+    };
+    // The --prune step deleted the namespace's ServiceAccount with the rest; the Pod needs it back.
+    await tenant.apply({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: "shop" } });
+    const predicted = await predictApplyCompare("headless", [configMap("settings", { mode: "v2" }), peers, peer]);
+    expect(summary(predicted).sort()).toEqual(
+      [
+        `Create Pod ${hostName("peer-0")}`,
+        `Create Service ${hostName("peers")}`,
+        "Update ConfigMap tenant-dns-records",
+      ].sort(),
+    );
+    const pending = `<IP of Pod ${HOST_NS}/${hostName("peer-0")} once Ready>`;
+    const zone = predicted.find((d) => d.hostRef.name === "tenant-dns-records")!;
+    expect(zone.reason).toContain(
+      `peer-0.peers.shop.svc.cluster.local ${pending} (Pod shop/peer-0 hostname and subdomain)`,
+    );
+    expect(zone.reason).toContain(
+      `peers.shop.svc.cluster.local ${pending} (headless Service shop/peers, Pod peer-0 Ready)`,
+    );
+    // The comparison above replaced the placeholder by the host Pod's address: it has one.
+    const podIP = ((await hostObjects.get<Obj>("v1", "Pod", hostName("peer-0"), HOST_NS))?.["status"] as Obj)?.[
+      "podIP"
+    ];
+    expect(podIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
   });
 });

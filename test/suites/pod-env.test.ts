@@ -169,6 +169,32 @@ const service = (namespace: string, name: string, ports: Obj[]): Obj => ({
   spec: { selector: { app: name }, ports },
 });
 
+/** A tenant Pod that only has to run, labelled `app: <app>`, optionally named by hostname and subdomain. */
+const peerPod = (name: string, app: string, dns: { hostname?: string; subdomain?: string } = {}): Obj => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { namespace: "shop", name, labels: { app } },
+  spec: { automountServiceAccountToken: false, ...dns, containers: [{ name: "app", image: "busybox:1.37" }] },
+});
+
+const headless = (name: string, app: string): Obj => ({
+  apiVersion: "v1",
+  kind: "Service",
+  metadata: { namespace: "shop", name },
+  spec: { clusterIP: "None", selector: { app }, ports: [{ port: 7000 }] },
+});
+
+/** The address of a host Pod copy once the host reports it Ready. */
+const readyPodIp = async (tenant: string, name: string) =>
+  (await waitFor(
+    async () => {
+      const pod = await readHost("Pod", tenant, name);
+      const ready = (pod?.status?.conditions ?? []).some((c: Obj) => c.type === "Ready" && c.status === "True");
+      return ready ? (pod?.status?.podIP as string | undefined) : undefined;
+    },
+    { timeoutMs: 60_000, description: `Ready host Pod ${hostNs(tenant)}/${name} with an address` },
+  )) as string;
+
 const clientPod: Obj = {
   apiVersion: "v1",
   kind: "Pod",
@@ -418,8 +444,25 @@ describe("a host Pod copy resolves its tenant's names through the tenant DNS ser
   let conf: ResolvConf;
   let dnsA: CoreDns;
   let dnsB: CoreDns;
+  const peerIps: Record<string, string> = {};
 
   beforeAll(async () => {
+    // Headless Services with their endpoints, a Pod named by hostname and subdomain, an alias.
+    await tenantCreate(A.name, headless("peers", "peer"));
+    await tenantCreate(A.name, peerPod("peer-0", "peer", { hostname: "peer-0", subdomain: "peers" }));
+    await tenantCreate(A.name, peerPod("peer-1", "peer"));
+    await tenantCreate(A.name, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { namespace: "shop", name: "alias" },
+      spec: { type: "ExternalName", externalName: "db.example.org" },
+    });
+    await tenantCreate(B.name, headless("quorum", "q"));
+    await tenantCreate(B.name, peerPod("q-0", "q", { hostname: "q-0", subdomain: "quorum" }));
+    peerIps["peer-0"] = await readyPodIp(A.name, "peer-0-x-shop-x-penv-a");
+    peerIps["peer-1"] = await readyPodIp(A.name, "peer-1-x-shop-x-penv-a");
+    peerIps["q-0"] = await readyPodIp(B.name, "q-0-x-shop-x-penv-b");
+
     const dnsConfig = hostClient.spec.dnsConfig as Obj;
     expect(hostClient.spec.dnsPolicy).toBe("None");
     expect(dnsConfig.nameservers).toEqual([await clusterIp(A.name, "tenant-dns")]);
@@ -427,11 +470,11 @@ describe("a host Pod copy resolves its tenant's names through the tenant DNS ser
       searches: dnsConfig.searches,
       ndots: Number((dnsConfig.options as Obj[]).find((o) => o.name === "ndots")?.value),
     };
-    const start = async (t: typeof A, expected: string) => {
+    const start = async (t: typeof A, ...expected: string[]) => {
       const records = await waitFor(
         async () => {
           const cm = await readHost("ConfigMap", t.name, "tenant-dns-records");
-          return cm?.data?.zone?.includes(expected) ? cm : undefined;
+          return expected.every((e) => cm?.data?.zone?.includes(e)) ? cm : undefined;
         },
         { timeoutMs: 30_000, description: `DNS records of ${t.name} naming ${expected}` },
       );
@@ -446,11 +489,50 @@ describe("a host Pod copy resolves its tenant's names through the tenant DNS ser
       dnsServers.push(server);
       return server;
     };
-    dnsA = await start(A, "db.shop.svc");
-    dnsB = await start(B, "vault.shop.svc");
+    dnsA = await start(
+      A,
+      "db.shop.svc",
+      `peer-0.peers.shop.svc 5 IN A ${peerIps["peer-0"]}`,
+      `peers.shop.svc 5 IN A ${peerIps["peer-1"]}`,
+      "alias.shop.svc",
+    );
+    dnsB = await start(B, "vault.shop.svc", `q-0.quorum.shop.svc 5 IN A ${peerIps["q-0"]}`);
   });
 
-  const resolve = (dns: CoreDns, name: string) => resolveWithSearch(dnsResolver(dns.address, dns.port), conf, name);
+  const resolve = (dns: CoreDns, name: string, type: "A" | "CNAME" = "A") =>
+    resolveWithSearch(dnsResolver(dns.address, dns.port), conf, name, type);
+
+  it("resolves a headless Service to its ready endpoints' host Pod addresses, and a Pod by hostname.subdomain", async () => {
+    const both = [peerIps["peer-0"], peerIps["peer-1"]].sort();
+    for (const name of ["peers", "peers.shop", "peers.shop.svc.cluster.local."]) {
+      expect((await resolve(dnsA, name))?.addresses.sort(), name).toEqual(both);
+    }
+    for (const name of ["peer-0.peers", "peer-0.peers.shop", "peer-0.peers.shop.svc.cluster.local"]) {
+      const answer = await resolve(dnsA, name);
+      expect(answer, name).toEqual({ fqdn: "peer-0.peers.shop.svc.cluster.local", addresses: [peerIps["peer-0"]] });
+    }
+    // peer-1 has no hostname: it is an endpoint, but has no name of its own.
+    expect(await resolve(dnsA, "peer-1.peers")).toBeUndefined();
+    // The tenant sees the same addresses in its Pods' status.
+    const { client } = await tenantApi(A.name);
+    const tenantPod = await waitFor(
+      async () => {
+        const pod = await client.request<Obj>("GET", resourcePath("v1", "pods", "shop", "peer-0"));
+        return pod.status?.podIP === peerIps["peer-0"] ? pod : undefined;
+      },
+      { timeoutMs: 30_000, description: "tenant Pod shop/peer-0 showing its host address" },
+    );
+    expect(tenantPod.status.podIP).toBe(peerIps["peer-0"]);
+  });
+
+  it("resolves an ExternalName Service to a CNAME of its target", async () => {
+    for (const name of ["alias", "alias.shop", "alias.shop.svc.cluster.local"]) {
+      expect(await resolve(dnsA, name, "CNAME"), name).toEqual({
+        fqdn: "alias.shop.svc.cluster.local",
+        addresses: ["db.example.org"],
+      });
+    }
+  });
 
   it("uses only the tenant DNS Service, with the tenant's search list", () => {
     expect(conf).toEqual({ searches: ["shop.svc.cluster.local", "svc.cluster.local", "cluster.local"], ndots: 5 });
@@ -487,6 +569,16 @@ describe("a host Pod copy resolves its tenant's names through the tenant DNS ser
       "k3s.tp-penv-b.svc.cluster.local",
     ]) {
       expect(await resolve(dnsA, name), name).toBeUndefined();
+    }
+    // Nor its headless Service or its Pod's hostname, which B's server answers.
+    expect((await resolve(dnsB, "q-0.quorum"))?.addresses).toEqual([peerIps["q-0"]]);
+    expect((await resolve(dnsB, "quorum"))?.addresses).toEqual([peerIps["q-0"]]);
+    for (const name of ["quorum", "q-0.quorum", "q-0.quorum.shop.svc.cluster.local", "quorum.shop.svc.cluster.local"]) {
+      expect(await resolve(dnsA, name), name).toBeUndefined();
+    }
+    for (const name of ["peers", "peer-0.peers", "alias"]) {
+      expect(await resolve(dnsB, name), name).toBeUndefined();
+      expect(await resolve(dnsB, name, "CNAME"), name).toBeUndefined();
     }
     // Tenant B's web is B's address through B's server and A's through A's.
     expect((await resolve(dnsB, "web"))?.addresses).toEqual([await clusterIp(B.name, "web-x-shop-x-penv-b")]);

@@ -3,7 +3,6 @@ import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
 import { JsonClient } from "@tenantplane/kube";
-import { publishTenantChange } from "@tenantplane/messaging";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ServiceFleet,
@@ -17,6 +16,9 @@ import {
   startTenantStandIn,
   trackFailures,
   waitFor,
+  consumersSettled,
+  describeRequests,
+  requestsOfResync,
   type AuditRequest,
   type HostCluster,
   type NatsServer,
@@ -38,6 +40,12 @@ let js: JetStreamClient;
 let jsm: JetStreamManager;
 const tenantApis: TenantApiServer[] = [];
 const SERVICES = ["tenantplane-provisioner", "tenantplane-isolation"];
+const DURABLES = ["provisioner", "isolation"];
+// As the chart configures the provisioner: each service's fixed role bound in every tenant
+// namespace (the ClusterRoles need not exist for the bindings to be made and read).
+const ROLE_BINDINGS = ["provisioner", "isolation"]
+  .map((s) => `tenantplane-${s}-tenant=tenantplane-system/tenantplane-${s}`)
+  .join(",");
 
 type Tc = {
   metadata: { generation?: number };
@@ -68,24 +76,10 @@ async function waitForPhase(name: string, phase: string, timeoutMs = 120_000): P
 }
 
 // Both services have handled (and settled) every message published so far.
-async function consumersCaughtUp(): Promise<void> {
-  const last = (await jsm.streams.info("TENANTS")).state.last_seq;
-  await waitFor(
-    async () => {
-      for (const durable of ["provisioner", "isolation"]) {
-        const info = await jsm.consumers.info("TENANTS", durable);
-        if (info.ack_floor.stream_seq < last || info.num_ack_pending > 0) return false;
-      }
-      return true;
-    },
-    { timeoutMs: 60_000, intervalMs: 250, description: "provisioner and isolation to settle every message" },
-  );
-}
+const consumersCaughtUp = () => consumersSettled(jsm, DURABLES);
 
 const byServices = (since: number): AuditRequest[] =>
   readAudit(host.auditLogPath!, since).filter((r) => SERVICES.includes(agentOf(r)));
-const describeRequests = (requests: AuditRequest[]) =>
-  requests.map((r) => `${agentOf(r)} ${r.verb} ${r.resource} ${r.namespace}/${r.name}`);
 
 beforeAll(async () => {
   [host, nats] = await Promise.all([startHostCluster({ name: "quiet", auditLog: true }), startNats()]);
@@ -99,7 +93,11 @@ beforeAll(async () => {
     natsUrl: nats.url,
     env: { RESYNC_INTERVAL_SECONDS: "3600", POD_NAMESPACE: "tenantplane-system" },
   });
-  await Promise.all([fleet.start("watcher"), fleet.start("provisioner"), fleet.start("isolation")]);
+  await Promise.all([
+    fleet.start("watcher"),
+    fleet.start("provisioner", { TENANT_ROLE_BINDINGS: ROLE_BINDINGS }),
+    fleet.start("isolation"),
+  ]);
   nc = await connect({ servers: nats.url });
   js = jetstream(nc);
   jsm = await jetstreamManager(nc);
@@ -145,30 +143,37 @@ describe("a tenant at rest costs nothing", () => {
     expect((await jsm.consumers.info("TENANTS", "provisioner")).num_redelivered).toBe(before.num_redelivered);
   }, 400_000);
 
-  it("a resync of an unchanged Ready tenant makes no write and no LIST", async () => {
+  it("a resync of an unchanged Ready tenant makes no write and no LIST, its RoleBindings included", async () => {
     await createTenant("quiet");
     await setLoadBalancerIngress(host.kubeConfig, "tp-quiet", "k3s", "127.0.0.20");
     tenantApis.push(await startTenantStandIn(host.kubeConfig, "quiet", "127.0.0.20"));
     await waitForPhase("quiet", "Ready");
+    // The RoleBinding step ran: the services' roles are bound in the namespace.
+    const bindings = await api.request<{ items: Array<{ metadata: { name: string } }> }>(
+      "GET",
+      "/apis/rbac.authorization.k8s.io/v1/namespaces/tp-quiet/rolebindings",
+    );
+    expect(bindings.items.map((b) => b.metadata.name).sort()).toEqual([
+      "tenantplane-isolation-tenant",
+      "tenantplane-provisioner-tenant",
+    ]);
     await consumersCaughtUp();
     await new Promise((r) => setTimeout(r, 2_000));
 
-    const since = Date.now();
-    const first = (await jsm.streams.info("TENANTS")).state.last_seq;
-    for (let i = 0; i < 3; i++) await publishTenantChange(js, { tenant: "quiet", reason: "Resync" });
-    await consumersCaughtUp();
-    // The passes ran: both consumers were handed the resync messages.
-    for (const durable of ["provisioner", "isolation"]) {
-      expect((await jsm.consumers.info("TENANTS", durable)).delivered.stream_seq).toBeGreaterThanOrEqual(first + 3);
-    }
-    await new Promise((r) => setTimeout(r, 1_000));
-    const requests = byServices(since);
+    const requests = await requestsOfResync({
+      js,
+      jsm,
+      tenant: "quiet",
+      durables: DURABLES,
+      auditLogPath: host.auditLogPath!,
+      agents: SERVICES,
+    });
     expect(describeRequests(requests.filter(isWrite))).toEqual([]);
     expect(describeRequests(requests.filter((r) => r.verb === "list"))).toEqual([]);
     expect(describeRequests(requests.filter((r) => r.verb === "get"))).toEqual([]);
   }, 400_000);
 
-  it("a hand edit of an isolation object or of a control-plane Service is repaired by its watch event", async () => {
+  it("a hand edit of an isolation object, a control-plane Service or a RoleBinding is repaired by its watch event", async () => {
     const npPath = "/apis/networking.k8s.io/v1/namespaces/tp-quiet/networkpolicies/tenantplane-default-deny";
     const svcPath = "/api/v1/namespaces/tp-quiet/services/k3s-headless";
     type Np = { spec: { policyTypes: string[] } };
@@ -181,6 +186,12 @@ describe("a tenant at rest costs nothing", () => {
     const edit = { query: { fieldManager: "kubectl-edit" }, contentType: "application/merge-patch+json" };
     await api.request("PATCH", npPath, { ...edit, body: { spec: { policyTypes: ["Ingress"] } } });
     await api.request("PATCH", svcPath, { ...edit, body: { spec: { publishNotReadyAddresses: false } } });
+    const rbPath = "/apis/rbac.authorization.k8s.io/v1/namespaces/tp-quiet/rolebindings/tenantplane-isolation-tenant";
+    const uidOf = async () =>
+      (await api.request<{ metadata: { uid: string } }>("GET", rbPath).catch(() => undefined))?.metadata.uid;
+    const removed = await uidOf();
+    expect(removed).toBeDefined();
+    await api.request("DELETE", rbPath);
 
     await waitFor(async () => (await api.request<Np>("GET", npPath)).spec.policyTypes.length === original.length, {
       timeoutMs: 15_000,
@@ -192,6 +203,13 @@ describe("a tenant at rest costs nothing", () => {
       intervalMs: 250,
       description: "the headless Service's publishNotReadyAddresses restored",
     });
+    await waitFor(
+      async () => {
+        const uid = await uidOf();
+        return uid !== undefined && uid !== removed;
+      },
+      { timeoutMs: 15_000, intervalMs: 250, description: "the deleted RoleBinding created again" },
+    );
     // No message brought the repair: the resync is an hour away and nobody published.
     expect((await jsm.streams.info("TENANTS")).state.last_seq).toBe(lastMessage);
   });

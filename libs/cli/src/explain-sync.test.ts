@@ -4,7 +4,9 @@ import { DecisionSchema } from "@tenantplane/messaging";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { runCli } from "./cli.js";
-import { notReadyNote } from "./explain-sync.js";
+import { defaultSyncPolicySpec } from "@tenantplane/api";
+import { plan } from "@tenantplane/sync";
+import { notReadyNote, podNetworkWrites } from "./explain-sync.js";
 import type { CliIo } from "./cli-io.js";
 
 const examples = fileURLToPath(new URL("../../../examples/tenant/", import.meta.url));
@@ -341,5 +343,43 @@ describe("notReadyNote", () => {
     expect(notReadyNote({ ...ready, metadata: { deletionTimestamp: "2026-01-01T00:00:00Z" } } as never)).toMatch(
       /is being deleted/,
     );
+  });
+});
+
+describe("podNetworkWrites", () => {
+  const own = (name: string, clusterIP: string) => ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name,
+      namespace: "tp-dev",
+      labels: { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": "dev" },
+    },
+    spec: { clusterIP },
+  });
+  const web = {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "web", namespace: "shop" },
+    spec: { ports: [{ port: 80 }] },
+  };
+  const hosts = [own("k3s", "10.96.0.10"), own("tenant-dns", "10.96.0.53")];
+
+  it("predicts the zone and service links the worker writes once the plan is applied, addresses to come as placeholders", () => {
+    const result = plan({ tenant: "dev", policy: defaultSyncPolicySpec, tenantObjects: [web], hostObjects: hosts });
+    const writes = podNetworkWrites("dev", [web], hosts, result, true)!;
+    expect(writes.map((d) => `${d.action} ${d.hostRef.name}`)).toEqual([
+      "Create service-links.shop",
+      "Create tenant-dns-records",
+    ]);
+    expect(writes[1]?.reason).toBe(
+      "tenant DNS zone cluster.local with 2 names (kubernetes.default.svc.cluster.local 10.96.0.10, " +
+        "web.shop.svc.cluster.local <ClusterIP of tp-dev/web-x-shop-x-dev>), nothing of another tenant",
+    );
+  });
+
+  it("predicts nothing while the tenant's API and DNS Services have no addresses", () => {
+    const result = plan({ tenant: "dev", policy: defaultSyncPolicySpec, tenantObjects: [web], hostObjects: [] });
+    expect(podNetworkWrites("dev", [web], [], result, true)).toBeUndefined();
   });
 });

@@ -12,6 +12,9 @@ import {
   defaultHostRules,
   explanation,
   plan,
+  planPodNetwork,
+  podEnvironmentFrom,
+  predictedHostObjects,
   type PlannedDecisionWithObject,
   type PlanResult,
 } from "@tenantplane/sync";
@@ -51,8 +54,12 @@ objects and every other action the worker will take. A tenant object the manifes
 out stays as it is, so an object removed from a manifest gets its Delete only with --prune,
 which makes the manifest the complete desired state of its namespaces. If the tenant API
 cannot be read, the plan uses the manifest alone and predicts no Delete for the policy's
-kinds (the worker deletes nothing then either). --offline plans the manifest against an
-empty namespace.
+kinds (the worker deletes nothing then either). Once the tenant is listed, the plan also
+shows the worker's writes to the ConfigMaps that decide what the tenant's Pods reach by
+name: its DNS zone (tenant-dns-records) and each namespace's service links
+(service-links.<namespace>), as rows of tenant object "/<tenant>"; an address the host has
+yet to assign shows as <ClusterIP of ...> or <IP of Pod ... once Ready>. --offline plans
+the manifest against an empty namespace.
 
 Options:
   --tenant <name>     tenant name: a DNS label of at most 60 characters
@@ -201,7 +208,48 @@ async function planLive(options: ExplainOptions, manifestObjects: unknown[], io:
   });
   // Load balancers and node ports are counted across Services, as the worker's full pass does.
   const result = applyServiceQuota(planned, context.rules, options.tenant, hostObjects);
-  return manifestView(result, manifestObjects);
+  const view = manifestView(result, manifestObjects);
+  // Derived from all of the tenant's Services and Pods: a manifest alone would drop the others' names.
+  if (!tenant.listed) return view;
+  const tenantObjects = applyManifest(desired, tenant.objects, { prune: options.prune });
+  const network = podNetworkWrites(options.tenant, tenantObjects, hostObjects, result, true);
+  if (network === undefined) {
+    note(
+      "the tenant API and DNS Services have no ClusterIPs yet: the tenant's DNS zone and service links are not predicted",
+    );
+    return view;
+  }
+  return { ...view, decisions: [...view.decisions, ...network] };
+}
+
+/**
+ * The sync worker's writes to the tenant's DNS zone and service-link ConfigMaps once `result`
+ * is applied: planned by the worker's own planner against the host namespace as it will be
+ * (a new Service's ClusterIP and a new Pod's address shown as placeholders naming the
+ * object). Undefined while the pod environment is unknown (the worker writes none then).
+ */
+export function podNetworkWrites(
+  tenant: string,
+  tenantObjects: readonly unknown[],
+  hostObjects: readonly RawObject[],
+  result: PlanResult,
+  complete: boolean,
+): PlannedDecisionWithObject[] | undefined {
+  const environment = podEnvironmentFrom(hostObjects, tenant);
+  if (environment === "unknown") return undefined;
+  const hosts = predictedHostObjects(hostObjects, result.decisions) as RawObject[];
+  const ofKind = (list: readonly unknown[], kind: string) =>
+    list.filter((o) => (o as { kind?: unknown } | null)?.kind === kind);
+  return planPodNetwork({
+    tenant,
+    environment,
+    tenantServices: ofKind(tenantObjects, "Service"),
+    tenantPods: ofKind(tenantObjects, "Pod"),
+    hostServices: ofKind(hosts, "Service"),
+    hostPods: ofKind(hosts, "Pod"),
+    hostConfigMaps: ofKind(hosts, "ConfigMap"),
+    complete,
+  }).decisions;
 }
 
 /** Every row of a live plan: decisions, ignored objects and copies already in sync (action `InSync`), in plan order. */

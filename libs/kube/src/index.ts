@@ -16,6 +16,8 @@ export {
   matchesSelector,
   type CacheEvent,
   type CachedKind,
+  type NamespaceWatches,
   type ObjectCacheOptions,
 } from "./object-cache.js";
+export { mayWatchEverywhere } from "./access-review.js";
 export { RequestBudget } from "./token-bucket.js";

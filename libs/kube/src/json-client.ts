@@ -1,5 +1,5 @@
-import { Agent, request as httpsRequest, type RequestOptions } from "node:https";
-import { request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 
 /** An API error with the server's HTTP status as `code`, as `httpStatusOf` and `normalizeError` expect. */
@@ -37,11 +37,22 @@ export function resourcePath(
 export class JsonClient {
   private readonly server: URL;
   /** One keep-alive pool per client, so requests reuse TLS connections whatever the Node default. */
-  private agent: Agent | undefined;
+  private agent: HttpAgent | undefined;
+  /**
+   * Watches get their own uncapped pool: each holds its connection for minutes, and sharing
+   * the capped request pool would let enough open watches (one per kind per tenant) take
+   * every socket and leave every request queued behind them for good.
+   */
+  private watchAgent: HttpAgent | undefined;
 
   constructor(
     private readonly kc: KubeConfig,
-    private readonly opts: { timeoutMs?: number; userAgent?: string } = {},
+    private readonly opts: {
+      timeoutMs?: number;
+      userAgent?: string;
+      /** Request connections kept open at once (default 64); watches have their own, uncapped. */
+      maxSockets?: number;
+    } = {},
   ) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("kubeconfig has no current cluster");
@@ -56,7 +67,9 @@ export class JsonClient {
   /** Closes the pooled connections (a client for a one-off probe must not leave them open). */
   close(): void {
     this.agent?.destroy();
+    this.watchAgent?.destroy();
     this.agent = undefined;
+    this.watchAgent = undefined;
   }
 
   /** One request; resolves with the parsed body, rejects with {@link ApiError} on a non-2xx status. */
@@ -116,18 +129,9 @@ export class JsonClient {
     };
     // Per request: credentials (a token file may rotate) come from the KubeConfig each time.
     await this.kc.applyToHTTPSOptions(options);
-    if (url.protocol === "https:") {
-      this.agent ??= new Agent({
-        keepAlive: true,
-        maxSockets: 64,
-        ca: options.ca,
-        cert: options.cert,
-        key: options.key,
-        ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
-        ...(options.servername === undefined ? {} : { servername: options.servername }),
-      });
-      options.agent = this.agent;
-    }
+    options.agent = init.stream
+      ? (this.watchAgent ??= this.newAgent(url, options, { keepAlive: false }))
+      : (this.agent ??= this.newAgent(url, options, { keepAlive: true, maxSockets: this.opts.maxSockets ?? 64 }));
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     const headers = options.headers as Record<string, string>;
     if (body !== undefined) {
@@ -143,6 +147,19 @@ export class JsonClient {
       }
       if (body !== undefined) req.write(body);
       req.end();
+    });
+  }
+
+  // The server's TLS settings (CA, client certificate) belong to the pool, not to each request.
+  private newAgent(url: URL, options: RequestOptions, pool: { keepAlive: boolean; maxSockets?: number }): HttpAgent {
+    if (url.protocol !== "https:") return new HttpAgent(pool);
+    return new HttpsAgent({
+      ...pool,
+      ca: options.ca,
+      cert: options.cert,
+      key: options.key,
+      ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
+      ...(options.servername === undefined ? {} : { servername: options.servername }),
     });
   }
 }

@@ -59,6 +59,8 @@ export interface ListWatchOptions {
 }
 
 const GONE = 410;
+const FORBIDDEN = 403;
+const FORBIDDEN_QUIET_ATTEMPTS = 3;
 
 /**
  * List+watch on raw JSON: pages the first list, watches from its resourceVersion with
@@ -186,8 +188,11 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
           continue;
         }
         setCurrent(false, err);
+        // RBAC's authorizer learns a new RoleBinding through its own informer, so a watch started
+        // right after the binding that allows it is refused for a moment: not worth a warning yet.
+        const level = httpStatusOf(err) === FORBIDDEN && attempt < FORBIDDEN_QUIET_ATTEMPTS ? "info" : "warn";
         const delayMs = backoffDelay(attempt++, 500, 15_000);
-        opts.logger.warn({ err: describeError(err), path: opts.path, delayMs }, "list-watch failed; retrying");
+        opts.logger[level]({ err: describeError(err), path: opts.path, delayMs }, "list-watch failed; retrying");
         await sleep(delayMs, abort.signal);
       }
     }

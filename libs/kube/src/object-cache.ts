@@ -11,6 +11,12 @@ export interface CachedKind {
   /** The plural resource name and scope, as discovery would say. */
   resource: ResourceInfo;
   labelSelector?: string | undefined;
+  /**
+   * Watched one namespace at a time, in the namespaces named by `watchNamespace`, instead of
+   * cluster-wide: for a namespaced kind the service may list and watch only where a RoleBinding
+   * lets it.
+   */
+  perNamespace?: boolean | undefined;
 }
 
 /** A change to a cached object; `ours` when it is the answer to a write made through this cache's Objects. */
@@ -23,16 +29,27 @@ export interface ObjectCacheOptions {
   logger: Logger;
 }
 
+/** What a reconciler tells its cache about the namespaces it acts in (see ObjectCache.watchNamespace). */
+export type NamespaceWatches = Pick<ObjectCache, "watchNamespace" | "unwatchNamespace">;
+
+interface KindCache {
+  kind: CachedKind;
+  /** The cluster-wide watch, or undefined for a kind cached per namespace. */
+  all: ListWatch | undefined;
+  byNamespace: Map<string, ListWatch>;
+}
+
 /**
- * Label-selected list+watch caches of the host objects a service reads, one per kind, kept
- * current by watches that resume from their last resourceVersion and relist on 410 Gone.
- * Reads answer from memory while the kind's cache is current and say "not cached" otherwise,
- * so a caller falls back to the API instead of trusting a cache that may be behind. The
- * answers to the service's own writes are folded in at once (`observe`), so a pass that
- * follows a write never sees the object as it was before it.
+ * Label-selected list+watch caches of the host objects a service reads, one per kind (or per
+ * kind and namespace, see {@link CachedKind.perNamespace}), kept current by watches that resume
+ * from their last resourceVersion and relist on 410 Gone. Reads answer from memory while the
+ * cache that holds the object is current and say "not cached" otherwise, so a caller falls back
+ * to the API instead of trusting a cache that may be behind. The answers to the service's own
+ * writes are folded in at once (`observe`), so a pass that follows a write never sees the
+ * object as it was before it.
  */
 export class ObjectCache {
-  private readonly watches = new Map<string, { kind: CachedKind; watch: ListWatch }>();
+  private readonly kinds = new Map<string, KindCache>();
   private readonly overlay = new Map<string, RawObject | null>();
   // The last few versions this service's own writes produced, per object.
   private readonly own = new Map<string, string[]>();
@@ -40,41 +57,56 @@ export class ObjectCache {
 
   constructor(private readonly opts: ObjectCacheOptions) {
     for (const kind of opts.kinds) {
-      const id = kindId(kind.apiVersion, kind.kind);
-      const watch = startListWatch({
-        client: opts.client,
-        path: resourcePath(kind.apiVersion, kind.resource, undefined),
-        apiVersion: kind.apiVersion,
-        kind: kind.kind,
-        labelSelector: kind.labelSelector,
-        logger: opts.logger,
-        onEvent: (event) => {
-          const { namespace, name, resourceVersion } = event.object.metadata;
-          const id = objectId(kind.apiVersion, kind.kind, namespace, name);
-          // The watch caught up with (or overtook) what a write of ours put in the overlay.
-          if (!olderThan(resourceVersion, this.overlay.get(id)?.metadata.resourceVersion)) this.overlay.delete(id);
-          const ours = resourceVersion !== undefined && (this.own.get(id)?.includes(resourceVersion) ?? false);
-          if (event.type === "delete") this.own.delete(id);
-          for (const listener of this.listeners) listener({ ...event, ours });
-        },
+      const perNamespace = kind.perNamespace === true && kind.resource.namespaced;
+      this.kinds.set(kindId(kind.apiVersion, kind.kind), {
+        kind,
+        all: perNamespace ? undefined : this.startWatch(kind, undefined),
+        byNamespace: new Map(),
       });
-      this.watches.set(id, { kind, watch });
     }
   }
 
-  /** Resolves once every kind's first list is in memory (never rejects). */
+  /** Resolves once every cluster-wide kind's first list is in memory (never rejects). */
   async synced(): Promise<void> {
-    await Promise.all([...this.watches.values()].map((w) => w.watch.synced));
+    await Promise.all([...this.kinds.values()].map((k) => k.all?.synced));
   }
 
-  /** Whether `kind` is cached and its cache current, so `get` can answer for it. */
-  covers(apiVersion: string, kind: string): boolean {
-    return this.watches.get(kindId(apiVersion, kind))?.watch.current() ?? false;
+  /**
+   * Starts the caches of the kinds held per namespace in `namespace`, once the service may list
+   * and watch there (its RoleBinding is there); idempotent, and nothing for cluster-wide kinds.
+   * A refusal while the authorizer has not seen the binding yet is retried like any failed watch;
+   * reads in `namespace` go to the API server until its caches are current.
+   */
+  watchNamespace(namespace: string): void {
+    for (const entry of this.kinds.values()) {
+      if (entry.all || entry.byNamespace.has(namespace)) continue;
+      entry.byNamespace.set(namespace, this.startWatch(entry.kind, namespace));
+    }
+  }
+
+  /** Stops and forgets the per-namespace caches of `namespace` (its tenant is torn down); idempotent. */
+  unwatchNamespace(namespace: string): void {
+    for (const entry of this.kinds.values()) {
+      const watch = entry.byNamespace.get(namespace);
+      if (!watch) continue;
+      watch.stop();
+      entry.byNamespace.delete(namespace);
+      const prefix = objectId(entry.kind.apiVersion, entry.kind.kind, namespace, "");
+      for (const map of [this.overlay, this.own]) {
+        for (const id of map.keys()) if (id.startsWith(prefix)) map.delete(id);
+      }
+    }
+  }
+
+  /** Whether `kind` (in `namespace`, for a kind cached per namespace) is cached and current, so `get` can answer for it. */
+  covers(apiVersion: string, kind: string, namespace?: string): boolean {
+    return this.watchFor(apiVersion, kind, namespace)?.watch.current() ?? false;
   }
 
   /**
    * The cached object, `null` when the cache knows there is none (among the objects its
-   * selector covers), or `undefined` when it cannot answer (kind not cached, cache not current).
+   * selector covers), or `undefined` when it cannot answer (kind or namespace not cached, cache
+   * not current).
    */
   get<T extends KubernetesObject>(
     apiVersion: string,
@@ -82,31 +114,30 @@ export class ObjectCache {
     name: string,
     namespace?: string,
   ): T | null | undefined {
-    const entry = this.watches.get(kindId(apiVersion, kind));
-    if (!entry || !entry.watch.current()) return undefined;
-    const ns = entry.kind.resource.namespaced ? namespace : undefined;
-    const id = objectId(apiVersion, kind, ns, name);
+    const found = this.watchFor(apiVersion, kind, namespace);
+    if (!found || !found.watch.current()) return undefined;
+    const id = objectId(apiVersion, kind, found.namespace, name);
     if (this.overlay.has(id)) return (this.overlay.get(id) as T | null) ?? null;
-    return (entry.watch.get(ns, name) as T | undefined) ?? null;
+    return (found.watch.get(found.namespace, name) as T | undefined) ?? null;
   }
 
   /**
    * Every cached object of `kind` in `namespace` (all namespaces when undefined) matching
-   * `labelSelector`, or undefined when the cache cannot answer: kind not cached, cache not
-   * current, or a selector that does not narrow the cache's own (it could match objects the
-   * cache never holds).
+   * `labelSelector`, or undefined when the cache cannot answer: kind or namespace not cached
+   * (every namespace, for a kind cached per namespace), cache not current, or a selector that
+   * does not narrow the cache's own (it could match objects the cache never holds).
    */
   list<T extends KubernetesObject>(
     apiVersion: string,
     kind: string,
     opts: { namespace?: string | undefined; labelSelector?: string | undefined } = {},
   ): T[] | undefined {
-    const entry = this.watches.get(kindId(apiVersion, kind));
-    if (!entry || !entry.watch.current()) return undefined;
+    const found = this.watchFor(apiVersion, kind, opts.namespace);
+    if (!found || !found.watch.current()) return undefined;
     const wanted = terms(opts.labelSelector ?? "");
-    if (!terms(entry.kind.labelSelector ?? "").every((term) => term.startsWith("!") || wanted.includes(term)))
+    if (!terms(found.entry.kind.labelSelector ?? "").every((term) => term.startsWith("!") || wanted.includes(term)))
       return undefined;
-    return entry.watch
+    return found.watch
       .list()
       .filter(
         (o) =>
@@ -119,7 +150,8 @@ export class ObjectCache {
 
   /**
    * Folds in what the server answered to a write of ours (`null` after a delete), until the
-   * watch delivers that object again. Objects of kinds not cached are ignored.
+   * watch delivers that object again. Objects no cache holds (kind not cached, namespace not
+   * watched) are ignored.
    */
   observe(
     apiVersion: string,
@@ -128,12 +160,11 @@ export class ObjectCache {
     namespace: string | undefined,
     object: KubernetesObject | null,
   ): void {
-    const entry = this.watches.get(kindId(apiVersion, kind));
-    if (!entry) return;
-    if (object && entry.kind.labelSelector && !matchesSelector(object.metadata?.labels, entry.kind.labelSelector))
-      return;
-    const ns = entry.kind.resource.namespaced ? namespace : undefined;
-    const id = objectId(apiVersion, kind, ns, name);
+    const found = this.watchFor(apiVersion, kind, namespace);
+    if (!found) return;
+    const selector = found.entry.kind.labelSelector;
+    if (object && selector && !matchesSelector(object.metadata?.labels, selector)) return;
+    const id = objectId(apiVersion, kind, found.namespace, name);
     this.overlay.set(id, object ? ({ ...object, apiVersion, kind } as RawObject) : null);
     const version = object?.metadata?.resourceVersion;
     if (version) this.own.set(id, [...(this.own.get(id) ?? []).slice(-(OWN_VERSIONS_KEPT - 1)), version]);
@@ -147,11 +178,49 @@ export class ObjectCache {
 
   /** Objects held, per kind (for memory accounting). */
   sizes(): Record<string, number> {
-    return Object.fromEntries([...this.watches.entries()].map(([id, w]) => [id, w.watch.list().length]));
+    return Object.fromEntries(
+      [...this.kinds.entries()].map(([id, k]) => [
+        id,
+        [...(k.all ? [k.all] : []), ...k.byNamespace.values()].reduce((n, w) => n + w.list().length, 0),
+      ]),
+    );
   }
 
   stop(): void {
-    for (const { watch } of this.watches.values()) watch.stop();
+    for (const entry of this.kinds.values()) {
+      entry.all?.stop();
+      for (const watch of entry.byNamespace.values()) watch.stop();
+      entry.byNamespace.clear();
+    }
+  }
+
+  // The watch that holds objects of `kind` in `namespace`, and the namespace it files them under.
+  private watchFor(apiVersion: string, kind: string, namespace: string | undefined) {
+    const entry = this.kinds.get(kindId(apiVersion, kind));
+    if (!entry) return undefined;
+    const ns = entry.kind.resource.namespaced ? namespace : undefined;
+    const watch = entry.all ?? (ns === undefined ? undefined : entry.byNamespace.get(ns));
+    return watch ? { entry, watch, namespace: ns } : undefined;
+  }
+
+  private startWatch(kind: CachedKind, namespace: string | undefined): ListWatch {
+    return startListWatch({
+      client: this.opts.client,
+      path: resourcePath(kind.apiVersion, kind.resource, namespace),
+      apiVersion: kind.apiVersion,
+      kind: kind.kind,
+      labelSelector: kind.labelSelector,
+      logger: this.opts.logger,
+      onEvent: (event) => {
+        const { namespace, name, resourceVersion } = event.object.metadata;
+        const id = objectId(kind.apiVersion, kind.kind, namespace, name);
+        // The watch caught up with (or overtook) what a write of ours put in the overlay.
+        if (!olderThan(resourceVersion, this.overlay.get(id)?.metadata.resourceVersion)) this.overlay.delete(id);
+        const ours = resourceVersion !== undefined && (this.own.get(id)?.includes(resourceVersion) ?? false);
+        if (event.type === "delete") this.own.delete(id);
+        for (const listener of this.listeners) listener({ ...event, ours });
+      },
+    });
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { tenantToWake } from "./host-cache.js";
+import { hostKinds, scopeByAccess, tenantToWake } from "./host-cache.js";
 
 const sts = {
   apiVersion: "apps/v1",
@@ -20,5 +20,24 @@ describe("tenantToWake", () => {
     expect(tenantToWake({ type: "update", object: sts, ours: false }, ["Service"])).toBeUndefined();
     const tc = { apiVersion: "tenantplane.io/v1alpha1", kind: "TenantCluster", metadata: { name: "b" } };
     expect(tenantToWake({ type: "add", object: tc, ours: false }, ["TenantCluster"])).toBe("b");
+  });
+});
+
+describe("scopeByAccess", () => {
+  it("caches per namespace the namespaced kinds the service may not watch everywhere, and when it cannot tell", async () => {
+    const kinds = hostKinds(["Namespace", "Secret", "Service", "RoleBinding"]);
+    const asked: string[] = [];
+    const scoped = await scopeByAccess(kinds, async (kind) => {
+      asked.push(kind.kind);
+      if (kind.kind === "RoleBinding") throw new Error("connection refused");
+      return kind.kind === "Secret";
+    });
+    expect(asked.sort()).toEqual(["RoleBinding", "Secret", "Service"]);
+    expect(scoped.map((k) => `${k.kind} ${k.perNamespace ? "per namespace" : "cluster-wide"}`)).toEqual([
+      "Namespace cluster-wide",
+      "Secret cluster-wide",
+      "Service per namespace",
+      "RoleBinding per namespace",
+    ]);
   });
 });

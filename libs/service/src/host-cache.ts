@@ -14,7 +14,8 @@ export type HostKind =
   | "Deployment"
   | "NetworkPolicy"
   | "ResourceQuota"
-  | "LimitRange";
+  | "LimitRange"
+  | "RoleBinding";
 
 // Host objects tenantplane made for a tenant itself, not the copies the sync worker makes of
 // tenant objects (those carry the virtual namespace): memory grows with tenants, not with
@@ -87,11 +88,35 @@ const HOST_KINDS: Record<HostKind, CachedKind> = {
     resource: { resource: "limitranges", namespaced: true },
     labelSelector: OWN_OBJECTS,
   },
+  RoleBinding: {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    resource: { resource: "rolebindings", namespaced: true },
+    labelSelector: OWN_OBJECTS,
+  },
 };
 
 /** How the cache holds each of `kinds`: tenantplane's own objects only, every TenantCluster and IsolationProfile. */
 export function hostKinds(kinds: readonly HostKind[]): CachedKind[] {
   return kinds.map((kind) => HOST_KINDS[kind]);
+}
+
+/**
+ * `kinds` with each namespaced kind the service may not list and watch everywhere (as
+ * `mayWatchEverywhere` answers; a failure to answer counts as no) cached per namespace instead:
+ * rights granted inside each tenant namespace by a RoleBinding, never cluster-wide.
+ */
+export async function scopeByAccess(
+  kinds: readonly CachedKind[],
+  mayWatchEverywhere: (kind: CachedKind) => Promise<boolean>,
+): Promise<CachedKind[]> {
+  return Promise.all(
+    kinds.map(async (kind) => {
+      if (!kind.resource.namespaced) return kind;
+      const everywhere = await mayWatchEverywhere(kind).catch(() => false);
+      return everywhere ? kind : { ...kind, perNamespace: true };
+    }),
+  );
 }
 
 /**

@@ -2,7 +2,15 @@ import { hostname } from "node:os";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { EventRecorder, JsonClient, loadKubeConfig, ObjectCache, Objects, RequestBudget } from "@tenantplane/kube";
+import {
+  EventRecorder,
+  JsonClient,
+  loadKubeConfig,
+  mayWatchEverywhere,
+  ObjectCache,
+  Objects,
+  RequestBudget,
+} from "@tenantplane/kube";
 import {
   connectNats,
   ensureTopology,
@@ -34,7 +42,7 @@ import {
 } from "@tenantplane/runtime";
 import * as z from "zod";
 import { configureFaults } from "./faults.js";
-import { hostKinds, type HostKind } from "./host-cache.js";
+import { hostKinds, scopeByAccess, type HostKind } from "./host-cache.js";
 
 const VERSION = "0.1.0";
 
@@ -49,12 +57,6 @@ export const BudgetEnvSchema = z.object({
   HOST_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(400),
   /** Tenants reconciled concurrently; one slow tenant holds only its own slot. */
   RECONCILE_CONCURRENCY: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(16),
-  /**
-   * "false" caches only cluster-scoped kinds (TenantClusters, IsolationProfiles, namespaces):
-   * for a service whose rights in tenant namespaces are granted per namespace, so it may not
-   * list them cluster-wide. Those reads then go to the API server.
-   */
-  CACHE_TENANT_OBJECTS: z.enum(["true", "false"]).default("true"),
 });
 
 /** Everything a service's main.ts wires together, opened in one call. */
@@ -70,7 +72,11 @@ export interface ServiceContext<E> {
   readonly userAgent: string;
   /** Host objects under this service's field manager (`tenantplane-<name>`), read through `cache` when there is one. */
   readonly objects: Objects;
-  /** The list+watch cache of the host kinds asked for in startService's `cache`. */
+  /**
+   * The list+watch cache of the host kinds asked for in startService's `cache`. A namespaced kind
+   * the service may not watch cluster-wide is cached only in the namespaces the service names
+   * with `watchNamespace` (those where a RoleBinding lets it act).
+   */
   readonly cache: ObjectCache | undefined;
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
@@ -105,9 +111,10 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
   consumers: readonly ConsumerName[];
   /**
    * Host kinds to read from a list+watch cache instead of the API server (tenantplane's own
-   * objects and its CRDs); the service starts consuming once the caches are filled.
+   * objects and its CRDs), or a function of the parsed environment naming them; the service
+   * starts consuming once the cluster-wide caches are filled.
    */
-  cache?: readonly HostKind[];
+  cache?: readonly HostKind[] | ((env: z.infer<S>) => readonly HostKind[]);
 }): Promise<ServiceContext<z.infer<S>>> {
   let env: z.infer<S>;
   let streams: z.infer<typeof StreamEnvSchema>;
@@ -172,15 +179,19 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     budget: new RequestBudget(budget.HOST_QPS, budget.HOST_BURST),
   });
   let cache: ObjectCache | undefined;
-  const cachedKinds = hostKinds(opts.cache ?? []).filter(
-    (kind) => budget.CACHE_TENANT_OBJECTS === "true" || !kind.resource.namespaced,
-  );
-  if (cachedKinds.length > 0) {
-    cache = new ObjectCache({
-      client: new JsonClient(kc, { userAgent, timeoutMs: 60_000 }),
-      kinds: cachedKinds,
-      logger,
-    });
+  const wanted = hostKinds(typeof opts.cache === "function" ? opts.cache(env) : (opts.cache ?? []));
+  if (wanted.length > 0) {
+    // Every open watch holds a connection, and per-namespace caches open one per kind and namespace.
+    const client = new JsonClient(kc, { userAgent, timeoutMs: 60_000, maxSockets: Infinity });
+    // Rights in tenant namespaces may be granted per namespace (the chart's RoleBindings), so a
+    // cluster-wide watch is refused: such kinds are cached in each namespace once it is bound.
+    const cachedKinds = await scopeByAccess(wanted, (kind) =>
+      mayWatchEverywhere(client, kind.apiVersion, kind.resource.resource),
+    );
+    const perNamespace = cachedKinds.filter((k) => k.perNamespace).map((k) => k.kind);
+    if (perNamespace.length > 0)
+      logger.info({ perNamespace }, "cached per tenant namespace: not allowed to list and watch them cluster-wide");
+    cache = new ObjectCache({ client, kinds: cachedKinds, logger });
     objects.useCache(cache);
     // Until a kind's cache is filled its reads go to the API server, so waiting is an optimisation only.
     const filled = await Promise.race([cache.synced().then(() => true), sleep(CACHE_FILL_WAIT_MS).then(() => false)]);

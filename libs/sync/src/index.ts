@@ -9,3 +9,6 @@ export * from "./check-host-rules.js";
 export * from "./service-quota.js";
 export * from "./pod-environment.js";
 export * from "./tenant-dns.js";
+export * from "./service-dns.js";
+export * from "./pod-network.js";
+export * from "./predicted-hosts.js";

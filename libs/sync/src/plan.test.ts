@@ -1,7 +1,7 @@
 import { defaultSyncPolicySpec, type SyncPolicySpec } from "@tenantplane/api";
 import { reverseMapping } from "@tenantplane/mapping";
 import { describe, expect, it } from "vitest";
-import { explanation, plan, type PlanInput } from "./plan.js";
+import { explanation, plan, planKey, type PlanInput } from "./plan.js";
 import { transform } from "./transform.js";
 import { KubeObjectSchema } from "./kube-object.js";
 
@@ -401,5 +401,35 @@ describe("plan", () => {
     expect(() => plan({ tenant: "Dev", policy: defaultSyncPolicySpec, tenantObjects: [], hostObjects: [] })).toThrow(
       /^tenant name "Dev" must be a DNS-1123 label of at most 60 characters/,
     );
+  });
+});
+
+describe("a bound tenant Pod whose host Pod is gone", () => {
+  const pod = (nodeName?: string) =>
+    obj("Pod", "web", "app", {
+      spec: { containers: [{ name: "app", image: "nginx" }], ...(nodeName ? { nodeName } : {}) },
+    });
+  const key = { kind: "Pod", namespace: "web", name: "app" };
+
+  it("is not made again, and explain-sync says why, by a full pass and by its key", () => {
+    const lost = run({ tenantObjects: [pod("node-a")] });
+    expect(lost.decisions).toEqual([]);
+    expect(lost.ignored.map((d) => `${d.action} ${d.hostRef.name}: ${d.reason}`)).toEqual([
+      "Skip app-x-web-x-dev: Pod web/app is bound to node node-a but its host Pod is gone: lost on the host, so the tenant sees it Failed and it is not made again",
+    ]);
+    const input = { tenant, policy: defaultSyncPolicySpec, tenantObjects: [pod("node-a")], hostObjects: [] };
+    expect(planKey(input, key)).toEqual(lost);
+  });
+
+  it("while an unbound one is created, and a bound one with its copy (even a stray one) stays in sync", () => {
+    expect(summary(run({ tenantObjects: [pod()] }).decisions)).toEqual(["Create Pod web/app"]);
+    const synced = run({ tenantObjects: [pod("node-a")], hostObjects: [hostCopy(pod())] });
+    expect(synced.decisions).toEqual([]);
+    expect(synced.inSync).toHaveLength(1);
+    const stray = { ...hostCopy(pod()), metadata: { ...hostCopy(pod()).metadata, name: "elsewhere" } };
+    expect(summary(run({ tenantObjects: [pod("node-a")], hostObjects: [stray] }).decisions)).toEqual([
+      "Create Pod web/app",
+      "Delete Pod web/app",
+    ]);
   });
 });

@@ -13,7 +13,7 @@ import {
 import type { ObjectRef, PlannedDecision } from "@tenantplane/messaging";
 import { hostRulesReason } from "./check-host-rules.js";
 import { defaultHostRules, type HostRules } from "./host-rules.js";
-import { isJsonObject } from "./internal/json.js";
+import { isJsonObject, type JsonObject } from "./internal/json.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
 import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
 import { recordedContentHash, type Reference, type Translation, translate } from "./transform.js";
@@ -237,6 +237,8 @@ class Pass {
   private readonly memo: PlanMemo | undefined;
   private readonly podEnvironment: PodEnvironment | "unknown";
   private readonly hosts = new Map<string, HostEntry>();
+  /** Tenant Pods (`<namespace>/<name>`) with a host Pod: at their host name, or a copy naming them. */
+  private readonly podsWithCopy = new Set<string>();
   /** Host keys owned by a source in this pass (synced, or kept while its source is malformed). */
   private readonly claimed = new Map<string, VirtualIdentity>();
   private readonly sources = new Map<string, SourceRecord>();
@@ -253,6 +255,11 @@ class Pass {
     for (const value of hostObjects) {
       const entry = this.hostEntry(value);
       if (entry !== undefined) this.hosts.set(hostKey(entry.kind, entry.name), entry);
+      if (entry?.kind !== "Pod") continue;
+      const source = reverseLookup(entry);
+      if (source !== undefined && source.tenant === labelValue(this.tenant) && source.kind === "Pod") {
+        this.podsWithCopy.add(`${source.namespace}/${source.name}`);
+      }
     }
   }
 
@@ -297,7 +304,7 @@ class Pass {
     const source: SourceRecord = { item };
     if (raw.name !== undefined) this.sources.set(key, source);
 
-    source.ignoredReason = systemNamespaceReason(id.namespace);
+    source.ignoredReason = systemNamespaceReason(id.namespace) ?? this.lostPodReason(kind, value, target);
     if (source.ignoredReason !== undefined) {
       this.ignore(target, source.ignoredReason);
       return;
@@ -336,6 +343,24 @@ class Pass {
         this.reconcile(target, id, translation.object, note);
       }
     }
+  }
+
+  /**
+   * Why a tenant Pod is never made again: it is bound to a node (back-sync binds it only
+   * after its host copy was scheduled) and no host Pod is left, so the host lost it
+   * (eviction, node loss, a manual delete) and back-sync marks it Failed, as a kubelet
+   * would. Making it again would run a second copy the tenant believes failed.
+   */
+  private lostPodReason(kind: string, value: JsonObject, target: PlannedTarget): string | undefined {
+    if (kind !== "Pod") return undefined;
+    const spec = value["spec"];
+    const node = isJsonObject(spec) ? spec["nodeName"] : undefined;
+    if (typeof node !== "string" || node === "") return undefined;
+    const { namespace, name } = target.tenantRef;
+    if (this.hosts.has(hostKey("Pod", target.hostRef.name)) || this.podsWithCopy.has(`${namespace}/${name}`)) {
+      return undefined;
+    }
+    return `Pod ${namespace}/${name} is bound to node ${node} but its host Pod is gone: lost on the host, so the tenant sees it Failed and it is not made again`;
   }
 
   /** The host-independent part of planning one tenant object: parse, rule checks, translation. */

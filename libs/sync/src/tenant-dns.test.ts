@@ -59,12 +59,30 @@ describe("dnsRecords", () => {
 
   it("answers the tenant API and each Service by its tenant name, nothing else", () => {
     const zone = dnsRecords("dev", { apiHost: "10.96.0.10" }, addresses);
-    expect([...recordsOf(zone)]).toEqual([
-      ["kubernetes.default.svc.cluster.local", "10.96.0.10"],
-      ["web.shop.svc.cluster.local", "10.96.1.1"],
+    expect(recordsOf(zone)).toEqual([
+      { name: "kubernetes.default.svc.cluster.local", type: "A", value: "10.96.0.10" },
+      { name: "web.shop.svc.cluster.local", type: "A", value: "10.96.1.1" },
     ]);
     expect(zone).toMatch(/^\$ORIGIN cluster\.local\.$/m);
     expect(zone).toMatch(/^@ 5 IN SOA ns\.dns\.cluster\.local\. hostmaster\.cluster\.local\. \d+ /m);
+  });
+
+  it("adds headless endpoints, Pod hostnames and aliases after the ClusterIPs, never a second kubernetes.default", () => {
+    const zone = dnsRecords("dev", { apiHost: "10.96.0.10" }, addresses, [
+      { name: "db.shop.svc", type: "A", value: "10.244.0.7" },
+      { name: "db.shop.svc", type: "A", value: "10.244.0.8" },
+      { name: "db-0.db.shop.svc", type: "A", value: "10.244.0.7" },
+      { name: "alias.shop.svc", type: "CNAME", value: "example.com." },
+      { name: "kubernetes.default.svc", type: "A", value: "10.0.0.1" },
+    ]);
+    expect(recordsOf(zone).map((r) => `${r.name} ${r.type} ${r.value}`)).toEqual([
+      "kubernetes.default.svc.cluster.local A 10.96.0.10",
+      "web.shop.svc.cluster.local A 10.96.1.1",
+      "db.shop.svc.cluster.local A 10.244.0.7",
+      "db.shop.svc.cluster.local A 10.244.0.8",
+      "db-0.db.shop.svc.cluster.local A 10.244.0.7",
+      "alias.shop.svc.cluster.local CNAME example.com.",
+    ]);
   });
 
   it("changes the SOA serial exactly when the records change, so the server reloads", () => {

@@ -1,11 +1,5 @@
-import {
-  hostName,
-  isManaged,
-  LABEL_TENANT,
-  labelValue,
-  reverseLookup,
-  TENANT_DNS_CONTAINER_PORT,
-} from "@tenantplane/mapping";
+import { isManaged, LABEL_TENANT, labelValue, TENANT_DNS_CONTAINER_PORT } from "@tenantplane/mapping";
+import { copiesOf, tenantKeyOf } from "./internal/host-copies.js";
 import { isJsonObject, type JsonObject } from "./internal/json.js";
 import { TENANT_CLUSTER_DOMAIN, type PodEnvironment } from "./pod-environment.js";
 
@@ -41,48 +35,64 @@ export function serviceAddresses(
   hostServices: readonly unknown[],
   tenant: string,
 ): ServiceAddress[] {
-  const copies = new Map<string, JsonObject>();
-  for (const host of hostServices) {
-    if (!isJsonObject(host) || !isJsonObject(host["metadata"])) continue;
-    const metadata = host["metadata"] as { labels?: Record<string, string>; annotations?: Record<string, string> };
-    const source = reverseLookup(metadata);
-    if (source === undefined || source.kind !== "Service" || source.tenant !== labelValue(tenant)) continue;
-    copies.set(`${source.namespace}/${source.name}`, host);
-  }
+  const copies = copiesOf(hostServices, tenant, "Service");
   const out: ServiceAddress[] = [];
   for (const svc of tenantServices) {
-    if (!isJsonObject(svc) || !isJsonObject(svc["metadata"])) continue;
-    const name = svc["metadata"]["name"];
-    const namespace = svc["metadata"]["namespace"] ?? "default";
-    if (typeof name !== "string" || typeof namespace !== "string") continue;
+    if (!isJsonObject(svc)) continue;
+    const key = tenantKeyOf(svc);
+    const copy = key === undefined ? undefined : copies.get(key);
+    if (key === undefined || copy === undefined) continue;
     const spec = isJsonObject(svc["spec"]) ? svc["spec"] : {};
     if (spec["type"] === "ExternalName" || spec["clusterIP"] === "None") continue;
-    const copy = copies.get(`${namespace}/${name}`);
-    const expected = hostName({ tenant, namespace, name }).name;
-    if (copy === undefined || (copy["metadata"] as JsonObject)["name"] !== expected) continue;
     const hostSpec = isJsonObject(copy["spec"]) ? copy["spec"] : {};
     const ip = hostSpec["clusterIP"];
     if (typeof ip !== "string" || ip === "" || ip === "None") continue;
+    const [namespace, name] = splitKey(key);
     out.push({ namespace, name, clusterIP: ip, ports: portsOf(spec) });
   }
   return out.sort((a, b) => compare(a.namespace, b.namespace) || compare(a.name, b.name));
+}
+
+function splitKey(key: string): [string, string] {
+  const slash = key.indexOf("/");
+  return [key.slice(0, slash), key.slice(slash + 1)];
 }
 
 /** TTL of every tenant DNS record and of negative answers: short, so a changed Service is seen within seconds. */
 const RECORD_TTL = 5;
 
 /**
- * The zone file the tenant DNS server answers `cluster.local` from:
- * `kubernetes.default.svc.cluster.local` at the tenant API Service's ClusterIP and
- * `<svc>.<ns>.svc.cluster.local` at each host copy's ClusterIP; nothing else, so no other
- * tenant's name resolves. The SOA serial is a hash of the records (the server reloads
- * when it changes) and makes unknown names NXDOMAIN, so resolvers go on down their search list.
+ * One record of the tenant zone beyond the Services' ClusterIPs: `name` is relative to
+ * `cluster.local` (`db.shop.svc`), `value` an address (A) or an absolute name (CNAME).
  */
-export function dnsRecords(tenant: string, env: Pick<PodEnvironment, "apiHost">, services: readonly ServiceAddress[]) {
+export interface DnsEntry {
+  name: string;
+  type: "A" | "AAAA" | "CNAME";
+  value: string;
+}
+
+/**
+ * The zone file the tenant DNS server answers `cluster.local` from:
+ * `kubernetes.default.svc.cluster.local` at the tenant API Service's ClusterIP,
+ * `<svc>.<ns>.svc.cluster.local` at each host copy's ClusterIP, and `entries` (headless
+ * endpoints, Pod hostnames, ExternalName aliases); nothing else, so no other tenant's name
+ * resolves. The SOA serial is a hash of the records (the server reloads when it changes)
+ * and makes unknown names NXDOMAIN, so resolvers go on down their search list.
+ */
+export function dnsRecords(
+  tenant: string,
+  env: Pick<PodEnvironment, "apiHost">,
+  services: readonly ServiceAddress[],
+  entries: readonly DnsEntry[] = [],
+) {
   const records = [`kubernetes.default.svc ${RECORD_TTL} IN A ${env.apiHost}`];
   for (const s of services) {
     if (s.namespace === "default" && s.name === "kubernetes") continue;
     records.push(`${s.name}.${s.namespace}.svc ${RECORD_TTL} IN A ${s.clusterIP}`);
+  }
+  for (const e of entries) {
+    if (e.name === "kubernetes.default.svc") continue;
+    records.push(`${e.name} ${RECORD_TTL} IN ${e.type} ${e.value}`);
   }
   const serial = fnv1a32(records.join("\n"));
   return [
@@ -95,12 +105,16 @@ export function dnsRecords(tenant: string, env: Pick<PodEnvironment, "apiHost">,
   ].join("\n");
 }
 
-/** The names a zone from {@link dnsRecords} answers, each with its address, for reasons and tests. */
-export function recordsOf(zone: string): Map<string, string> {
-  const out = new Map<string, string>();
+/**
+ * The names a zone from {@link dnsRecords} answers, in zone order, each with its record
+ * type and value (a name with several addresses appears once per address).
+ */
+export function recordsOf(zone: string): Array<{ name: string; type: "A" | "AAAA" | "CNAME"; value: string }> {
+  const out: Array<{ name: string; type: "A" | "AAAA" | "CNAME"; value: string }> = [];
   for (const line of zone.split("\n")) {
-    const match = /^(\S+) \d+ IN A (\S+)$/.exec(line);
-    if (match) out.set(`${match[1]}.${TENANT_CLUSTER_DOMAIN}`, match[2]!);
+    const match = /^(\S+) \d+ IN (A|AAAA|CNAME) (\S+)$/.exec(line);
+    if (match)
+      out.push({ name: `${match[1]}.${TENANT_CLUSTER_DOMAIN}`, type: match[2] as DnsEntry["type"], value: match[3]! });
   }
   return out;
 }

@@ -25,6 +25,7 @@ const { wake } = consumeTenantChanges(
           ...(generation !== undefined ? { generation } : {}),
           reason: "TenantChanged",
         }),
+      namespaceWatches: svc.cache,
     }),
   {
     condition: CONDITION_ISOLATION_APPLIED,

@@ -9,7 +9,7 @@ import {
   parseTenantCluster,
   type Condition,
 } from "@tenantplane/api";
-import type { EventRecorder, Objects } from "@tenantplane/kube";
+import type { EventRecorder, NamespaceWatches, Objects } from "@tenantplane/kube";
 import {
   ISOLATION_KINDS,
   chooseIsolationProfile,
@@ -45,6 +45,8 @@ export interface IsolationDeps {
    * at once instead of at its next pass. Best effort: the periodic resync is the safety net.
    */
   nudge?: (tenant: string, generation: number | undefined) => Promise<void>;
+  /** Told when the tenant's namespace is there to act in, and when it is gone or going. */
+  namespaceWatches?: NamespaceWatches | undefined;
 }
 
 type TenantObject = KubernetesObject & { status?: { conditions?: Condition[] } };
@@ -59,8 +61,12 @@ type TenantObject = KubernetesObject & { status?: { conditions?: Condition[] } }
  */
 export async function reconcileIsolation(tenant: string, deps: IsolationDeps): Promise<void> {
   const raw = await deps.objects.get<TenantObject>(API_VERSION, KIND_TENANT_CLUSTER, tenant);
-  // A deleted tenant's objects go with its namespace; nothing to converge.
-  if (!raw || raw.metadata?.deletionTimestamp) return;
+  const namespace = hostNamespaceFor(tenant);
+  // A deleted tenant's objects go with its namespace; nothing to converge, nothing to watch.
+  if (!raw || raw.metadata?.deletionTimestamp) {
+    deps.namespaceWatches?.unwatchNamespace(namespace);
+    return;
+  }
   const previous = raw.status?.conditions;
   const generation = raw.metadata?.generation;
   const report = async (condition: Omit<ConditionInput, "type" | "observedGeneration">) => {
@@ -114,13 +120,13 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   const found = refName ? await deps.objects.get(API_VERSION, KIND_ISOLATION_PROFILE, refName) : undefined;
   const choice = chooseIsolationProfile(refName, found);
 
-  const namespace = hostNamespaceFor(tenant);
   // The cache holds tenantplane's namespaces only: one it does not know is read fresh, so a
   // foreign namespace of that name is reported as such.
   const ns =
     (await deps.objects.get("v1", "Namespace", namespace)) ??
     (await deps.objects.get("v1", "Namespace", namespace, undefined, { fresh: true }));
   if (!ns) {
+    deps.namespaceWatches?.unwatchNamespace(namespace);
     // Not redelivered: the namespace's creation is a watch event that wakes the next pass.
     await report({
       status: "False",
@@ -131,7 +137,10 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   }
 
   // A terminating namespace takes its isolation objects with it.
-  if (ns.metadata?.deletionTimestamp) return;
+  if (ns.metadata?.deletionTimestamp) {
+    deps.namespaceWatches?.unwatchNamespace(namespace);
+    return;
+  }
 
   // Nothing is written into a namespace tenantplane did not create for this TenantCluster; the
   // provisioner reports the collision with a Warning.
@@ -144,6 +153,10 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     });
     return;
   }
+
+  // Ours: the provisioner binds this service's role right after creating the namespace, so the
+  // caches there may start (a refusal for the moment before the binding is retried).
+  deps.namespaceWatches?.watchNamespace(namespace);
 
   const compiled = compileIsolation({
     tenant,

@@ -7,7 +7,8 @@ const svc = await startService({
   name: "provisioner",
   envSchema: ProvisionerEnvSchema,
   consumers: ["provisioner"],
-  cache: [
+  // The RoleBindings only when it makes them: without grants it neither reads nor may read them.
+  cache: (env) => [
     "TenantCluster",
     "IsolationProfile",
     "Namespace",
@@ -16,6 +17,7 @@ const svc = await startService({
     "StatefulSet",
     "ConfigMap",
     "Deployment",
+    ...(env.TENANT_ROLE_BINDINGS.length > 0 ? (["RoleBinding"] as const) : []),
   ],
 });
 const roleBindings = svc.env.TENANT_ROLE_BINDINGS;
@@ -38,6 +40,7 @@ const { wake } = consumeTenantChanges(
       adminCertLifetimeMs: svc.env.ADMIN_CERT_LIFETIME,
       roleBindings,
       dnsImage: svc.env.TENANT_DNS_IMAGE,
+      namespaceWatches: svc.cache,
     }),
   {
     condition: CONDITION_CONTROL_PLANE_READY,
@@ -47,6 +50,6 @@ const { wake } = consumeTenantChanges(
 // Readiness, load-balancer addresses, the isolation service's condition and hand edits arrive
 // as watch events: each wakes a pass for its tenant, so nothing is polled.
 svc.cache?.onChange((event) => {
-  const tenant = tenantToWake(event, ["TenantCluster", "Namespace", "Secret", "Service", "StatefulSet"]);
+  const tenant = tenantToWake(event, ["TenantCluster", "Namespace", "Secret", "Service", "StatefulSet", "RoleBinding"]);
   if (tenant) wake(tenant);
 });

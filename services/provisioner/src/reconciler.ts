@@ -20,7 +20,13 @@ import {
   type CompiledIsolation,
   type ProfileChoice,
 } from "@tenantplane/isolation";
-import { JsonClient, kubeConfigFromString, type EventRecorder, type Objects } from "@tenantplane/kube";
+import {
+  JsonClient,
+  kubeConfigFromString,
+  type EventRecorder,
+  type NamespaceWatches,
+  type Objects,
+} from "@tenantplane/kube";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, describe as describeError, httpStatusOf, type Logger } from "@tenantplane/runtime";
@@ -95,6 +101,8 @@ export interface ProvisionerDeps {
   now?: () => Date;
   /** CoreDNS image of each tenant's DNS server; default {@link DEFAULT_DNS_IMAGE}. */
   dnsImage?: string | undefined;
+  /** Told when a tenant namespace is bound (the services may act there) and when it is torn down. */
+  namespaceWatches?: NamespaceWatches | undefined;
 }
 
 const TENANT_DNS_REASON =
@@ -150,9 +158,12 @@ interface Isolation {
  */
 export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Promise<void> {
   const raw = await deps.objects.get<RawTenant>(API_VERSION, KIND_TENANT_CLUSTER, tenant);
-  // Gone without our finalizer having run (e.g. force-removed): clean up what is ours anyway.
-  if (!raw) return teardown(tenant, undefined, deps, FINALIZER);
-  if (raw.metadata?.deletionTimestamp) return teardown(tenant, raw, deps, FINALIZER);
+  if (!raw || raw.metadata?.deletionTimestamp) {
+    // Its namespace is going (or kept for someone else's objects): nothing more to watch there.
+    deps.namespaceWatches?.unwatchNamespace(hostNamespaceFor(tenant));
+    // Gone without our finalizer having run (e.g. force-removed): clean up what is ours anyway.
+    return teardown(tenant, raw, deps, FINALIZER);
+  }
 
   let tc: TenantCluster;
   try {
@@ -279,6 +290,8 @@ async function ensureServiceAccess(pass: Pass): Promise<void> {
     grants: pass.deps.roleBindings ?? [],
   });
   if (foreign !== undefined) throw new Halt({ state: "foreign-object", message: foreign });
+  // From here on the provisioner may list and watch in the namespace: its reads there come from caches.
+  pass.deps.namespaceWatches?.watchNamespace(pass.namespace);
 }
 
 // Checked before anything runs in the namespace, so a profile that would refuse the control

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { describeForeign, objectOwnership } from "@tenantplane/isolation";
 import type { Objects } from "@tenantplane/kube";
-import { hostNamespaceFor } from "@tenantplane/mapping";
+import { LABEL_MANAGED_BY, MANAGED_BY, hostNamespaceFor } from "@tenantplane/mapping";
 import { TransientError } from "@tenantplane/runtime";
 import {
   accessDenialOf,
@@ -15,6 +15,7 @@ import {
 import { tenantLabels } from "./control-plane.js";
 
 const RBAC_GROUP = "rbac.authorization.k8s.io";
+const MANAGED = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
 const RBAC_VERSION = `${RBAC_GROUP}/v1`;
 
 /**
@@ -100,9 +101,11 @@ export type RoleBindingStep =
 
 /**
  * What to do so that the tenant namespace holds exactly one RoleBinding per grant. `existing`
- * is every RoleBinding in the namespace, or undefined when it could not be listed (the
- * provisioner's own binding is not there yet): then every grant is created, an existing one
- * being a conflict that the next pass, able to list, judges.
+ * is every RoleBinding labelled as tenantplane's in the namespace (another tenant's among them),
+ * or undefined when they could not be listed (the provisioner's own binding is not there yet):
+ * then every grant is created, an existing one being a conflict that the next pass, able to
+ * list, judges. A binding of a granted name without tenantplane's label is not listed: its
+ * create is refused and judged then.
  */
 export function planRoleBindings(
   tenant: string,
@@ -162,7 +165,8 @@ export async function ensureRoleBindings(deps: RoleBindingDeps): Promise<string 
   await publishPendingDeletes(objects, deps.tenantCluster, decide);
   let existing: RoleBinding[] | undefined;
   try {
-    existing = await objects.list<RoleBinding>(RBAC_VERSION, "RoleBinding", { namespace });
+    // tenantplane's own, as the provisioner's cache holds them: a steady state costs no request.
+    existing = await objects.list<RoleBinding>(RBAC_VERSION, "RoleBinding", { namespace, labelSelector: MANAGED });
   } catch (err) {
     // Reading needs the provisioner's own binding in the namespace; creating does not.
     if (accessDenialOf(err)?.namespace !== namespace) throw err;
@@ -174,9 +178,11 @@ export async function ensureRoleBindings(deps: RoleBindingDeps): Promise<string 
       case "keep":
         await publishPendingDecision(objects, step.existing, decide);
         break;
-      case "create":
-        await create(deps, step.desired, existing !== undefined);
+      case "create": {
+        const held = await create(deps, step.desired, existing !== undefined);
+        if (held !== undefined) return held;
         break;
+      }
       case "update":
         await publishPendingDecision(objects, step.existing, decide);
         await applyTracked(objects, step.desired, {
@@ -185,10 +191,12 @@ export async function ensureRoleBindings(deps: RoleBindingDeps): Promise<string 
           ifResourceVersion: step.existing.metadata?.resourceVersion,
         });
         break;
-      case "replace":
+      case "replace": {
         await remove(deps, step.existing, `bound to ${roleText(step.existing)}, not ${roleText(step.desired)}`);
-        await create(deps, step.desired, true);
+        const held = await create(deps, step.desired, true);
+        if (held !== undefined) return held;
         break;
+      }
       case "delete":
         await remove(deps, step.existing, `${roleText(step.existing)} is no longer bound in tenant namespaces`);
         break;
@@ -197,11 +205,20 @@ export async function ensureRoleBindings(deps: RoleBindingDeps): Promise<string 
   return undefined;
 }
 
-async function create(deps: RoleBindingDeps, desired: RoleBinding, listed: boolean): Promise<void> {
+// Creates `desired`; returns a message when its name is held by a binding that is not ours.
+async function create(deps: RoleBindingDeps, desired: RoleBinding, listed: boolean): Promise<string | undefined> {
   const created = await createTracked(deps.objects, desired, { decide: deps.decide, reason: grantText(desired) });
   // Unlisted, a conflict is a binding created by an earlier pass: the next pass can read it.
-  if (created || !listed) return;
-  throw new TransientError(`RoleBinding ${desired.metadata?.name} appeared while being created; looking again`, {
+  if (created || !listed) return undefined;
+  // The list held tenantplane's bindings only: a fresh read says whose this one is.
+  const meta = desired.metadata!;
+  const held = await deps.objects.get<RoleBinding>(RBAC_VERSION, "RoleBinding", meta.name!, meta.namespace, {
+    fresh: true,
+  });
+  const ownership = held ? objectOwnership(held, deps.tenant) : undefined;
+  if (ownership?.owner === "foreign")
+    return describeForeign({ kind: "RoleBinding", name: meta.name!, namespace: meta.namespace }, ownership.why);
+  throw new TransientError(`RoleBinding ${meta.name} appeared while being created; looking again`, {
     code: "Conflict",
     retryAfterMs: 500,
   });

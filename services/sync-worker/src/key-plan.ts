@@ -9,7 +9,6 @@ import {
   type PlannedTarget,
   type PodEnvironment,
 } from "@tenantplane/sync";
-import { isLostBoundPod } from "./back-sync/pods.js";
 import type { SourceKey } from "./source-key.js";
 
 /** The metadata the sync worker reads from a host or tenant object. */
@@ -66,13 +65,13 @@ export interface KeyPlan {
 
 /**
  * Plans one tenant source with the planner's own `planKey`, which gives exactly the full
- * pass's answer for that identity. A source in a deleted namespace, or with a
- * deletionTimestamp, counts as gone, and its Delete says which.
+ * pass's answer for that identity (a bound Pod whose host copy is gone is not made again:
+ * the planner's rule). A source in a deleted namespace, or with a deletionTimestamp, counts
+ * as gone, and its Delete says which.
  */
 export function planKey(input: KeyInput): KeyPlan {
   const deleting = isDeleting(input.source);
-  const lost = input.key.kind === "Pod" && isLostBoundPod(input.source, input.hosts.some(isPod));
-  const present = input.source !== undefined && !input.namespaceDeleted && !deleting && !lost;
+  const present = input.source !== undefined && !input.namespaceDeleted && !deleting;
   const result = planOneKey(
     { ...planInput(input), tenantObjects: present ? [input.source] : [], hostObjects: input.hosts },
     input.key,
@@ -98,18 +97,7 @@ export interface PassInput extends TenantPlanContext {
 /** The full pass: the planner over every live source and every copy, Deletes only for complete kinds. */
 export function planPass(input: PassInput): KeyPlan {
   const deleting = new Set(input.sources.filter(isDeleting).map(identityOf));
-  const podCopies = new Set(
-    input.hosts.filter(isPod).map((h) => {
-      const key = sourceOfCopy(h, input.tenant);
-      return key && `Pod/${key.namespace}/${key.name}`;
-    }),
-  );
-  const sources = input.sources.filter(
-    (s) =>
-      !input.deletedNamespaces.has(namespaceOf(s)) &&
-      !isDeleting(s) &&
-      !((s as ObjectMeta).kind === "Pod" && isLostBoundPod(s, podCopies.has(identityOf(s)))),
-  );
+  const sources = input.sources.filter((s) => !input.deletedNamespaces.has(namespaceOf(s)) && !isDeleting(s));
   const result = plan({ ...planInput(input), tenantObjects: sources, hostObjects: input.hosts });
   const decisions = result.decisions.map((d) => {
     if (input.deletedNamespaces.has(d.tenantRef.namespace)) return namespaceReason(d, input.tenant);
@@ -149,11 +137,6 @@ function deletingReason(d: PlannedDecisionWithObject, tenant: string): PlannedDe
 function isDeleting(source: unknown): boolean {
   const meta = (source as { metadata?: { deletionTimestamp?: unknown } } | undefined)?.metadata;
   return meta?.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
-}
-
-// A bound tenant Pod whose copy is gone lost it on the host (back-sync marks it Failed): never made again.
-function isPod(obj: unknown): boolean {
-  return (obj as ObjectMeta).kind === "Pod";
 }
 
 function identityOf(obj: unknown): string {

@@ -116,7 +116,9 @@ export class TenantSyncer {
       ...common,
       environment: () => this.podEnvironment(),
       tenantServices: () => this.tenantWatches.get("Service")?.list() ?? [],
+      tenantPods: () => this.tenantWatches.get("Pod")?.list() ?? [],
       hostServices: () => this.hostWatches.get("Service")?.list() ?? [],
+      hostPods: () => this.hostWatches.get("Pod")?.list() ?? [],
       hostConfigMaps: () => this.hostWatches.get("ConfigMap")?.list() ?? [],
       complete: () => this.deleteAllowed("Service") && (this.hostWatches.get("ConfigMap")?.current() ?? false),
       logger: deps.logger.child({ part: "pod-network" }),
@@ -164,7 +166,8 @@ export class TenantSyncer {
           logger: logger.child({ side: "tenant", kind }),
           onEvent: (e) => {
             this.deps.enqueue(encodeKey(keyOf(e.object)));
-            if (kind === "Service" && this.started) this.podNetwork.schedule();
+            // Pods are the endpoints of headless Services and carry hostnames.
+            if ((kind === "Service" || kind === "Pod") && this.started) this.podNetwork.schedule();
           },
           onCurrent: onTenantCurrent,
         }),
@@ -215,9 +218,9 @@ export class TenantSyncer {
     void this.firstPass();
   }
 
-  // Services feed the DNS zone and service links; host Pods and their token Secrets, the tokens.
+  // Services and Pods (addresses, readiness) feed the DNS zone and service links; host Pods and their token Secrets, the tokens.
   private onPodEnvironmentEvent(kind: string): void {
-    if (kind === "Service" || kind === "ConfigMap") this.podNetwork.schedule();
+    if (kind === "Service" || kind === "ConfigMap" || kind === "Pod") this.podNetwork.schedule();
     if (kind === "Pod" || kind === "Secret") this.podTokens.poke();
   }
 

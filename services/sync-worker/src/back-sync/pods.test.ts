@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isLostBoundPod, lostPodStatus, planPod, statusPatch, type PodLike } from "./pods.js";
+import { lostPodStatus, planPod, statusPatch, type PodLike } from "./pods.js";
 
 const running = {
   phase: "Running",
@@ -101,14 +101,5 @@ describe("planPod", () => {
     ]);
     const terminating = hostPod();
     expect(planPod({ tenant: deleting, host: terminating, hostListed: true }).map((s) => s.action)).toEqual(["Status"]);
-  });
-});
-
-describe("isLostBoundPod", () => {
-  it("holds for a bound pod without a copy only", () => {
-    expect(isLostBoundPod(tenantPod({}, "node-a"), false)).toBe(true);
-    expect(isLostBoundPod(tenantPod({}, "node-a"), true)).toBe(false);
-    expect(isLostBoundPod(tenantPod(), false)).toBe(false);
-    expect(isLostBoundPod(undefined, false)).toBe(false);
   });
 });

@@ -156,15 +156,6 @@ export function lostPodStatus(tenant: PodLike, lastHost?: PodLike): Record<strin
   return patch;
 }
 
-/**
- * A bound tenant Pod with no host copy lost its copy (copies are made before binding): the
- * forward sync must not make it again, so the Pod's failure stays what the tenant sees.
- */
-export function isLostBoundPod(source: unknown, hasHostCopy: boolean): boolean {
-  const pod = source as PodLike | undefined;
-  return pod !== undefined && isBound(pod) && !hasHostCopy;
-}
-
 /** The Pod names a node. */
 export function isBound(pod: PodLike): boolean {
   const node = pod.spec?.nodeName;
