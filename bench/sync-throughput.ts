@@ -26,6 +26,7 @@ import {
 } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
 import { JsonClient, resourcePath, startListWatch, type ListWatch, type RawObject } from "@tenantplane/kube";
+import { ANNOTATION_DECISION } from "@tenantplane/mapping";
 import { parseTenantObject, podEnvironmentFrom, transform } from "@tenantplane/sync";
 import {
   ServiceFleet,
@@ -509,7 +510,12 @@ async function compareCopies(): Promise<string[]> {
           ),
         }
       : rest;
-    return JSON.stringify({ labels: metadata["labels"], annotations: metadata["annotations"], body });
+    // The Decision a copy records (id and time of its write) is the worker's bookkeeping, not content.
+    const { [ANNOTATION_DECISION]: _decision, ...annotations } = (metadata["annotations"] ?? {}) as Record<
+      string,
+      string
+    >;
+    return JSON.stringify({ labels: metadata["labels"], annotations, body });
   };
   for (const [ti, t] of tenants.entries()) {
     for (const kind of KINDS) {

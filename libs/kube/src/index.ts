@@ -20,4 +20,4 @@ export {
   type ObjectCacheOptions,
 } from "./object-cache.js";
 export { mayWatchEverywhere } from "./access-review.js";
-export { RequestBudget } from "./token-bucket.js";
+export { RequestBudget, TokenBucket } from "./token-bucket.js";

@@ -1,5 +1,5 @@
 import { API_VERSION, GROUP, KIND_TENANT_CLUSTER, PLURAL_TENANT_CLUSTERS, VERSION } from "@tenantplane/api";
-import { JsonClient, startListWatch, type RawObject } from "@tenantplane/kube";
+import { JsonClient, startListWatch, TokenBucket, type RawObject } from "@tenantplane/kube";
 import { DecisionSchema, runConsumer, type Decision } from "@tenantplane/messaging";
 import { CommonEnvSchema, TransientError, describe as describeError, httpStatusOf } from "@tenantplane/runtime";
 import { startService } from "@tenantplane/service";
@@ -14,6 +14,11 @@ const EnvSchema = CommonEnvSchema.extend({
   EVENTS_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(5),
   /** Decision ids remembered to drop redelivered and republished Decisions. */
   DEDUPE_IDS: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(50_000),
+  // Events on host objects are a convenience copy of what the TenantCluster's Events, the
+  // DECISIONS stream and the copy's own recorded Decision already hold: a burst of thousands of
+  // creates must not double the host API's writes, so past this budget they are left out.
+  HOST_EVENT_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(50),
+  HOST_EVENTS_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(10),
 });
 
 const svc = await startService({ name: "recorder", envSchema: EnvSchema, consumers: ["recorder"] });
@@ -25,7 +30,7 @@ const outcomes = new Counter({
 });
 const hostEvents = new Counter({
   name: "tenantplane_recorder_host_events_total",
-  help: "Events written on the host object a Decision created or updated, by outcome (created, aggregated, failed).",
+  help: "Events written on the host object a Decision created or updated, by outcome (created, aggregated, failed, over_budget: left out past HOST_EVENTS_PER_SECOND).",
   labelNames: ["outcome"],
   registers: [svc.metrics.registry],
 });
@@ -53,6 +58,7 @@ const decisionEvents = new DecisionEvents(
   },
 );
 const recorded = new RecentIds(svc.env.DEDUPE_IDS);
+const hostEventBudget = new TokenBucket(svc.env.HOST_EVENT_BURST, svc.env.HOST_EVENTS_PER_SECOND);
 
 // The TenantCluster cache gives each Event the uid that `kubectl describe` matches on.
 const tenantsPath = `/apis/${GROUP}/${VERSION}/${PLURAL_TENANT_CLUSTERS}`;
@@ -94,7 +100,11 @@ async function record(decision: Decision): Promise<void> {
   // Without its TenantCluster (deleted while the recorder was behind) the Event still
   // names the tenant, in the events namespace: a Decision is never dropped silently.
   const regarding = { apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, name: decision.tenant, uid };
-  const onHost = hostEventForDecision(decision);
+  let onHost = hostEventForDecision(decision);
+  if (onHost && !hostEventBudget.take()) {
+    hostEvents.inc({ outcome: "over_budget" });
+    onHost = undefined;
+  }
   const [onTenant, hostOutcome] = await Promise.allSettled([
     decisionEvents.record(eventForDecision(decision, regarding, { gone: uid === undefined, deleting })),
     onHost ? decisionEvents.record(onHost) : Promise.resolve(undefined),
