@@ -26,9 +26,11 @@ import { ms, pct, pool } from "./stats.js";
 const T = Number(process.env.TENANTS ?? 10);
 const P = Number(process.env.PODS ?? 100);
 const command = `npm run build && TENANTS=${T} PODS=${P} npm run bench:back-sync`;
-if (T < 1 || T > 10) throw new Error("TENANTS must be 1-10 (stand-ins use 127.0.0.160-169)");
+const ADDRESS_BASE = Number(process.env.ADDRESS_BASE ?? 160);
+if (T < 1 || T > 10 || ADDRESS_BASE < 2 || ADDRESS_BASE + T > 254)
+  throw new Error("TENANTS must be 1-10, stand-ins on 127.0.0.ADDRESS_BASE.. (160 by default) within 127.0.0.2-254");
 const NS = "bench";
-const tenants = Array.from({ length: T }, (_, i) => ({ name: `bsync-${i}`, address: `127.0.0.${160 + i}` }));
+const tenants = Array.from({ length: T }, (_, i) => ({ name: `bsync-${i}`, address: `127.0.0.${ADDRESS_BASE + i}` }));
 // kwok nodes register 110 pods each.
 const nodes = Math.max(1, Math.ceil((T * P) / 100));
 
