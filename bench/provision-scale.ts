@@ -270,6 +270,11 @@ function copyInto(o: Obj, namespace: string): Obj {
     const spec = { ...(o.spec as Record<string, unknown>) };
     delete spec.clusterIP;
     delete spec.clusterIPs;
+    // Node ports are allocated cluster-wide: a copy asks for fresh ones.
+    delete spec.healthCheckNodePort;
+    if (Array.isArray(spec.ports)) {
+      spec.ports = (spec.ports as Record<string, unknown>[]).map(({ nodePort: _nodePort, ...port }) => port);
+    }
     copy.spec = spec;
   }
   return copy;
