@@ -704,6 +704,8 @@ describe("sync worker: faults", () => {
     const tookMs = Date.now() - killedAt;
     console.error(`[e2e] failover after SIGKILL: change in the gap on the host after ${tookMs} ms`);
     expect(tookMs).toBeLessThan(15_000);
+    // The Decision follows the write it records.
+    await waitForDecision(a, { action: "Create", kind: "ConfigMap", name: "in-the-gap" });
     expect(decisionsFor(a, { action: "Create", name: "in-the-gap" })).toHaveLength(1);
     await waitFor(async () => ((await storedDecisions(a, "in-the-gap")).length > 0 ? true : undefined), {
       timeoutMs: 10_000,
