@@ -457,7 +457,14 @@ describe("sync worker: objects reach the host, explained", () => {
     await tenantDelete(a, "Namespace", "", "doomed");
     const deleted = await waitForDecision(a, { action: "Delete", kind: "ConfigMap", name: "c1" });
     expect(deleted.reason).toBe(`namespace doomed deleted in tenant ${a}`);
-    expect(await readHost("ConfigMap", a, hostNameOf(a, "doomed", "c1"))).toBeUndefined();
+    // A Delete's Decision is published just before the delete it announces.
+    await waitFor(
+      async () => (await readHost("ConfigMap", a, hostNameOf(a, "doomed", "c1"))) === undefined || undefined,
+      {
+        timeoutMs: 10_000,
+        description: "the doomed namespace's copy deleted",
+      },
+    );
   });
 
   it("deletes the copies of a kind removed from the SyncPolicy, with a reason naming the policy change", async () => {
@@ -489,7 +496,10 @@ describe("sync worker: objects reach the host, explained", () => {
     } as KubernetesObject);
     const deleted = await waitForDecision(b, { action: "Delete", kind: "Secret", name: "token" });
     expect(deleted.reason).toMatch(/kind Secret left the SyncPolicy/);
-    expect(await readHost("Secret", b, hostNameOf(b, "web", "token"))).toBeUndefined();
+    await waitFor(async () => (await readHost("Secret", b, hostNameOf(b, "web", "token"))) === undefined || undefined, {
+      timeoutMs: 10_000,
+      description: "the Secret copy deleted",
+    });
     expect(await readHost("ConfigMap", b, hostNameOf(b, "web", "stays"))).toBeDefined();
   });
 });
