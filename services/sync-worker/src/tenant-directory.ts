@@ -24,6 +24,9 @@ export type TenantPlan =
     }
   | { run: false; why: string; problem: { reason: string; message: string } };
 
+/** Why a tenant whose control plane the provisioner does not call Ready is not synced. */
+export const CONTROL_PLANE_NOT_READY = "control plane not Ready";
+
 /**
  * Whether `tenant` should be synced (by whichever worker owns it) and with what: its
  * TenantCluster exists, is not being deleted, its control plane is Ready, its kubeconfig
@@ -42,7 +45,7 @@ export function planTenant(
   if (!parsed.success) return { run: false, why: "TenantCluster does not parse" };
   const status = parsed.data.status;
   const ready = status?.conditions?.find((c: Condition) => c.type === CONDITION_CONTROL_PLANE_READY);
-  if (ready?.status !== "True") return { run: false, why: "control plane not Ready" };
+  if (ready?.status !== "True") return { run: false, why: CONTROL_PLANE_NOT_READY };
   const secret = status?.kubeconfigSecretRef;
   if (secret === undefined) return { run: false, why: "no kubeconfigSecretRef yet" };
   const hostNamespace = hostNamespaceFor(tc.metadata.name);
