@@ -23,6 +23,11 @@ export type HostKind =
 const OWN_OBJECTS = `${LABEL_MANAGED_BY}=${MANAGED_BY},!${LABEL_VIRTUAL_NAMESPACE}`;
 const CRD_VERSION = `${GROUP}/${VERSION}`;
 
+/** A namespaced kind of which the cache holds only tenantplane's own objects (OWN_OBJECTS). */
+function ownObjects(apiVersion: string, kind: HostKind, resource: string): CachedKind {
+  return { apiVersion, kind, resource: { resource, namespaced: true }, labelSelector: OWN_OBJECTS };
+}
+
 const HOST_KINDS: Record<HostKind, CachedKind> = {
   TenantCluster: {
     apiVersion: CRD_VERSION,
@@ -40,60 +45,15 @@ const HOST_KINDS: Record<HostKind, CachedKind> = {
     resource: { resource: "namespaces", namespaced: false },
     labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY}`,
   },
-  Secret: {
-    apiVersion: "v1",
-    kind: "Secret",
-    resource: { resource: "secrets", namespaced: true },
-    labelSelector: OWN_OBJECTS,
-  },
-  Service: {
-    apiVersion: "v1",
-    kind: "Service",
-    resource: { resource: "services", namespaced: true },
-    labelSelector: OWN_OBJECTS,
-  },
-  StatefulSet: {
-    apiVersion: "apps/v1",
-    kind: "StatefulSet",
-    resource: { resource: "statefulsets", namespaced: true },
-    labelSelector: OWN_OBJECTS,
-  },
-  ConfigMap: {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    resource: { resource: "configmaps", namespaced: true },
-    labelSelector: OWN_OBJECTS,
-  },
-  Deployment: {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    resource: { resource: "deployments", namespaced: true },
-    labelSelector: OWN_OBJECTS,
-  },
-  NetworkPolicy: {
-    apiVersion: "networking.k8s.io/v1",
-    kind: "NetworkPolicy",
-    resource: { resource: "networkpolicies", namespaced: true },
-    labelSelector: OWN_OBJECTS,
-  },
-  ResourceQuota: {
-    apiVersion: "v1",
-    kind: "ResourceQuota",
-    resource: { resource: "resourcequotas", namespaced: true },
-    labelSelector: OWN_OBJECTS,
-  },
-  LimitRange: {
-    apiVersion: "v1",
-    kind: "LimitRange",
-    resource: { resource: "limitranges", namespaced: true },
-    labelSelector: OWN_OBJECTS,
-  },
-  RoleBinding: {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "RoleBinding",
-    resource: { resource: "rolebindings", namespaced: true },
-    labelSelector: OWN_OBJECTS,
-  },
+  Secret: ownObjects("v1", "Secret", "secrets"),
+  Service: ownObjects("v1", "Service", "services"),
+  StatefulSet: ownObjects("apps/v1", "StatefulSet", "statefulsets"),
+  ConfigMap: ownObjects("v1", "ConfigMap", "configmaps"),
+  Deployment: ownObjects("apps/v1", "Deployment", "deployments"),
+  NetworkPolicy: ownObjects("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies"),
+  ResourceQuota: ownObjects("v1", "ResourceQuota", "resourcequotas"),
+  LimitRange: ownObjects("v1", "LimitRange", "limitranges"),
+  RoleBinding: ownObjects("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings"),
 };
 
 /** How the cache holds each of `kinds`: tenantplane's own objects only, every TenantCluster and IsolationProfile. */
