@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { changeOf, pendingDecisionAnnotation, pendingDecisionOf, tenantDecider } from "./object-change.js";
+import {
+  changeOf,
+  createEntryAsApply,
+  pendingDecisionAnnotation,
+  pendingDecisionOf,
+  tenantDecider,
+} from "./object-change.js";
 
 const PENDING = pendingDecisionAnnotation("tenantplane-isolation");
 
@@ -133,5 +139,40 @@ describe("tenantDecider", () => {
         time: "2026-01-01T00:00:00.000Z",
       },
     ]);
+  });
+});
+
+describe("createEntryAsApply", () => {
+  const fields = { "f:spec": { "f:type": {} } };
+  const entry = (manager: string, operation: string, subresource?: string) => ({
+    manager,
+    operation,
+    fieldsV1: fields,
+    ...(subresource ? { subresource } : {}),
+  });
+
+  it("turns the manager's create entry into its apply entry and keeps every other entry", () => {
+    const status = entry("kube-controller-manager", "Update", "status");
+    const own = entry("tenantplane-provisioner", "Update");
+    expect(createEntryAsApply([own, status, entry("kubectl", "Update")], "tenantplane-provisioner")).toEqual([
+      { ...own, operation: "Apply" },
+      status,
+      entry("kubectl", "Update"),
+    ]);
+  });
+
+  it("leaves the entries alone without a create entry, or when an apply entry exists already", () => {
+    expect(createEntryAsApply([entry("kubectl", "Update")], "tenantplane-provisioner")).toBeUndefined();
+    expect(createEntryAsApply(undefined, "tenantplane-provisioner")).toBeUndefined();
+    expect(
+      createEntryAsApply(
+        [entry("tenantplane-provisioner", "Update"), entry("tenantplane-provisioner", "Apply")],
+        "tenantplane-provisioner",
+      ),
+    ).toBeUndefined();
+    // A status write of the manager is not its create.
+    expect(
+      createEntryAsApply([entry("tenantplane-provisioner", "Update", "status")], "tenantplane-provisioner"),
+    ).toBeUndefined();
   });
 });

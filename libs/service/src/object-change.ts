@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { KubernetesObject } from "@kubernetes/client-node";
+import type { KubernetesObject, V1ManagedFieldsEntry } from "@kubernetes/client-node";
 import type { Objects } from "@tenantplane/kube";
 import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
 import { httpStatusOf } from "@tenantplane/runtime";
@@ -161,11 +161,17 @@ export async function applyTracked<T extends KubernetesObject>(
  * the Decision through `decision.decide` and removes the annotation. For objects
  * that must be written exactly once (a PKI); the caller reads an existing one with
  * publishPendingDecision, so a crash between create and publish loses nothing.
+ *
+ * A create records its fields under operation `Update`, which later server-side applies by
+ * the same manager never take over: a field the apply stops sending would stay. With
+ * `ownAsApply`, the patch that removes the annotation also renames that entry to `Apply`, so
+ * from then on applies own exactly what the create set, at no extra request.
  */
 export async function createTracked<T extends KubernetesObject>(
   objects: Objects,
   desired: T,
   decision: TrackedDecision,
+  opts: { ownAsApply?: boolean } = {},
 ): Promise<T | undefined> {
   const recorded: RecordedDecision = {
     id: recordedId(desired, "Create", decision.reason),
@@ -183,37 +189,58 @@ export async function createTracked<T extends KubernetesObject>(
     throw err;
   }
   if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
-  return publishPendingDecision(objects, created, decision.decide);
+  return publishPendingDecision(objects, created, decision.decide, opts);
 }
 
 /**
  * Publishes the Decision recorded on `obj` (left there by a crash or an outage
  * between a tracked write and its publish) with its recorded id and time, then
  * removes the annotation. A no-op for an object without one; returns the object
- * as it now is.
+ * as it now is. With `ownAsApply`, the same patch turns this manager's create entry
+ * into its apply entry (see createTracked).
  */
 export async function publishPendingDecision<T extends KubernetesObject>(
   objects: Objects,
   obj: T,
   decide: Decide,
+  opts: { ownAsApply?: boolean } = {},
 ): Promise<T> {
   const pending = pendingDecisionOf(obj, objects.fieldManager);
   if (!pending) return obj;
   const meta = obj.metadata ?? {};
   await decide(pending.action, obj.kind!, meta.name!, meta.namespace ?? "", pending.reason, pending, meta.uid);
-  try {
-    // A merge patch removes the annotation whoever wrote it; pinned, so it never resurrects a deleted object.
-    return await objects.mergePatch<T>(obj, {
-      metadata: {
-        resourceVersion: meta.resourceVersion,
-        annotations: { [pendingDecisionAnnotation(objects.fieldManager)]: null },
-      },
-    });
-  } catch (err) {
-    const status = httpStatusOf(err);
-    if (status === 409 || status === 404) return obj;
-    throw err;
+  // A controller may write the object right after it is created (a StatefulSet's status): the
+  // hand-over is worth a fresh read and another try, the annotation alone is not.
+  let current = obj;
+  for (let attempt = 0; ; attempt++) {
+    const { resourceVersion, managedFields: entries } = current.metadata ?? {};
+    const managedFields = opts.ownAsApply ? createEntryAsApply(entries, objects.fieldManager) : undefined;
+    try {
+      // A merge patch removes the annotation whoever wrote it; pinned, so it never resurrects a
+      // deleted object nor rewrites the managed fields of a version it did not read.
+      return await objects.mergePatch<T>(current, {
+        metadata: {
+          resourceVersion,
+          annotations: { [pendingDecisionAnnotation(objects.fieldManager)]: null },
+          ...(managedFields ? { managedFields } : {}),
+        },
+      });
+    } catch (err) {
+      const status = httpStatusOf(err);
+      if (status === 404) return current;
+      if (status !== 409) throw err;
+    }
+    if (!managedFieldsWanted(opts, attempt)) return current;
+    const reread = await objects.get<T>(obj.apiVersion!, obj.kind!, meta.name!, meta.namespace, { fresh: true });
+    if (!reread || reread.metadata?.uid !== meta.uid) return current;
+    if (pendingDecisionOf(reread, objects.fieldManager)?.id !== pending.id) return reread;
+    current = reread;
   }
+}
+
+// Only the hand-over earns retries; a stale annotation alone is cleared by the next write.
+function managedFieldsWanted(opts: { ownAsApply?: boolean }, attempt: number): boolean {
+  return opts.ownAsApply === true && attempt < 3;
 }
 
 /**
@@ -301,6 +328,22 @@ async function clearPending<T extends KubernetesObject>(objects: Objects, desire
     current = reread;
   }
   return current;
+}
+
+/**
+ * The managed-fields list with `manager`'s create entry (operation Update, main resource)
+ * turned into its apply entry, or undefined when there is no create entry or an apply entry
+ * exists already (then the apply path sorts the entries out).
+ */
+export function createEntryAsApply(
+  entries: readonly V1ManagedFieldsEntry[] | undefined,
+  manager: string,
+): V1ManagedFieldsEntry[] | undefined {
+  const list = entries ?? [];
+  const mine = (e: V1ManagedFieldsEntry) => e.manager === manager && (e.subresource ?? "") === "";
+  if (!list.some((e) => mine(e) && e.operation === "Update")) return undefined;
+  if (list.some((e) => mine(e) && e.operation === "Apply")) return undefined;
+  return list.map((e) => (mine(e) && e.operation === "Update" ? { ...e, operation: "Apply" } : e));
 }
 
 /** An id naming one transition of one object: which object, from which stored version (or from nothing, now), to what and why. */

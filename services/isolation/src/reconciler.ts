@@ -27,6 +27,7 @@ import {
   applyTracked,
   createTracked,
   deleteTracked,
+  pendingDecisionOf,
   publishPendingDeletes,
   tenantDecider,
   tenantRegarding,
@@ -177,11 +178,16 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   // provisioner owns the namespace's other labels. Pinned to the version read
   // above, so a namespace deleted meanwhile by a teardown is never recreated here.
   // Every write below is tracked: it carries its Decision until the Decision is published.
-  await applyTracked(
-    deps.objects,
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: compiled.namespaceLabels } },
-    { decide, reason: `Pod Security labels from ${source}`, ifResourceVersion: ns.metadata?.resourceVersion },
-  );
+  // The provisioner creates the namespace with the profile's labels, and the profile always
+  // sets all of them: a namespace that already says them needs no write (and no dry run) until
+  // the profile or a person changes one.
+  if (!saysLabels(ns, compiled.namespaceLabels) || pendingDecisionOf(ns, deps.objects.fieldManager)) {
+    await applyTracked(
+      deps.objects,
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: compiled.namespaceLabels } },
+      { decide, reason: `Pod Security labels from ${source}`, ifResourceVersion: ns.metadata?.resourceVersion },
+    );
+  }
 
   const wanted = new Set<string>();
   const collisions: string[] = [];
@@ -225,4 +231,9 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     reason: "Applied",
     message: `${source} applied: ${compiled.objects.length} objects and Pod Security labels in ${namespace}${removed ? `, ${removed} stale removed` : ""}.${notes}`,
   });
+}
+
+function saysLabels(obj: KubernetesObject, labels: Record<string, string>): boolean {
+  const current = obj.metadata?.labels ?? {};
+  return Object.entries(labels).every(([key, value]) => current[key] === value);
 }
