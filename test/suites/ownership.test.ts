@@ -117,7 +117,13 @@ beforeAll(async () => {
   fleet = new ServiceFleet({
     kubeconfigPath: host.kubeconfigPath,
     natsUrl: nats.url,
-    env: { RESYNC_INTERVAL_SECONDS: "10", LEASE_DURATION_SECONDS: "6", POD_NAMESPACE: "tenantplane-system" },
+    env: {
+      RESYNC_INTERVAL_SECONDS: "10",
+      LEASE_DURATION_SECONDS: "6",
+      POD_NAMESPACE: "tenantplane-system",
+      // A binding in every tenant namespace, as the chart makes them, so a kept namespace shows it goes.
+      TENANT_ROLE_BINDINGS: "tenantplane-test-tenant=tenantplane-system/provisioner",
+    },
   });
   [, provisioner, isolation] = await Promise.all([
     fleet.start("watcher"),
@@ -279,6 +285,14 @@ describe("a foreign object in the place of one tenantplane needs", () => {
 
   it("survives the tenant's deletion, while tenantplane's own objects beside it are removed", async () => {
     for (const { tenant } of cases) {
+      await waitFor(
+        () => read("rbac.authorization.k8s.io/v1", "RoleBinding", "tenantplane-test-tenant", `tp-${tenant}`),
+        {
+          description: `the services' RoleBinding in tp-${tenant}`,
+        },
+      );
+    }
+    for (const { tenant } of cases) {
       await objects.delete({
         apiVersion: "tenantplane.io/v1alpha1",
         kind: "TenantCluster",
@@ -321,6 +335,21 @@ describe("a foreign object in the place of one tenantplane needs", () => {
             "app.kubernetes.io/managed-by=tenantplane",
           )
         ).items,
+      ).toEqual([]);
+      // No service keeps rights in a namespace that is no longer a tenant's.
+      expect(
+        (
+          await objects.list(
+            "rbac.authorization.k8s.io/v1",
+            "RoleBinding",
+            `tp-${tenant}`,
+            undefined,
+            undefined,
+            undefined,
+            undefined,
+            "app.kubernetes.io/managed-by=tenantplane",
+          )
+        ).items.map((rb) => rb.metadata?.name),
       ).toEqual([]);
     }
   });
