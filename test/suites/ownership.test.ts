@@ -311,46 +311,27 @@ describe("a foreign object in the place of one tenantplane needs", () => {
       expect(fingerprint(now, exact), `${tenant}: ${kind} ${name}`).toEqual(fingerprint(before.get(tenant), exact));
       // The namespace is kept for the foreign object; what tenantplane made in it is gone.
       expect(await read("v1", "Namespace", `tp-${tenant}`)).toBeDefined();
-      const ours = await objects.list(
-        "v1",
-        "Secret",
-        `tp-${tenant}`,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        "app.kubernetes.io/managed-by=tenantplane",
-      );
-      expect(ours.items.map((s) => s.metadata?.name)).toEqual([]);
-      expect(
-        (
-          await objects.list(
-            "networking.k8s.io/v1",
-            "NetworkPolicy",
-            `tp-${tenant}`,
-            undefined,
-            undefined,
-            undefined,
-            undefined,
-            "app.kubernetes.io/managed-by=tenantplane",
-          )
-        ).items,
-      ).toEqual([]);
-      // No service keeps rights in a namespace that is no longer a tenant's.
-      expect(
-        (
-          await objects.list(
-            "rbac.authorization.k8s.io/v1",
-            "RoleBinding",
-            `tp-${tenant}`,
-            undefined,
-            undefined,
-            undefined,
-            undefined,
-            "app.kubernetes.io/managed-by=tenantplane",
-          )
-        ).items.map((rb) => rb.metadata?.name),
-      ).toEqual([]);
+      // The namespace's other managed objects are gone, and so are the services' rights in it.
+      for (const [apiVersion, kind] of [
+        ["v1", "Secret"],
+        ["networking.k8s.io/v1", "NetworkPolicy"],
+        ["rbac.authorization.k8s.io/v1", "RoleBinding"],
+      ] as const) {
+        const left = await objects.list(
+          apiVersion,
+          kind,
+          `tp-${tenant}`,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          "app.kubernetes.io/managed-by=tenantplane",
+        );
+        expect(
+          left.items.map((o) => o.metadata?.name),
+          `${kind} in tp-${tenant}`,
+        ).toEqual([]);
+      }
     }
   });
 });
