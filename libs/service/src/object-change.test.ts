@@ -1,13 +1,8 @@
 import { describe, expect, it } from "vitest";
-import {
-  changeOf,
-  createEntryAsApply,
-  pendingDecisionAnnotation,
-  pendingDecisionOf,
-  tenantDecider,
-} from "./object-change.js";
+import { decisionRecordAnnotation } from "./decision-record.js";
+import { changeOf, createEntryAsApply, tenantDecider } from "./object-change.js";
 
-const PENDING = pendingDecisionAnnotation("tenantplane-isolation");
+const RECORD = decisionRecordAnnotation("tenantplane-isolation");
 
 const ours = (fieldsV1: unknown) => ({ manager: "tenantplane-isolation", operation: "Apply", fieldsV1 });
 const theirs = (fieldsV1: unknown) => ({ manager: "kubectl-label", operation: "Update", fieldsV1 });
@@ -60,19 +55,19 @@ describe("changeOf", () => {
     );
   });
 
-  it("does not count the pending-decision annotation as a change", () => {
+  it("does not count the decision record as a change", () => {
     const before = quota("5", { pods: "10" });
     const after = quota("6", { pods: "10" });
     const annotated = {
       ...after,
       metadata: {
         ...after.metadata,
-        annotations: { [PENDING]: "{}" },
+        annotations: { [RECORD]: "{}" },
         managedFields: [
           ours({
             "f:metadata": {
               "f:labels": { "f:app.kubernetes.io/managed-by": {} },
-              "f:annotations": { [`f:${PENDING}`]: {} },
+              "f:annotations": { [`f:${RECORD}`]: {} },
             },
             "f:spec": { "f:hard": { "f:pods": {} } },
           }),
@@ -80,33 +75,6 @@ describe("changeOf", () => {
       },
     };
     expect(changeOf(before, annotated, "tenantplane-isolation")).toBeUndefined();
-  });
-});
-
-describe("pendingDecisionOf", () => {
-  const annotated = (value: string) => ({ metadata: { annotations: { [PENDING]: value } } });
-  it("reads a recorded decision", () => {
-    const recorded = { id: "i", time: "2026-01-01T00:00:00.000Z", action: "Create", reason: "r" };
-    expect(pendingDecisionOf(annotated(JSON.stringify(recorded)))).toEqual(recorded);
-  });
-  it("ignores anything else", () => {
-    expect(pendingDecisionOf({ metadata: {} })).toBeUndefined();
-    expect(pendingDecisionOf(annotated("not json"))).toBeUndefined();
-    expect(pendingDecisionOf(annotated(JSON.stringify({ id: "i", action: "Explode" })))).toBeUndefined();
-  });
-  it("leaves a Decision another service recorded on a shared object to that service", () => {
-    const recorded = {
-      id: "i",
-      time: "2026-01-01T00:00:00.000Z",
-      action: "Update",
-      reason: "Pod Security labels",
-      manager: "tenantplane-isolation",
-    };
-    const namespace = annotated(JSON.stringify(recorded));
-    expect(PENDING).toBe("tenantplane.io/pending-decision.isolation");
-    expect(pendingDecisionOf(namespace, "tenantplane-provisioner")).toBeUndefined();
-    expect(pendingDecisionOf(namespace, "tenantplane-isolation")).toEqual(recorded);
-    expect(pendingDecisionOf(namespace)).toEqual(recorded);
   });
 });
 

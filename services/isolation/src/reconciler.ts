@@ -27,7 +27,7 @@ import {
   applyTracked,
   createTracked,
   deleteTracked,
-  pendingDecisionOf,
+  publishRecordedDecision,
   publishPendingDeletes,
   tenantDecider,
   tenantRegarding,
@@ -177,11 +177,13 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   // Only the Pod Security labels, under this service's field manager: the
   // provisioner owns the namespace's other labels. Pinned to the version read
   // above, so a namespace deleted meanwhile by a teardown is never recreated here.
-  // Every write below is tracked: it carries its Decision until the Decision is published.
+  // Every write below is tracked: it carries its Decision, and a record this process did not
+  // publish (a crash came between write and publish) goes out first.
   // The provisioner creates the namespace with the profile's labels, and the profile always
   // sets all of them: a namespace that already says them needs no write (and no dry run) until
   // the profile or a person changes one.
-  if (!saysLabels(ns, compiled.namespaceLabels) || pendingDecisionOf(ns, deps.objects.fieldManager)) {
+  await publishRecordedDecision(deps.objects, ns, decide);
+  if (!saysLabels(ns, compiled.namespaceLabels)) {
     await applyTracked(
       deps.objects,
       { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: compiled.namespaceLabels } },

@@ -34,7 +34,7 @@ import {
   applyTenantStatus,
   applyTracked,
   createTracked,
-  publishPendingDecision,
+  publishRecordedDecision,
   statusUpToDate,
   tenantDecider,
   tenantRegarding,
@@ -269,7 +269,7 @@ async function ensureNamespace(pass: Pass, isolation: Isolation): Promise<void> 
       });
     }
     // A Create recorded on it by a pass that died before publishing goes out now.
-    await publishPendingDecision(pass.deps.objects, existing, pass.decide);
+    await publishRecordedDecision(pass.deps.objects, existing, pass.decide);
     return;
   }
   await createOrHalt(
@@ -309,7 +309,7 @@ async function ensurePki(pass: Pass): Promise<TenantPki> {
   const existing = await pass.deps.objects.get<V1Secret>("v1", "Secret", name, pass.namespace);
   if (existing) {
     haltIfForeign(pass, existing, "Secret");
-    await publishPendingDecision(pass.deps.objects, existing, pass.decide);
+    await publishRecordedDecision(pass.deps.objects, existing, pass.decide);
     try {
       return readPkiSecret(existing);
     } catch (err) {
@@ -510,8 +510,8 @@ function haltIfForeign(pass: Pass, existing: KubernetesObject, kind: string): vo
 // in the meantime, so tenantplane never writes into an object that someone else just made.
 async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, reason: string): Promise<T> {
   const { objects } = pass.deps;
-  // The object carries its Create Decision until it is published, so a crash between the
-  // write and the publish is caught up by the next pass (publishPendingDecision).
+  // The object carries its Create Decision, so a crash between the write and the publish is
+  // caught up by the next pass (publishRecordedDecision).
   const created = await createTracked(
     objects,
     desired,
@@ -542,7 +542,7 @@ async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, 
 }
 
 // Kinds whose desired fields can disappear (load-balancer annotations, resource limits): their
-// create entry becomes an apply entry in the patch that publishes the Create (createTracked),
+// create entry becomes an apply entry right after the create (createTracked),
 // so from then on the apply alone owns these fields and removes any it stops sending. The
 // namespace and the Secrets are written once with fields that never go away, so they keep
 // their create entry.
