@@ -541,12 +541,13 @@ async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, 
   return created;
 }
 
-// Kinds whose desired fields can disappear (load-balancer annotations, resource limits): their
-// create entry becomes an apply entry right after the create (createTracked),
-// so from then on the apply alone owns these fields and removes any it stops sending. The
-// namespace and the Secrets are written once with fields that never go away, so they keep
-// their create entry.
-const HANDED_OVER_KINDS: ReadonlySet<string> = new Set(["Service", "StatefulSet"]);
+// Kinds whose desired fields can disappear (load-balancer annotations, resource limits, the
+// DNS server's arguments): their create entry becomes an apply entry right after the create
+// (createTracked), so from then on the apply alone owns these fields and removes any it stops
+// sending, and no later pass spends a write finishing the hand-over (updateOwned). The
+// namespace, the Secrets and the Corefile are written once with fields that never go away,
+// so they keep their create entry.
+const HANDED_OVER_KINDS: ReadonlySet<string> = new Set(["Service", "StatefulSet", "Deployment"]);
 
 // Each attempt rewrites managedFields as last read, pinned to that version; a controller's
 // write in between means reading again.
