@@ -14,6 +14,7 @@ import { connect, type NatsConnection, type Subscription } from "@nats-io/transp
 import { crdManifests } from "@tenantplane/api";
 import { JsonClient, resourcePath } from "@tenantplane/kube";
 import { DecisionSchema, type Decision } from "@tenantplane/messaging";
+import { serviceLinksConfigMapName } from "@tenantplane/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ServiceFleet,
@@ -630,6 +631,38 @@ describe("a host Pod copy resolves its tenant's names through the tenant DNS ser
       metadata: { name: "tenant-dns", namespace: hostNs(A.name) },
     })) as Obj;
     expect(deployment.spec.template.metadata.labels["tenantplane.io/control-plane"]).toBe("true");
+  });
+});
+
+describe("a pod network ConfigMap whose name another object holds", () => {
+  it("is left alone, with one Skip Decision naming why, however often the records are rewritten", async () => {
+    const held = serviceLinksConfigMapName("held");
+    const foreign = await core.createNamespacedConfigMap({
+      namespace: hostNs(A.name),
+      body: { metadata: { name: held, labels: { owner: "someone-else" } }, data: { keep: "me" } },
+    });
+    await tenantCreate(A.name, { apiVersion: "v1", kind: "Namespace", metadata: { name: "held" } });
+    await tenantCreate(A.name, service("held", "first", [{ port: 80 }]));
+    const skip = await waitFor(
+      () => decisions.find((d) => d.tenant === A.name && d.hostRef.name === held && d.action === "Skip"),
+      { timeoutMs: 30_000, description: `the Skip of ConfigMap ${held}` },
+    );
+    expect(skip).toMatchObject({ kind: "ConfigMap", service: "sync-worker", hostRef: { namespace: hostNs(A.name) } });
+    expect(skip.reason).toBe(
+      "held by a ConfigMap that is not tenantplane's service-links ConfigMap of this tenant: not written",
+    );
+
+    // Another Service in that namespace makes another pass over the records: the same holder is no news.
+    await tenantCreate(A.name, service("held", "second", [{ port: 81 }]));
+    await waitFor(
+      async () => (await readHost("ConfigMap", A.name, "tenant-dns-records"))?.data?.zone?.includes("second.held.svc"),
+      { timeoutMs: 30_000, description: "records naming held/second" },
+    );
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(decisions.filter((d) => d.hostRef.name === held).map((d) => d.action)).toEqual(["Skip"]);
+    const after = await core.readNamespacedConfigMap({ name: held, namespace: hostNs(A.name) });
+    expect(after.metadata?.resourceVersion).toBe(foreign.metadata?.resourceVersion);
+    expect(after.data).toEqual({ keep: "me" });
   });
 });
 

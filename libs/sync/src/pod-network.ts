@@ -115,7 +115,7 @@ export function planPodNetwork(input: PodNetworkInput): PodNetworkPlan {
       plan.decisions.push({
         ...target(record.name),
         action: "Skip",
-        reason: `held by a ConfigMap that is not tenantplane's ${record.role} ConfigMap of this tenant: not written`,
+        reason: heldConfigMapReason(record.role),
       });
     } else if (sameData(current.data, record.data)) {
       plan.inSync.push(target(record.name));
@@ -198,4 +198,9 @@ function sameData(a: Record<string, string>, b: Record<string, string>): boolean
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The reason of the Skip for a pod network ConfigMap whose name another object holds. */
+export function heldConfigMapReason(role: string): string {
+  return `held by a ConfigMap that is not tenantplane's ${role} ConfigMap of this tenant: not written`;
 }

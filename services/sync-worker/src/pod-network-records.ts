@@ -1,8 +1,16 @@
 import type { RawObject } from "@tenantplane/kube";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { describe as describeError, type Logger } from "@tenantplane/runtime";
-import { LABEL_POD_NETWORK, planPodNetwork, type HostObject, type PodEnvironment } from "@tenantplane/sync";
+import {
+  LABEL_POD_NETWORK,
+  heldConfigMapReason,
+  isTenantplaneObject,
+  planPodNetwork,
+  type HostObject,
+  type PodEnvironment,
+} from "@tenantplane/sync";
 import type { HostWriter } from "./host-writer.js";
+import { SkipMemory } from "./skip-memory.js";
 
 /** What the writer reads and writes through. */
 export interface PodNetworkDeps {
@@ -34,6 +42,7 @@ export class PodNetworkRecords {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private readonly skips = new SkipMemory();
 
   constructor(
     private readonly deps: PodNetworkDeps,
@@ -90,40 +99,61 @@ export class PodNetworkRecords {
     });
     const current = new Map(hostConfigMaps.map((cm) => [cm.metadata.name, cm]));
     for (const d of plan.decisions) {
-      // A name held by another object is shown by explain-sync; the label-selected cache never sees it here.
+      // The label-selected cache never holds another object, so the planner sees a held name as
+      // free: the create finds out, and the Skip is published then (below).
       if (d.action === "Skip") continue;
       await this.deps.writeToken();
       if (this.stopped || !this.deps.mayWrite()) return;
       const existing = current.get(d.hostRef.name);
+      let action: "Create" | "Update" | "Delete" | "Skip" = d.action;
+      let reason = d.reason;
       if (d.action === "Delete") {
         if (existing === undefined || !(await this.deps.writer.delete({ ...existing, kind: "ConfigMap" }))) continue;
-      } else if (!(await this.write(d.object as HostObject, existing))) continue;
+      } else {
+        const outcome = await this.write(d.object as HostObject, existing);
+        if (outcome === "gone") continue;
+        if (outcome === "written") {
+          this.skips.forget(d.hostRef.name);
+        } else {
+          const held = outcome;
+          // Once per change of the holder, not on every pass.
+          const role = (d.object as HostObject).metadata.labels?.[LABEL_POD_NETWORK] ?? "pod network";
+          reason = heldConfigMapReason(role);
+          if (!this.skips.shouldPublish(d.hostRef.name, held.metadata.resourceVersion ?? "", reason)) continue;
+          action = "Skip";
+          this.deps.logger.warn({ name: d.hostRef.name }, "ConfigMap name held by another object; not written");
+        }
+      }
       await this.deps.publish({
         tenant,
-        action: d.action,
+        action,
         kind: d.kind,
         tenantRef: d.tenantRef,
         hostRef: d.hostRef,
-        reason: d.reason,
+        reason,
       });
     }
   }
 
-  /** Creates or updates one ConfigMap; false when another object holds its name. */
-  private async write(object: HostObject, existing: RawObject | undefined): Promise<boolean> {
+  /**
+   * Creates or updates one ConfigMap. Returns "written", "gone" when a held name was freed
+   * between the create and the read (the next pass creates it), or the object that holds its
+   * name when that is not this tenant's ConfigMap of the same role (nothing is written then).
+   */
+  private async write(object: HostObject, existing: RawObject | undefined): Promise<"written" | "gone" | RawObject> {
     const { writer } = this.deps;
     if (existing !== undefined) {
       await writer.update(object, existing);
-      return true;
+      return "written";
     }
-    if ((await writer.create(object)) !== "exists") return true;
+    if ((await writer.create(object)) !== "exists") return "written";
     const found = await writer.get("ConfigMap", object.metadata.namespace, object.metadata.name);
+    if (found === undefined) return "gone";
     const role = object.metadata.labels?.[LABEL_POD_NETWORK];
-    if (found === undefined || found.metadata.labels?.[LABEL_POD_NETWORK] !== role) {
-      this.deps.logger.warn({ name: object.metadata.name }, "ConfigMap name held by another object; not written");
-      return false;
-    }
+    // As the planner judges ownership, so the write and the prediction agree.
+    if (!isTenantplaneObject(found.metadata, this.deps.tenant) || found.metadata.labels?.[LABEL_POD_NETWORK] !== role)
+      return found;
     await writer.update(object, found);
-    return true;
+    return "written";
   }
 }
