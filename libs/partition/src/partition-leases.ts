@@ -106,6 +106,8 @@ export class PartitionLeases {
   private readonly record: Uint8Array;
   private kv: KV | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** When {@link timer} fires, on {@link clock}'s scale. */
+  private timerDue = Number.POSITIVE_INFINITY;
   private watcher: QueuedIterator<KvWatchEntry> | undefined;
   private statusIterator: AsyncIterable<unknown> | undefined;
   private watchLoop: Promise<void> | undefined;
@@ -256,15 +258,26 @@ export class PartitionLeases {
   }
 
   private schedule(): void {
-    clearTimeout(this.timer);
-    if (this.state !== "running") return;
+    if (this.state !== "running") {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      return;
+    }
     const now = this.clock();
-    const delay = Math.min(this.timings.renewIntervalMs, Math.max(0, this.machine.nextWakeAt(now) - now));
-    this.timer = setTimeout(() => {
-      this.checkEcho();
-      this.apply((t) => this.machine.tick(t));
-    }, delay);
+    const due = now + Math.min(this.timings.renewIntervalMs, Math.max(0, this.machine.nextWakeAt(now) - now));
+    // A timer already due no later is kept: waking early only runs a tick with nothing to do, while
+    // re-arming on every watch entry and reply would cost a timer a time, hundreds a round.
+    if (this.timer !== undefined && this.timerDue <= due) return;
+    clearTimeout(this.timer);
+    this.timerDue = due;
+    this.timer = setTimeout(this.wake, due - now);
   }
+
+  private readonly wake = () => {
+    this.timer = undefined;
+    this.checkEcho();
+    this.apply((now) => this.machine.tick(now));
+  };
 
   private perform(effect: LeaseEffect): void {
     switch (effect.type) {
