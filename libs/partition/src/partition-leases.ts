@@ -104,6 +104,7 @@ export class PartitionLeases {
   private readonly options: PartitionLeasesOptions;
   /** The value of every key this worker writes, encoded once. */
   private readonly record: Uint8Array;
+  private readonly memberKey: string;
   private kv: KV | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** When {@link timer} fires, on {@link clock}'s scale. */
@@ -141,6 +142,7 @@ export class PartitionLeases {
     }
     this.workerId = id.data;
     this.record = new TextEncoder().encode(encodeRecord(this.workerId));
+    this.memberKey = memberKey(this.workerId);
     this.partitions = options.partitions ?? DEFAULT_PARTITIONS;
     assertPartitionCount(this.partitions);
     this.bucket = options.bucket ?? DEFAULT_LEASE_BUCKET;
@@ -173,7 +175,7 @@ export class PartitionLeases {
     try {
       const bucket = await ensureLeaseBucket(this.js, this.bucketSpec());
       // Join before watching, so the watch's snapshot already counts this worker.
-      await bucket.kv.put(memberKey(this.workerId), this.record);
+      await bucket.kv.put(this.memberKey, this.record);
       this.kv = bucket.kv;
       this.incarnation = bucket.incarnation;
       this.machine.holdOff(this.clock() + this.youngBucketWait(bucket.createdAt));
@@ -306,7 +308,7 @@ export class PartitionLeases {
     switch (effect.type) {
       case "heartbeat":
         return this.track(
-          this.guarded(() => kv.put(memberKey(this.workerId), this.record)).then(
+          this.guarded(() => kv.put(this.memberKey, this.record)).then(
             (revision) => {
               this.failuresInARow = 0;
               // The watch may deliver the write before its reply arrives. Keep the oldest unechoed
@@ -320,7 +322,7 @@ export class PartitionLeases {
         );
       case "leave":
         return this.track(
-          this.guarded(() => kv.delete(memberKey(this.workerId))).catch((err: unknown) => this.failed("leave", err)),
+          this.guarded(() => kv.delete(this.memberKey)).catch((err: unknown) => this.failed("leave", err)),
         );
       case "acquire":
         return this.write(
@@ -454,6 +456,13 @@ export class PartitionLeases {
     return this.nextBucketCheck;
   }
 
+  /** The worker a stored record names; this worker's own records (most of what it sees) are not parsed. */
+  private ownerOf(value: Uint8Array): string | undefined {
+    const own = this.record;
+    if (value.length === own.length && value.every((byte, i) => byte === own[i])) return this.workerId;
+    return workerOf(value);
+  }
+
   private echoed(revision: number): void {
     if (this.ownEntriesSeen.size >= 64) this.ownEntriesSeen.clear();
     this.ownEntriesSeen.add(revision);
@@ -528,18 +537,17 @@ export class PartitionLeases {
         this.ownEntriesSeen.clear();
         for await (const entry of iterator) {
           attempt = 0;
-          if (entry.key === memberKey(this.workerId)) this.echoed(entry.revision);
-          this.apply((now) =>
-            this.machine.observe(
-              {
-                key: entry.key,
-                operation: entry.operation,
-                revision: entry.revision,
-                worker: entry.operation === "PUT" ? workerOf(entry.value) : undefined,
-              },
-              now,
-            ),
-          );
+          // Each getter of a watch entry decodes afresh, and this runs for every renewal of every worker.
+          const key = entry.key;
+          const operation = entry.operation;
+          const observation = {
+            key,
+            operation,
+            revision: entry.revision,
+            worker: operation === "PUT" ? this.ownerOf(entry.value) : undefined,
+          };
+          if (key === this.memberKey) this.echoed(observation.revision);
+          this.apply((now) => this.machine.observe(observation, now));
           if (entry.isUpdate) markReady();
         }
       } catch (err) {
