@@ -2,8 +2,11 @@
 // one sync worker copying them to the host (kwok runs them) and writing their status back.
 // For every Pod, timed by the benchmark's own watches:
 //   host      host copy first seen -> host copy Ready (the host's own create-to-Ready latency);
-//   back-sync host copy Ready -> tenant Pod Ready (what back-sync adds);
 //   total     tenant create request -> tenant Pod Ready.
+// And what back-sync adds, from the sync worker's own histogram
+// (tenantplane_sync_backsync_latency_seconds{kind="Pod"}: host change seen by the worker -> the
+// tenant write that shows it): the benchmark's watches see the host and the tenant through
+// different connections, so subtracting their timestamps measures the watches, not back-sync.
 //
 //   npm run build && npm run bench:back-sync          (TENANTS=10 PODS=100 by default)
 import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
@@ -21,7 +24,7 @@ import {
   waitForSynced,
   type TenantApiServer,
 } from "../test/harness/index.js";
-import { ms, pct, pool } from "./stats.js";
+import { histogramQuantile, ms, pct, pool } from "./stats.js";
 
 const T = Number(process.env.TENANTS ?? 10);
 const P = Number(process.env.PODS ?? 100);
@@ -54,7 +57,7 @@ const tenantReady = new Map<string, number>();
 
 try {
   await Promise.all((["watcher", "provisioner", "isolation", "recorder"] as const).map((n) => fleet.start(n)));
-  await fleet.start("sync-worker", {
+  const worker = await fleet.start("sync-worker", {
     LOG_LEVEL: "warn",
     PARTITIONS: "32",
     LEASE_TTL_SECONDS: "3",
@@ -172,12 +175,18 @@ try {
     if (hr !== undefined) backLat.push(at - hr);
     if (c !== undefined) totalLat.push(at - c);
   }
+  const metrics = (await worker.probe("/metrics")).body;
+  const backSyncQuantile = (q: number) =>
+    histogramQuantile(metrics, "tenantplane_sync_backsync_latency_seconds", { kind: "Pod" }, q) * 1000;
   const row = (what: string, v: number[]) =>
     `${what.padEnd(44)} ${ms(pct(v, 50)).padStart(9)} ${ms(pct(v, 99)).padStart(9)} ${ms(Math.max(...v)).padStart(9)}   n=${v.length}`;
   console.log(`\nback-sync latency, ${T} tenants x ${P} pods (${T * P} pods on ${nodes} kwok nodes), one sync worker`);
   console.log(`${"".padEnd(44)} ${"p50".padStart(9)} ${"p99".padStart(9)} ${"max".padStart(9)}`);
   console.log(row("host: copy created -> copy Ready", hostLat));
-  console.log(row("back-sync: host copy Ready -> tenant Ready", backLat));
+  console.log(
+    `${"back-sync (worker histogram): host change -> tenant write".padEnd(44)} ${ms(backSyncQuantile(0.5)).padStart(9)} ${ms(backSyncQuantile(0.99)).padStart(9)}         -   (every Pod status write, bucket-interpolated)`,
+  );
+  console.log(row("bench watches: host Ready -> tenant Ready", backLat));
   console.log(row("total: tenant create -> tenant Ready", totalLat));
   console.log(`all ${T * P} tenant pods Ready ${wallSeconds.toFixed(1)} s after the first create`);
   console.log(`reproduce: ${command}`);

@@ -170,6 +170,8 @@ try {
   console.log(`  tenantplane's services: ${perT(tpBurst.length)} (${perT(tpBurst.filter(isWrite).length)} writes)`);
   for (const [agent, row] of byAgent(burstRequests))
     console.log(`    ${agent.padEnd(40)} ${perT(row.all).padStart(7)}  (${perT(row.writes)} writes)`);
+  console.log(`  tenantplane's services by request (per tenant; a dry run is not a write):`);
+  for (const [what, n] of byRequest(tpBurst).slice(0, 24)) console.log(`    ${what.padEnd(58)} ${perT(n).padStart(7)}`);
   console.log(
     `  baseline, every component: ${perT(rawRequests.length)} (${perT(rawRequests.filter(isWrite).length)} writes)`,
   );
@@ -281,6 +283,17 @@ function copyInto(o: Obj, namespace: string): Obj {
     copy.spec = spec;
   }
   return copy;
+}
+
+// Requests grouped by service, verb and resource (a subresource and a dry run named), most first.
+function byRequest(requests: AuditRequest[]): [string, number][] {
+  const rows = new Map<string, number>();
+  for (const r of requests) {
+    const sub = /\/(status|binding|log|token)(\?|$)/.exec(r.uri)?.[1];
+    const what = `${agentOf(r).replace(/^tenantplane-/, "")} ${r.verb}${r.dryRun ? " (dry run)" : ""} ${r.resource}${sub ? `/${sub}` : ""}`;
+    rows.set(what, (rows.get(what) ?? 0) + 1);
+  }
+  return [...rows.entries()].sort((a, b) => b[1] - a[1]);
 }
 
 function tenantIndexes(): number[] {

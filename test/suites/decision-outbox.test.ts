@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,14 +15,14 @@ import { crdManifests } from "@tenantplane/api";
 import { Objects } from "@tenantplane/kube";
 import { publishTenantChange, type Decision, type PlannedDecision } from "@tenantplane/messaging";
 import {
-  PENDING_DECISION_ANNOTATION,
-  pendingDecisionAnnotation,
   applyTracked,
   createTracked,
+  decisionRecordAnnotation,
+  decisionRecords,
   deleteTracked,
-  pendingDecisionOf,
-  publishPendingDecision,
   publishPendingDeletes,
+  publishRecordedDecision,
+  recordedDecisionOf,
   tenantDecider,
 } from "@tenantplane/service";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -120,11 +121,6 @@ async function ready(service: RunningService): Promise<void> {
   );
 }
 
-/** The pending-decision annotations an object still carries, whichever service wrote them. */
-function pendingKeys(obj: KubernetesObject): string[] {
-  return Object.keys(obj.metadata?.annotations ?? {}).filter((key) => key.startsWith(PENDING_DECISION_ANNOTATION));
-}
-
 function facts(decisions: readonly Decision[]): string[] {
   return decisions.map((d) => `${d.action} ${d.kind} ${d.hostRef.namespace}/${d.hostRef.name}`).sort();
 }
@@ -187,8 +183,13 @@ describe("Decisions are published only for tenantplane's own changes", () => {
     expect(versions.size).toBe(10);
     expect(action).toBe("Update");
     expect(published.map((d) => `${d.action}: ${d.reason}`)).toEqual(["Create: settings", "Update: settings changed"]);
+    // The object keeps the record of the write that made it what it is.
     const stored = await core.readNamespacedConfigMap({ name: "busy-settings", namespace: "default" });
-    expect(pendingKeys(stored)).toEqual([]);
+    expect(recordedDecisionOf(stored, "tenantplane-outbox-test")).toMatchObject({
+      id: published[1]!.id,
+      action: "Update",
+      reason: "settings changed",
+    });
   });
 });
 
@@ -210,33 +211,39 @@ describe("no Decision is lost", () => {
     expect(published.map((d) => `${d.action} ${d.hostRef.name}`)).toEqual(["Create once-pki"]);
     expect(published[0]?.id).toBeTruthy();
 
-    // What a create leaves behind when its service dies before publishing.
-    const recorded = {
-      id: "11111111-2222-3333-4444-555555555555",
-      time: "2026-01-01T00:00:00.000Z",
-      action: "Create",
-      reason: "tenant PKI",
-    };
-    const left = await core.createNamespacedSecret({
-      namespace: "default",
-      body: {
-        metadata: {
-          name: "crashed-pki",
-          annotations: { [pendingDecisionAnnotation("tenantplane-outbox-test")]: JSON.stringify(recorded) },
+    // What a create leaves behind when its service dies before publishing: a record nobody here published.
+    const leftBehind = async (name: string, time: Date) => {
+      const recorded = { id: randomUUID(), time: time.toISOString(), action: "Create", reason: "tenant PKI" };
+      const left = await core.createNamespacedSecret({
+        namespace: "default",
+        body: {
+          metadata: {
+            name,
+            annotations: { [decisionRecordAnnotation("tenantplane-outbox-test")]: JSON.stringify(recorded) },
+          },
+          stringData: { key: "value" },
         },
-        stringData: { key: "value" },
-      },
-    });
-    const cleared = await publishPendingDecision(objects, { ...left, apiVersion: "v1", kind: "Secret" }, decide);
+      });
+      return { recorded, left: { ...left, apiVersion: "v1", kind: "Secret" } };
+    };
+    const recent = await leftBehind("crashed-pki", new Date(Date.now() - 30_000));
+    await publishRecordedDecision(objects, recent.left, decide);
     expect(published.at(-1)).toMatchObject({
       action: "Create",
       hostRef: { name: "crashed-pki" },
-      id: recorded.id,
-      time: recorded.time,
+      id: recent.recorded.id,
+      time: recent.recorded.time,
     });
-    expect(pendingKeys(cleared)).toEqual([]);
+    // Published once by this process; the record stays on the object and costs no write.
+    await publishRecordedDecision(objects, recent.left, decide);
+    expect(published.filter((d) => d.id === recent.recorded.id)).toHaveLength(1);
     const stored = await core.readNamespacedSecret({ name: "crashed-pki", namespace: "default" });
-    expect(pendingKeys(stored)).toEqual([]);
+    expect(stored.metadata?.resourceVersion).toBe(recent.left.metadata?.resourceVersion);
+
+    // Past the duplicate window a republish would be stored twice: a record that old is taken as published.
+    const old = await leftBehind("ancient-pki", new Date(Date.now() - decisionRecords.windowMs - 1_000));
+    await publishRecordedDecision(objects, old.left, decide);
+    expect(published.some((d) => d.id === old.recorded.id)).toBe(false);
   });
 
   it("publishes the Decision of a write whose service was SIGKILLed before publishing, once", async () => {
@@ -246,7 +253,7 @@ describe("no Decision is lost", () => {
     expect(await crashing.exited).toBeNull();
 
     const written = await core.readNamespacedConfigMap({ name: "crash-first", namespace: "default" });
-    const recorded = pendingDecisionOf(written);
+    const recorded = recordedDecisionOf(written);
     expect(recorded).toMatchObject({ action: "Create", reason: "first ConfigMap of crash" });
     expect(await storedDecisions("crash")).toEqual([]);
 
@@ -263,9 +270,10 @@ describe("no Decision is lost", () => {
     const first = decisions.find((d) => d.hostRef.name === "crash-first")!;
     expect(first.id).toBe(recorded!.id);
     expect(first.time).toBe(recorded!.time);
+    // Each ConfigMap keeps the record of its write, under the id that was stored.
     for (const name of ["crash-first", "crash-second"]) {
       const cm = await core.readNamespacedConfigMap({ name, namespace: "default" });
-      expect(pendingKeys(cm)).toEqual([]);
+      expect(recordedDecisionOf(cm)?.id).toBe(decisions.find((d) => d.hostRef.name === name)?.id);
     }
     // Another pass over the same tenant changes nothing and says nothing.
     await publishTenantChange(js, { tenant: "crash", reason: "Resync" });
@@ -299,7 +307,7 @@ describe("no Decision is lost", () => {
     // The provisioner dies right after creating the namespace, before publishing its Create.
     await runUntilKilled("provisioner");
     const created = (await core.readNamespace({ name: namespace })) as KubernetesObject;
-    const provisionerRecord = pendingDecisionOf(created, "tenantplane-provisioner");
+    const provisionerRecord = recordedDecisionOf(created, "tenantplane-provisioner");
     expect(provisionerRecord).toMatchObject({ action: "Create" });
 
     // Isolation dies right after its first write into that namespace.
@@ -309,11 +317,11 @@ describe("no Decision is lost", () => {
       ...(await new Objects(host.kubeConfig, "e2e").list("networking.k8s.io/v1", "NetworkPolicy", { namespace })),
     ];
     const isolationRecord = isolationWrites
-      .map((o) => pendingDecisionOf(o, "tenantplane-isolation"))
+      .map((o) => recordedDecisionOf(o, "tenantplane-isolation"))
       .find((r) => r !== undefined);
     expect(isolationRecord).toBeDefined();
     // Neither service's record overwrote the other's.
-    expect(pendingDecisionOf(isolationWrites[0]!, "tenantplane-provisioner")?.id).toBe(provisionerRecord!.id);
+    expect(recordedDecisionOf(isolationWrites[0]!, "tenantplane-provisioner")?.id).toBe(provisionerRecord!.id);
     // Nothing published by either yet (the fixture service of the test before also answers every tenant).
     const byServices = (decisions: Decision[]) =>
       decisions.filter((d) => d.service === "provisioner" || d.service === "isolation");
@@ -342,8 +350,9 @@ describe("no Decision is lost", () => {
       time: isolationRecord!.time,
     });
     expect(new Set(byServices(decisions).map((d) => d.id)).size).toBe(byServices(decisions).length);
+    // The restarted services published each record once more at most, and the stream kept one of each.
     const after = (await core.readNamespace({ name: namespace })) as KubernetesObject;
-    expect(pendingKeys(after)).toEqual([]);
+    expect(recordedDecisionOf(after, "tenantplane-provisioner")?.id).toBe(provisionerRecord!.id);
   });
 
   it("publishes a Delete recorded on its anchor only when the delete happened", async () => {

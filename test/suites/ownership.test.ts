@@ -117,7 +117,13 @@ beforeAll(async () => {
   fleet = new ServiceFleet({
     kubeconfigPath: host.kubeconfigPath,
     natsUrl: nats.url,
-    env: { RESYNC_INTERVAL_SECONDS: "10", LEASE_DURATION_SECONDS: "6", POD_NAMESPACE: "tenantplane-system" },
+    env: {
+      RESYNC_INTERVAL_SECONDS: "10",
+      LEASE_DURATION_SECONDS: "6",
+      POD_NAMESPACE: "tenantplane-system",
+      // A binding in every tenant namespace, as the chart makes them, so a kept namespace shows it goes.
+      TENANT_ROLE_BINDINGS: "tenantplane-test-tenant=tenantplane-system/provisioner",
+    },
   });
   [, provisioner, isolation] = await Promise.all([
     fleet.start("watcher"),
@@ -279,6 +285,14 @@ describe("a foreign object in the place of one tenantplane needs", () => {
 
   it("survives the tenant's deletion, while tenantplane's own objects beside it are removed", async () => {
     for (const { tenant } of cases) {
+      await waitFor(
+        () => read("rbac.authorization.k8s.io/v1", "RoleBinding", "tenantplane-test-tenant", `tp-${tenant}`),
+        {
+          description: `the services' RoleBinding in tp-${tenant}`,
+        },
+      );
+    }
+    for (const { tenant } of cases) {
       await objects.delete({
         apiVersion: "tenantplane.io/v1alpha1",
         kind: "TenantCluster",
@@ -297,31 +311,27 @@ describe("a foreign object in the place of one tenantplane needs", () => {
       expect(fingerprint(now, exact), `${tenant}: ${kind} ${name}`).toEqual(fingerprint(before.get(tenant), exact));
       // The namespace is kept for the foreign object; what tenantplane made in it is gone.
       expect(await read("v1", "Namespace", `tp-${tenant}`)).toBeDefined();
-      const ours = await objects.list(
-        "v1",
-        "Secret",
-        `tp-${tenant}`,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        "app.kubernetes.io/managed-by=tenantplane",
-      );
-      expect(ours.items.map((s) => s.metadata?.name)).toEqual([]);
-      expect(
-        (
-          await objects.list(
-            "networking.k8s.io/v1",
-            "NetworkPolicy",
-            `tp-${tenant}`,
-            undefined,
-            undefined,
-            undefined,
-            undefined,
-            "app.kubernetes.io/managed-by=tenantplane",
-          )
-        ).items,
-      ).toEqual([]);
+      // The namespace's other managed objects are gone, and so are the services' rights in it.
+      for (const [apiVersion, kind] of [
+        ["v1", "Secret"],
+        ["networking.k8s.io/v1", "NetworkPolicy"],
+        ["rbac.authorization.k8s.io/v1", "RoleBinding"],
+      ] as const) {
+        const left = await objects.list(
+          apiVersion,
+          kind,
+          `tp-${tenant}`,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          "app.kubernetes.io/managed-by=tenantplane",
+        );
+        expect(
+          left.items.map((o) => o.metadata?.name),
+          `${kind} in tp-${tenant}`,
+        ).toEqual([]);
+      }
     }
   });
 });

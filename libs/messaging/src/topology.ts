@@ -123,8 +123,10 @@ export const tenantsStreamConfig: Partial<StreamConfig> & { name: string } = {
 
 /**
  * DECISIONS is the public audit trail: bounded by age and bytes, readable by anyone.
- * Its duplicate window drops a republished Decision (same id) within two minutes;
- * the recorder deduplicates later repeats by id.
+ * Its duplicate window drops a republished Decision (same id) within ten minutes: a service
+ * that finds a recorded Decision it has not published itself (a crash or a restart came
+ * between the write and the publish) publishes it again inside that window, read back from
+ * the server; the recorder deduplicates later repeats by id.
  */
 export const decisionsStreamConfig: Partial<StreamConfig> & { name: string } = {
   name: subjects.decisionsStream,
@@ -136,7 +138,7 @@ export const decisionsStreamConfig: Partial<StreamConfig> & { name: string } = {
   discard: DiscardPolicy.Old,
   max_age: nanos(7 * 24 * 60 * 60 * 1000),
   max_bytes: 256 * 1024 * 1024,
-  duplicate_window: nanos(120_000),
+  duplicate_window: nanos(10 * 60_000),
   num_replicas: 1,
 };
 

@@ -2,7 +2,8 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { Objects } from "@tenantplane/kube";
 import { httpStatusOf } from "@tenantplane/runtime";
 import { faults } from "./faults.js";
-import { recordedId, type Decide, type RecordedDecision, type TrackedDecision } from "./object-change.js";
+import type { RecordedDecision } from "./decision-record.js";
+import { recordedId, type Decide, type TrackedDecision } from "./object-change.js";
 
 /**
  * Prefix of the annotations a Delete Decision waits in: a deleted object cannot carry
@@ -27,7 +28,7 @@ export interface RecordedDelete extends RecordedDecision {
 /**
  * Deletes `target` and publishes its Delete Decision, recording the Decision on
  * `decision.anchor` first and removing it after the publish, so a crash or an
- * outage in between loses nothing: publishPendingDecision on the anchor publishes
+ * outage in between loses nothing: publishPendingDeletes on the anchor publishes
  * it later, and only if the delete really happened. Returns whether this call
  * deleted the object; an absent or already terminating object is not deleted
  * again and gets no Decision.

@@ -11,19 +11,22 @@ export { APPLIED_HASH_ANNOTATION, appliedHashAnnotation, appliedUpToDate, withAp
 export { hostKinds, tenantToWake, type HostKind } from "./host-cache.js";
 export { tenantOfSubject, warnOnRejection } from "./rejections.js";
 export {
-  PENDING_DECISION_ANNOTATION,
-  pendingDecisionAnnotation,
   applyTracked,
   changeOf,
   createTracked,
-  pendingDecisionOf,
-  publishPendingDecision,
+  publishRecordedDecision,
   tenantDecider,
   type ApplyOutcome,
   type Decide,
-  type RecordedDecision,
   type TrackedDecision,
 } from "./object-change.js";
+export {
+  DECISION_RECORD_ANNOTATION,
+  decisionRecordAnnotation,
+  decisionRecords,
+  recordedDecisionOf,
+  type RecordedDecision,
+} from "./decision-record.js";
 export { ownedFieldsChanged } from "./owned-fields.js";
 export { faults } from "./faults.js";
 export {

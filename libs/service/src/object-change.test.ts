@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { changeOf, pendingDecisionAnnotation, pendingDecisionOf, tenantDecider } from "./object-change.js";
+import { decisionRecordAnnotation } from "./decision-record.js";
+import { changeOf, createEntryAsApply, tenantDecider } from "./object-change.js";
 
-const PENDING = pendingDecisionAnnotation("tenantplane-isolation");
+const RECORD = decisionRecordAnnotation("tenantplane-isolation");
 
 const ours = (fieldsV1: unknown) => ({ manager: "tenantplane-isolation", operation: "Apply", fieldsV1 });
 const theirs = (fieldsV1: unknown) => ({ manager: "kubectl-label", operation: "Update", fieldsV1 });
@@ -54,19 +55,19 @@ describe("changeOf", () => {
     );
   });
 
-  it("does not count the pending-decision annotation as a change", () => {
+  it("does not count the decision record as a change", () => {
     const before = quota("5", { pods: "10" });
     const after = quota("6", { pods: "10" });
     const annotated = {
       ...after,
       metadata: {
         ...after.metadata,
-        annotations: { [PENDING]: "{}" },
+        annotations: { [RECORD]: "{}" },
         managedFields: [
           ours({
             "f:metadata": {
               "f:labels": { "f:app.kubernetes.io/managed-by": {} },
-              "f:annotations": { [`f:${PENDING}`]: {} },
+              "f:annotations": { [`f:${RECORD}`]: {} },
             },
             "f:spec": { "f:hard": { "f:pods": {} } },
           }),
@@ -74,33 +75,6 @@ describe("changeOf", () => {
       },
     };
     expect(changeOf(before, annotated, "tenantplane-isolation")).toBeUndefined();
-  });
-});
-
-describe("pendingDecisionOf", () => {
-  const annotated = (value: string) => ({ metadata: { annotations: { [PENDING]: value } } });
-  it("reads a recorded decision", () => {
-    const recorded = { id: "i", time: "2026-01-01T00:00:00.000Z", action: "Create", reason: "r" };
-    expect(pendingDecisionOf(annotated(JSON.stringify(recorded)))).toEqual(recorded);
-  });
-  it("ignores anything else", () => {
-    expect(pendingDecisionOf({ metadata: {} })).toBeUndefined();
-    expect(pendingDecisionOf(annotated("not json"))).toBeUndefined();
-    expect(pendingDecisionOf(annotated(JSON.stringify({ id: "i", action: "Explode" })))).toBeUndefined();
-  });
-  it("leaves a Decision another service recorded on a shared object to that service", () => {
-    const recorded = {
-      id: "i",
-      time: "2026-01-01T00:00:00.000Z",
-      action: "Update",
-      reason: "Pod Security labels",
-      manager: "tenantplane-isolation",
-    };
-    const namespace = annotated(JSON.stringify(recorded));
-    expect(PENDING).toBe("tenantplane.io/pending-decision.isolation");
-    expect(pendingDecisionOf(namespace, "tenantplane-provisioner")).toBeUndefined();
-    expect(pendingDecisionOf(namespace, "tenantplane-isolation")).toEqual(recorded);
-    expect(pendingDecisionOf(namespace)).toEqual(recorded);
   });
 });
 
@@ -133,5 +107,40 @@ describe("tenantDecider", () => {
         time: "2026-01-01T00:00:00.000Z",
       },
     ]);
+  });
+});
+
+describe("createEntryAsApply", () => {
+  const fields = { "f:spec": { "f:type": {} } };
+  const entry = (manager: string, operation: string, subresource?: string) => ({
+    manager,
+    operation,
+    fieldsV1: fields,
+    ...(subresource ? { subresource } : {}),
+  });
+
+  it("turns the manager's create entry into its apply entry and keeps every other entry", () => {
+    const status = entry("kube-controller-manager", "Update", "status");
+    const own = entry("tenantplane-provisioner", "Update");
+    expect(createEntryAsApply([own, status, entry("kubectl", "Update")], "tenantplane-provisioner")).toEqual([
+      { ...own, operation: "Apply" },
+      status,
+      entry("kubectl", "Update"),
+    ]);
+  });
+
+  it("leaves the entries alone without a create entry, or when an apply entry exists already", () => {
+    expect(createEntryAsApply([entry("kubectl", "Update")], "tenantplane-provisioner")).toBeUndefined();
+    expect(createEntryAsApply(undefined, "tenantplane-provisioner")).toBeUndefined();
+    expect(
+      createEntryAsApply(
+        [entry("tenantplane-provisioner", "Update"), entry("tenantplane-provisioner", "Apply")],
+        "tenantplane-provisioner",
+      ),
+    ).toBeUndefined();
+    // A status write of the manager is not its create.
+    expect(
+      createEntryAsApply([entry("tenantplane-provisioner", "Update", "status")], "tenantplane-provisioner"),
+    ).toBeUndefined();
   });
 });

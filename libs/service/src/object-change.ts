@@ -1,50 +1,24 @@
 import { createHash } from "node:crypto";
-import type { KubernetesObject } from "@kubernetes/client-node";
+import type { KubernetesObject, V1ManagedFieldsEntry } from "@kubernetes/client-node";
 import type { Objects } from "@tenantplane/kube";
 import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
 import { httpStatusOf } from "@tenantplane/runtime";
 import { appliedHashAnnotation, appliedUpToDate, withAppliedHash } from "./applied-hash.js";
+import {
+  decisionRecordAnnotation,
+  decisionRecords,
+  recordedDecisionOf,
+  withRecord,
+  type RecordedDecision,
+} from "./decision-record.js";
 import { faults } from "./faults.js";
 import { ownedFieldsChanged } from "./owned-fields.js";
 
-/**
- * The prefix of the annotation a host write carries while its Decision is not published yet
- * (one key per service, see pendingDecisionAnnotation):
- * written in the same apply as the change, removed after the publish succeeded.
- * Whoever finds it (a redelivered or later reconcile, possibly in another replica)
- * publishes it first, with the id it carries, so neither an outage nor a crash
- * between write and publish loses the Decision and no duplicate survives dedupe.
- */
-export const PENDING_DECISION_ANNOTATION = "tenantplane.io/pending-decision";
-
-/**
- * The annotation a field manager records its pending Decision in: one key per service
- * (`tenantplane.io/pending-decision.isolation`), so two services writing one object (the
- * host namespace) never overwrite each other's record.
- */
-export function pendingDecisionAnnotation(fieldManager: string): string {
-  return `${PENDING_DECISION_ANNOTATION}.${fieldManager.replace(/^tenantplane-/, "")}`;
-}
-
 // Bookkeeping annotations: neither is a change worth a Decision.
 const bookkeepingPaths = (fieldManager: string) => [
-  `metadata.annotations.${pendingDecisionAnnotation(fieldManager)}`,
+  `metadata.annotations.${decisionRecordAnnotation(fieldManager)}`,
   `metadata.annotations.${appliedHashAnnotation(fieldManager)}`,
 ];
-
-/** A Decision recorded on its host object, as the pending-decision annotation holds it. */
-export interface RecordedDecision {
-  id: string;
-  time: string;
-  action: DecisionAction;
-  reason: string;
-  /**
-   * The field manager (service) that made the write. Objects two services write (the host
-   * namespace) may carry another service's pending Decision: only its own service publishes
-   * it, so a Decision is never published under the wrong service's name.
-   */
-  manager?: string;
-}
 
 /**
  * What a write by `fieldManager` did: Create when nothing was there, Update when a
@@ -95,13 +69,13 @@ export interface TrackedDecision {
  * nothing is written at all.
  *
  * With `decision`, the write is tracked end to end, and the caller must not call
- * `decide` itself: the object is written carrying its Decision in its
- * pendingDecisionAnnotation in the same apply (for an existing object a dry run first tells
+ * `decide` itself: the object is written carrying its Decision in its record annotation
+ * (decision-record.ts) in the same apply (for an existing object a dry run first tells
  * whether the apply would change any owned field; a change of the hash alone is written
- * without a Decision); the Decision is published through `decision.decide` (which retries
- * until it succeeds or the service stops), and the annotation is removed. A pending Decision
- * found on the object (left by a crash or an outage) is published and removed first. A steady
- * state costs no request when the read comes from a cache.
+ * without a Decision), and the Decision is published through `decision.decide` (which retries
+ * until it succeeds or the service stops). A recent record found on the object that this
+ * process did not publish (a crash or an outage came between its write and its publish) is
+ * published first. A steady state costs no request when the read comes from a cache.
  */
 export async function applyTracked<T extends KubernetesObject>(
   objects: Objects,
@@ -110,26 +84,13 @@ export async function applyTracked<T extends KubernetesObject>(
 ): Promise<ApplyOutcome<T>> {
   const meta = desired.metadata ?? {};
   const hashed = withAppliedHash(desired, objects.fieldManager);
-  let before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
-  // A Decision left pending by a crash or an outage goes out first, and its annotation with it
-  // (a merge patch: whoever wrote it, a create or an apply).
-  if (before && decision && pendingDecisionOf(before, objects.fieldManager))
-    before = await publishPendingDecision(objects, before, decision.decide);
+  const before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
+  if (before && decision) await publishRecordedDecision(objects, before, decision.decide);
   if (before && appliedUpToDate(before, hashed, objects.fieldManager)) return { action: undefined, object: before };
   if (!decision) {
     const after = await objects.apply(hashed);
     return { action: changeOf(before, after, objects.fieldManager), object: after };
   }
-  const report = (recorded: RecordedDecision, on: KubernetesObject) =>
-    decision.decide(
-      recorded.action,
-      desired.kind!,
-      meta.name!,
-      meta.namespace ?? "",
-      recorded.reason,
-      recorded,
-      on.metadata?.uid,
-    );
 
   const pin = decision.ifResourceVersion;
   // Only an existing object needs the dry run: for an absent one the write is a Create.
@@ -137,7 +98,7 @@ export async function applyTracked<T extends KubernetesObject>(
   if (!action) {
     // No owned field changes: record the hash in a write that reports nothing, so the next
     // pass needs no dry run.
-    return { action: undefined, object: await clearPending(objects, hashed, before!) };
+    return { action: undefined, object: await writeHashOnly(objects, hashed, before!) };
   }
 
   const recorded: RecordedDecision = {
@@ -147,12 +108,12 @@ export async function applyTracked<T extends KubernetesObject>(
     reason: decision.reason,
     manager: objects.fieldManager,
   };
-  const written = await objects.apply(withPending(hashed, recorded, objects.fieldManager), { ifResourceVersion: pin });
+  const written = await objects.apply(withRecord(hashed, recorded, objects.fieldManager), { ifResourceVersion: pin });
   if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
-  // Someone else may have made the same change in the meantime: then this write only added the annotation.
+  // Someone else may have made the same change in the meantime: then this write only added the record.
   const changed = changeOf(before, written, objects.fieldManager);
-  if (changed) await report({ ...recorded, action: changed }, written);
-  return { action: changed, object: await clearPending(objects, hashed, written) };
+  if (changed) await report(decision.decide, { ...recorded, action: changed }, written);
+  return { action: changed, object: written };
 }
 
 /**
@@ -161,11 +122,17 @@ export async function applyTracked<T extends KubernetesObject>(
  * the Decision through `decision.decide` and removes the annotation. For objects
  * that must be written exactly once (a PKI); the caller reads an existing one with
  * publishPendingDecision, so a crash between create and publish loses nothing.
+ *
+ * A create records its fields under operation `Update`, which later server-side applies by
+ * the same manager never take over: a field the apply stops sending would stay. With
+ * `ownAsApply`, the patch that removes the annotation also renames that entry to `Apply`, so
+ * from then on applies own exactly what the create set, at no extra request.
  */
 export async function createTracked<T extends KubernetesObject>(
   objects: Objects,
   desired: T,
   decision: TrackedDecision,
+  opts: { ownAsApply?: boolean } = {},
 ): Promise<T | undefined> {
   const recorded: RecordedDecision = {
     id: recordedId(desired, "Create", decision.reason),
@@ -177,72 +144,63 @@ export async function createTracked<T extends KubernetesObject>(
   let created: T;
   try {
     const hashed = withAppliedHash(desired, objects.fieldManager);
-    created = await objects.create(withPending(hashed, recorded, objects.fieldManager));
+    created = await objects.create(withRecord(hashed, recorded, objects.fieldManager));
   } catch (err) {
     if (httpStatusOf(err) === 409) return undefined;
     throw err;
   }
   if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
-  return publishPendingDecision(objects, created, decision.decide);
+  await report(decision.decide, recorded, created);
+  return opts.ownAsApply ? handOverToApply(objects, created) : created;
 }
 
 /**
- * Publishes the Decision recorded on `obj` (left there by a crash or an outage
- * between a tracked write and its publish) with its recorded id and time, then
- * removes the annotation. A no-op for an object without one; returns the object
- * as it now is.
+ * Publishes the Decision `objects`' field manager recorded on `obj`, with its recorded id and
+ * time, when it is recent enough for the stream's duplicate window and this process has not
+ * published it (a crash or an outage came between its write and its publish). Writes nothing.
  */
-export async function publishPendingDecision<T extends KubernetesObject>(
-  objects: Objects,
-  obj: T,
-  decide: Decide,
-): Promise<T> {
-  const pending = pendingDecisionOf(obj, objects.fieldManager);
-  if (!pending) return obj;
-  const meta = obj.metadata ?? {};
-  await decide(pending.action, obj.kind!, meta.name!, meta.namespace ?? "", pending.reason, pending, meta.uid);
-  try {
-    // A merge patch removes the annotation whoever wrote it; pinned, so it never resurrects a deleted object.
-    return await objects.mergePatch<T>(obj, {
-      metadata: {
-        resourceVersion: meta.resourceVersion,
-        annotations: { [pendingDecisionAnnotation(objects.fieldManager)]: null },
-      },
-    });
-  } catch (err) {
-    const status = httpStatusOf(err);
-    if (status === 409 || status === 404) return obj;
-    throw err;
-  }
+export async function publishRecordedDecision(objects: Objects, obj: KubernetesObject, decide: Decide): Promise<void> {
+  const recorded = recordedDecisionOf(obj, objects.fieldManager);
+  if (!recorded || !decisionRecords.shouldRepublish(recorded)) return;
+  await report(decide, recorded, obj);
+}
+
+// Publishes a recorded Decision about `on` and remembers that this process did.
+async function report(decide: Decide, recorded: RecordedDecision, on: KubernetesObject): Promise<void> {
+  const meta = on.metadata ?? {};
+  await decide(recorded.action, on.kind!, meta.name!, meta.namespace ?? "", recorded.reason, recorded, meta.uid);
+  decisionRecords.markPublished(recorded.id);
 }
 
 /**
- * The Decision recorded on `obj` and not published yet, if any (unreadable annotations are
- * ignored); with `manager`, only one that manager recorded.
+ * Turns the entry a create by `objects`' field manager left (operation Update) into its apply
+ * entry, so later applies own exactly what the create set and remove what they stop sending.
+ * A controller may write the object right after its create (a StatefulSet's status): then it
+ * reads again and retries, pinned to each version it read. Returns the object as it now is; a
+ * hand-over that cannot finish is finished by the next update (see the provisioner).
  */
-export function pendingDecisionOf(obj: KubernetesObject, manager?: string): RecordedDecision | undefined {
-  const annotations = obj.metadata?.annotations ?? {};
-  const raw =
-    manager === undefined
-      ? Object.entries(annotations).find(([key]) => key.startsWith(`${PENDING_DECISION_ANNOTATION}.`))?.[1]
-      : annotations[pendingDecisionAnnotation(manager)];
-  if (!raw) return undefined;
-  try {
-    const parsed = JSON.parse(raw) as Partial<RecordedDecision>;
-    const actions: readonly string[] = ["Create", "Update", "Delete", "Skip"];
-    if (
-      typeof parsed.id === "string" &&
-      typeof parsed.time === "string" &&
-      typeof parsed.reason === "string" &&
-      actions.includes(parsed.action ?? "") &&
-      (manager === undefined || parsed.manager === undefined || parsed.manager === manager)
-    ) {
-      return parsed as RecordedDecision;
+async function handOverToApply<T extends KubernetesObject>(objects: Objects, created: T): Promise<T> {
+  const meta = created.metadata ?? {};
+  let current = created;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const managedFields = createEntryAsApply(current.metadata?.managedFields, objects.fieldManager);
+    if (!managedFields) return current;
+    try {
+      return await objects.mergePatch<T>(current, {
+        metadata: { resourceVersion: current.metadata?.resourceVersion, managedFields },
+      });
+    } catch (err) {
+      const status = httpStatusOf(err);
+      if (status === 404) return current;
+      if (status !== 409) throw err;
     }
-  } catch {
-    // Not ours to understand; it is overwritten by the next tracked write.
+    const reread = await objects.get<T>(created.apiVersion!, created.kind!, meta.name!, meta.namespace, {
+      fresh: true,
+    });
+    if (!reread || reread.metadata?.uid !== meta.uid) return current;
+    current = reread;
   }
-  return undefined;
+  return current;
 }
 
 /**
@@ -264,26 +222,11 @@ export function tenantDecider(tenant: string, publish: (decision: PlannedDecisio
   };
 }
 
-function withPending<T extends KubernetesObject>(desired: T, recorded: RecordedDecision, fieldManager: string): T {
-  return {
-    ...desired,
-    metadata: {
-      ...desired.metadata,
-      annotations: {
-        ...desired.metadata?.annotations,
-        [pendingDecisionAnnotation(fieldManager)]: JSON.stringify(recorded),
-      },
-    },
-  };
-}
-
-// Applying `desired` without the annotation removes it (this manager owned it). Pinned
-// to the version just seen, so it can never recreate an object deleted meanwhile; when a
-// concurrent writer moved the object on, it re-reads and tries again while the annotation
-// still holds this Decision. Should it still fail, the annotation stays and the next
-// reconcile republishes it under the same id, which downstream dedupe drops.
-async function clearPending<T extends KubernetesObject>(objects: Objects, desired: T, seen: T): Promise<T> {
-  const id = pendingDecisionOf(seen, objects.fieldManager)?.id;
+// Applying `desired` without the record removes an earlier one (this manager owned it; it was
+// published above if it needed to be). Pinned to the version just seen, so it can never
+// recreate an object deleted meanwhile; when a concurrent writer moved the object on, it
+// re-reads and tries again.
+async function writeHashOnly<T extends KubernetesObject>(objects: Objects, desired: T, seen: T): Promise<T> {
   let current = seen;
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
@@ -297,10 +240,26 @@ async function clearPending<T extends KubernetesObject>(objects: Objects, desire
     const reread = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace, {
       fresh: true,
     });
-    if (!reread || pendingDecisionOf(reread, objects.fieldManager)?.id !== id) return reread ?? current;
+    if (!reread) return current;
     current = reread;
   }
   return current;
+}
+
+/**
+ * The managed-fields list with `manager`'s create entry (operation Update, main resource)
+ * turned into its apply entry, or undefined when there is no create entry or an apply entry
+ * exists already (then the apply path sorts the entries out).
+ */
+export function createEntryAsApply(
+  entries: readonly V1ManagedFieldsEntry[] | undefined,
+  manager: string,
+): V1ManagedFieldsEntry[] | undefined {
+  const list = entries ?? [];
+  const mine = (e: V1ManagedFieldsEntry) => e.manager === manager && (e.subresource ?? "") === "";
+  if (!list.some((e) => mine(e) && e.operation === "Update")) return undefined;
+  if (list.some((e) => mine(e) && e.operation === "Apply")) return undefined;
+  return list.map((e) => (mine(e) && e.operation === "Update" ? { ...e, operation: "Apply" } : e));
 }
 
 /** An id naming one transition of one object: which object, from which stored version (or from nothing, now), to what and why. */

@@ -18,6 +18,7 @@ import {
   publishDecision,
   stampDecision,
   streamSettingsFromEnv,
+  subjects,
   trackConnection,
   type ConnectionState,
   StreamEnvSchema,
@@ -41,6 +42,7 @@ import {
   type ShutdownStep,
 } from "@tenantplane/runtime";
 import * as z from "zod";
+import { decisionRecords } from "./decision-record.js";
 import { configureFaults } from "./faults.js";
 import { hostKinds, scopeByAccess, type HostKind } from "./host-cache.js";
 
@@ -172,7 +174,13 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       connected ? "NATS connection back" : "NATS connection lost",
     );
   }).connected;
-  await ensureTopology(await jetstreamManager(nc), opts.consumers, streamSettingsFromEnv(streams));
+  const jsm = await jetstreamManager(nc);
+  await ensureTopology(jsm, opts.consumers, streamSettingsFromEnv(streams));
+  // Recorded Decisions are republished only inside the duplicate window the server applied to
+  // DECISIONS (an operator may have set another), so a republish is never stored twice.
+  const duplicateWindowMs = nanosToMs((await jsm.streams.info(subjects.decisionsStream)).config.duplicate_window);
+  decisionRecords.useDuplicateWindow(duplicateWindowMs);
+  logger.info({ republishWithinMs: decisionRecords.windowMs }, "recorded Decisions are republished within this window");
 
   const objects = new Objects(kc, `tenantplane-${opts.name}`, {
     userAgent,
@@ -271,4 +279,8 @@ async function publishUntilStored(
       await sleep(backoffDelay(attempt, 250, 5_000), signal);
     }
   }
+}
+
+function nanosToMs(nanos: number | undefined): number {
+  return Math.floor((nanos ?? 0) / 1_000_000);
 }

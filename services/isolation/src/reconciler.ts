@@ -27,6 +27,7 @@ import {
   applyTracked,
   createTracked,
   deleteTracked,
+  publishRecordedDecision,
   publishPendingDeletes,
   tenantDecider,
   tenantRegarding,
@@ -176,12 +177,19 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   // Only the Pod Security labels, under this service's field manager: the
   // provisioner owns the namespace's other labels. Pinned to the version read
   // above, so a namespace deleted meanwhile by a teardown is never recreated here.
-  // Every write below is tracked: it carries its Decision until the Decision is published.
-  await applyTracked(
-    deps.objects,
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: compiled.namespaceLabels } },
-    { decide, reason: `Pod Security labels from ${source}`, ifResourceVersion: ns.metadata?.resourceVersion },
-  );
+  // Every write below is tracked: it carries its Decision, and a record this process did not
+  // publish (a crash came between write and publish) goes out first.
+  // The provisioner creates the namespace with the profile's labels, and the profile always
+  // sets all of them: a namespace that already says them needs no write (and no dry run) until
+  // the profile or a person changes one.
+  await publishRecordedDecision(deps.objects, ns, decide);
+  if (!saysLabels(ns, compiled.namespaceLabels)) {
+    await applyTracked(
+      deps.objects,
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: compiled.namespaceLabels } },
+      { decide, reason: `Pod Security labels from ${source}`, ifResourceVersion: ns.metadata?.resourceVersion },
+    );
+  }
 
   const wanted = new Set<string>();
   const collisions: string[] = [];
@@ -225,4 +233,9 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     reason: "Applied",
     message: `${source} applied: ${compiled.objects.length} objects and Pod Security labels in ${namespace}${removed ? `, ${removed} stale removed` : ""}.${notes}`,
   });
+}
+
+function saysLabels(obj: KubernetesObject, labels: Record<string, string>): boolean {
+  const current = obj.metadata?.labels ?? {};
+  return Object.entries(labels).every(([key, value]) => current[key] === value);
 }

@@ -34,9 +34,8 @@ import {
   applyTenantStatus,
   applyTracked,
   createTracked,
-  publishPendingDecision,
+  publishRecordedDecision,
   statusUpToDate,
-  withAppliedHash,
   tenantDecider,
   tenantRegarding,
   type Decide,
@@ -270,7 +269,7 @@ async function ensureNamespace(pass: Pass, isolation: Isolation): Promise<void> 
       });
     }
     // A Create recorded on it by a pass that died before publishing goes out now.
-    await publishPendingDecision(pass.deps.objects, existing, pass.decide);
+    await publishRecordedDecision(pass.deps.objects, existing, pass.decide);
     return;
   }
   await createOrHalt(
@@ -310,7 +309,7 @@ async function ensurePki(pass: Pass): Promise<TenantPki> {
   const existing = await pass.deps.objects.get<V1Secret>("v1", "Secret", name, pass.namespace);
   if (existing) {
     haltIfForeign(pass, existing, "Secret");
-    await publishPendingDecision(pass.deps.objects, existing, pass.decide);
+    await publishRecordedDecision(pass.deps.objects, existing, pass.decide);
     try {
       return readPkiSecret(existing);
     } catch (err) {
@@ -511,9 +510,14 @@ function haltIfForeign(pass: Pass, existing: KubernetesObject, kind: string): vo
 // in the meantime, so tenantplane never writes into an object that someone else just made.
 async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, reason: string): Promise<T> {
   const { objects } = pass.deps;
-  // The object carries its Create Decision until it is published, so a crash between the
-  // write and the publish is caught up by the next pass (publishPendingDecision).
-  const created = await createTracked(objects, desired, { decide: pass.decide, reason });
+  // The object carries its Create Decision, so a crash between the write and the publish is
+  // caught up by the next pass (publishRecordedDecision).
+  const created = await createTracked(
+    objects,
+    desired,
+    { decide: pass.decide, reason },
+    { ownAsApply: HANDED_OVER_KINDS.has(desired.kind!) },
+  );
   if (!created) {
     // The caches hold only tenantplane's objects, so a name held by something else reads as
     // absent: the create's 409 says otherwise, and a fresh read tells whose it is.
@@ -534,31 +538,16 @@ async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, 
       retryAfterMs: 500,
     });
   }
-  return HANDED_OVER_KINDS.has(desired.kind!) ? takeOverFields(pass, created, desired) : created;
+  return created;
 }
 
-// Kinds whose desired fields can disappear (load-balancer annotations, resource limits). The
-// namespace and the Secrets are written once with fields that never go away, so they keep
-// their create entry and cost no extra writes.
-const HANDED_OVER_KINDS: ReadonlySet<string> = new Set(["Service", "StatefulSet"]);
-
-// Re-sends what was just created as a server-side apply and drops the create's own
-// managed-fields entry, so from now on the apply alone owns these fields and removes any it
-// stops sending. The apply is pinned to the uid just created rather than its version, which
-// controllers move at once (a StatefulSet's status); if the hand-over cannot finish, the next
-// update finishes it.
-async function takeOverFields<T extends KubernetesObject>(pass: Pass, created: T, desired: T): Promise<T> {
-  const { objects } = pass.deps;
-  try {
-    // With the hash the create recorded, so the apply owns it too and the next pass can skip.
-    const hashed = withAppliedHash(desired, objects.fieldManager);
-    const pinned = { ...hashed, metadata: { ...hashed.metadata, uid: created.metadata?.uid } } as T;
-    return await dropCreateEntry(objects, await objects.apply(pinned));
-  } catch (err) {
-    if (httpStatusOf(err) !== 409) throw err;
-    return created;
-  }
-}
+// Kinds whose desired fields can disappear (load-balancer annotations, resource limits, the
+// DNS server's arguments): their create entry becomes an apply entry right after the create
+// (createTracked), so from then on the apply alone owns these fields and removes any it stops
+// sending, and no later pass spends a write finishing the hand-over (updateOwned). The
+// namespace, the Secrets and the Corefile are written once with fields that never go away,
+// so they keep their create entry.
+const HANDED_OVER_KINDS: ReadonlySet<string> = new Set(["Service", "StatefulSet", "Deployment"]);
 
 // Each attempt rewrites managedFields as last read, pinned to that version; a controller's
 // write in between means reading again.

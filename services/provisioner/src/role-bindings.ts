@@ -8,7 +8,7 @@ import {
   applyTracked,
   createTracked,
   deleteTracked,
-  publishPendingDecision,
+  publishRecordedDecision,
   publishPendingDeletes,
   type Decide,
 } from "@tenantplane/service";
@@ -176,7 +176,7 @@ export async function ensureRoleBindings(deps: RoleBindingDeps): Promise<string 
       case "halt":
         return step.message;
       case "keep":
-        await publishPendingDecision(objects, step.existing, decide);
+        await publishRecordedDecision(objects, step.existing, decide);
         break;
       case "create": {
         const held = await create(deps, step.desired, existing !== undefined);
@@ -184,7 +184,7 @@ export async function ensureRoleBindings(deps: RoleBindingDeps): Promise<string 
         break;
       }
       case "update":
-        await publishPendingDecision(objects, step.existing, decide);
+        await publishRecordedDecision(objects, step.existing, decide);
         await applyTracked(objects, step.desired, {
           decide,
           reason: `${grantText(step.desired)}: subjects were ${subjectsText(step.existing.subjects)}`,

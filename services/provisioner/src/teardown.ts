@@ -232,8 +232,12 @@ async function foreignObjectsIn(namespace: string, tenant: string, objects: Obje
 async function deleteOursIn(namespace: string, tenant: string, deps: TeardownDeps): Promise<number> {
   const selector = `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_TENANT}=${tenant}`;
   let removed = 0;
-  for (const { apiVersion, kind } of [...SCANNED_KINDS, ...ISOLATION_KINDS]) {
-    for (const object of await deps.objects.list(apiVersion, kind, { namespace, labelSelector: selector })) {
+  for (const { apiVersion, kind } of [...SCANNED_KINDS, ...ISOLATION_KINDS, ROLE_BINDINGS]) {
+    let found = await deps.objects.list(apiVersion, kind, { namespace, labelSelector: selector });
+    // The services' RoleBindings go too, so no service keeps rights in a namespace that is no
+    // longer a tenant's; the provisioner's own goes last, since it may be what lets it delete.
+    if (kind === ROLE_BINDINGS.kind) found = bindingsLastOf(found, await whoAmI(deps.objects));
+    for (const object of found) {
       if (objectOwnership(object, tenant).owner !== "ours") continue;
       // By uid alone: a busy object's version moves with every status update.
       const { resourceVersion: _ignored, ...metadata } = object.metadata ?? {};
@@ -251,6 +255,33 @@ async function deleteOursIn(namespace: string, tenant: string, deps: TeardownDep
     }
   }
   return removed;
+}
+
+const ROLE_BINDINGS = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding" } as const;
+
+type Binding = KubernetesObject & { subjects?: Array<{ kind?: string; name?: string; namespace?: string }> };
+
+/** `bindings` with those naming `user` (a `system:serviceaccount:<ns>:<name>`) as a subject last. */
+export function bindingsLastOf(bindings: readonly Binding[], user: string | undefined): Binding[] {
+  const names = (b: Binding) =>
+    (b.subjects ?? []).some(
+      (s) => s.kind === "ServiceAccount" && `system:serviceaccount:${s.namespace}:${s.name}` === user,
+    );
+  return [...bindings.filter((b) => !names(b)), ...bindings.filter(names)];
+}
+
+// Who the API server takes this service for; undefined when it cannot say (then any order will do,
+// as a caller with cluster-wide rights needs no binding of its own).
+async function whoAmI(objects: Objects): Promise<string | undefined> {
+  try {
+    const review = await objects.create<KubernetesObject & { status?: { userInfo?: { username?: string } } }>({
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "SelfSubjectReview",
+    });
+    return review.status?.userInfo?.username;
+  } catch {
+    return undefined;
+  }
 }
 
 // Deletes with uid and resourceVersion preconditions; false when it is already gone.

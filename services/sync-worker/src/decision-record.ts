@@ -12,8 +12,8 @@ import * as z from "zod";
 
 /**
  * How old a recorded Decision may be and still be republished by a new syncer: inside the
- * DECISIONS stream's two-minute duplicate window with room to spare, so a republish of a
- * Decision that was stored is always dropped as a duplicate, never stored twice.
+ * DECISIONS stream's duplicate window (ten minutes; two in older installs) with room to spare,
+ * so a republish of a Decision that was stored is always dropped as a duplicate.
  */
 export const REPUBLISH_WITHIN_MS = 90_000;
 
