@@ -96,6 +96,10 @@ export async function natsConnectionOptions(opts: NatsOptions): Promise<NodeConn
     reconnectTimeWait: 500,
     reconnectJitter: 250,
     pingInterval: 10_000,
+    // Otherwise every request builds two errors with captured stacks up front, in case it fails:
+    // the sync worker renews up to 128 leases every 2 s, and that garbage alone kept its young
+    // generation large (bench/footprint.ts). Failures still say what failed, without the caller's frames.
+    noAsyncTraces: true,
   };
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
+import { jetstream, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { KvWatchInclude, type KV, type KvWatchEntry } from "@nats-io/kv";
 import type { NatsConnection, QueuedIterator } from "@nats-io/transport-node";
 import { TerminalError, backoffDelay, describe, sleep } from "@tenantplane/runtime";
@@ -8,6 +8,7 @@ import type { Registry } from "prom-client";
 import { ensureLeaseBucket, isCasConflict, type LeaseBucketSpec } from "./internal/bucket.js";
 import { encodeRecord, memberKey, partitionKey, workerIdSchema, workerOf } from "./internal/keys.js";
 import { LeaseMachine, type LeaseEffect, type LossReason, type WriteOutcome } from "./internal/lease-machine.js";
+import { WriteQueue } from "./internal/write-queue.js";
 import { createLeaseMetrics, type LeaseMetrics } from "./metrics.js";
 import { assertPartitionCount, partitionOf } from "./partition-of.js";
 import { resolveTimings, type LeaseTimings } from "./timings.js";
@@ -65,6 +66,18 @@ export function defaultWorkerId(): string {
 /** Transient write failures in a row (no success between) after which the watch is rebuilt. */
 const WATCH_RESET_AFTER_FAILURES = 4;
 
+/**
+ * Lease writes in flight at once. A round renews every held partition (128 of them when one worker
+ * holds them all); sent at once, those requests, their replies and the watch entries they cause are
+ * all alive when the young generation fills up, so V8 promotes them and the idle heap grows by
+ * megabytes a minute until a full collection. A few at a time die young, and a round still takes
+ * only P / limit round trips, far below the renew interval.
+ */
+const WRITES_IN_FLIGHT = 8;
+
+/** The effects that write to the bucket. */
+type WriteEffect = Exclude<LeaseEffect, { type: "acquired" } | { type: "lost" }>;
+
 const silent: LeaseLogger = { debug() {}, info() {}, warn() {} };
 
 /**
@@ -89,13 +102,22 @@ export class PartitionLeases {
   private readonly logger: LeaseLogger;
   private readonly metrics: LeaseMetrics | undefined;
   private readonly options: PartitionLeasesOptions;
+  /** The value of every key this worker writes, encoded once. */
+  private readonly record: Uint8Array;
+  private readonly memberKey: string;
   private kv: KV | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** When {@link timer} fires, on {@link clock}'s scale. */
+  private timerDue = Number.POSITIVE_INFINITY;
   private watcher: QueuedIterator<KvWatchEntry> | undefined;
   private statusIterator: AsyncIterable<unknown> | undefined;
   private watchLoop: Promise<void> | undefined;
   private readonly halt = new AbortController();
   private readonly pending = new Set<Promise<void>>();
+  private readonly writes = new WriteQueue<WriteEffect>(WRITES_IN_FLIGHT, (effect) => this.startWrite(effect));
+  private jsm: JetStreamManager | undefined;
+  /** A bucket check not sent yet, which creates answered since may still join. */
+  private nextBucketCheck: Promise<void> | undefined;
   private state: "new" | "starting" | "running" | "stopping" | "stopped" = "new";
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -119,6 +141,8 @@ export class PartitionLeases {
       );
     }
     this.workerId = id.data;
+    this.record = new TextEncoder().encode(encodeRecord(this.workerId));
+    this.memberKey = memberKey(this.workerId);
     this.partitions = options.partitions ?? DEFAULT_PARTITIONS;
     assertPartitionCount(this.partitions);
     this.bucket = options.bucket ?? DEFAULT_LEASE_BUCKET;
@@ -151,7 +175,7 @@ export class PartitionLeases {
     try {
       const bucket = await ensureLeaseBucket(this.js, this.bucketSpec());
       // Join before watching, so the watch's snapshot already counts this worker.
-      await bucket.kv.put(memberKey(this.workerId), encodeRecord(this.workerId));
+      await bucket.kv.put(this.memberKey, this.record);
       this.kv = bucket.kv;
       this.incarnation = bucket.incarnation;
       this.machine.holdOff(this.clock() + this.youngBucketWait(bucket.createdAt));
@@ -236,18 +260,28 @@ export class PartitionLeases {
   }
 
   private schedule(): void {
-    clearTimeout(this.timer);
-    if (this.state !== "running") return;
+    if (this.state !== "running") {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      return;
+    }
     const now = this.clock();
-    const delay = Math.min(this.timings.renewIntervalMs, Math.max(0, this.machine.nextWakeAt(now) - now));
-    this.timer = setTimeout(() => {
-      this.checkEcho();
-      this.apply((t) => this.machine.tick(t));
-    }, delay);
+    const due = now + Math.min(this.timings.renewIntervalMs, Math.max(0, this.machine.nextWakeAt(now) - now));
+    // A timer already due no later is kept: waking early only runs a tick with nothing to do, while
+    // re-arming on every watch entry and reply would cost a timer a time, hundreds a round.
+    if (this.timer !== undefined && this.timerDue <= due) return;
+    clearTimeout(this.timer);
+    this.timerDue = due;
+    this.timer = setTimeout(this.wake, due - now);
   }
 
+  private readonly wake = () => {
+    this.timer = undefined;
+    this.checkEcho();
+    this.apply((now) => this.machine.tick(now));
+  };
+
   private perform(effect: LeaseEffect): void {
-    const kv = this.kv!;
     switch (effect.type) {
       case "acquired":
         this.metrics?.changes.inc({ change: "acquired", reason: "" });
@@ -263,9 +297,18 @@ export class PartitionLeases {
         this.notify(() => this.options.onLost?.(effect.partition, effect.reason));
         return;
       }
+      default:
+        this.writes.push(effect);
+    }
+  }
+
+  /** Sends one queued write in its turn (see {@link WRITES_IN_FLIGHT}) and feeds its outcome back. */
+  private startWrite(effect: WriteEffect): Promise<void> {
+    const kv = this.kv!;
+    switch (effect.type) {
       case "heartbeat":
-        this.track(
-          kv.put(memberKey(this.workerId), encodeRecord(this.workerId)).then(
+        return this.track(
+          this.guarded(() => kv.put(this.memberKey, this.record)).then(
             (revision) => {
               this.failuresInARow = 0;
               // The watch may deliver the write before its reply arrives. Keep the oldest unechoed
@@ -277,30 +320,28 @@ export class PartitionLeases {
             (err: unknown) => this.failed("heartbeat", err),
           ),
         );
-        return;
       case "leave":
-        this.track(kv.delete(memberKey(this.workerId)).catch((err: unknown) => this.failed("leave", err)));
-        return;
+        return this.track(
+          this.guarded(() => kv.delete(this.memberKey)).catch((err: unknown) => this.failed("leave", err)),
+        );
       case "acquire":
-        this.write(
+        return this.write(
           async () => {
-            const revision = await kv.create(partitionKey(effect.partition), encodeRecord(this.workerId));
+            const revision = await kv.create(partitionKey(effect.partition), this.record);
             await this.assertSameBucket();
             return revision;
           },
           (outcome, now) => this.machine.acquireResult(effect.partition, outcome, now),
           "acquire",
         );
-        return;
       case "renew":
-        this.write(
-          () => kv.update(partitionKey(effect.partition), encodeRecord(this.workerId), effect.revision),
+        return this.write(
+          () => kv.update(partitionKey(effect.partition), this.record, effect.revision),
           (outcome, now) => this.machine.renewResult(effect.partition, outcome, now),
           "renew",
         );
-        return;
       case "release":
-        this.write(
+        return this.write(
           async () => {
             await kv.delete(partitionKey(effect.partition), { previousSeq: effect.revision });
             return 0;
@@ -308,7 +349,16 @@ export class PartitionLeases {
           (outcome, now) => this.machine.releaseResult(effect.partition, effect.revision, outcome, now),
           "release",
         );
-        return;
+    }
+  }
+
+  /** Runs `send` unless the leases stopped while the write waited for its turn. */
+  private guarded<T>(send: () => Promise<T>): Promise<T> {
+    if (this.state === "stopped") return Promise.reject(new Error("partition leases stopped"));
+    try {
+      return send();
+    } catch (err) {
+      return Promise.reject(err);
     }
   }
 
@@ -316,20 +366,15 @@ export class PartitionLeases {
     send: () => Promise<number>,
     done: (outcome: WriteOutcome, now: number) => LeaseEffect[],
     what: "acquire" | "renew" | "release",
-  ): void {
+  ): Promise<void> {
     // The lease's life starts no later than the request leaves: the server stores it after that.
     const sentAt = this.clock();
-    let request: Promise<number>;
-    try {
-      // After a reconnect the bucket may be a re-created one whose sequence numbers restarted: a
-      // CAS on a revision from before could match a stranger's entry. Write once it is re-checked.
-      request = this.suspended
-        ? Promise.reject(new Error("waiting to re-check the lease bucket after a reconnect"))
-        : send();
-    } catch (err) {
-      request = Promise.reject(err);
-    }
-    this.track(
+    // After a reconnect the bucket may be a re-created one whose sequence numbers restarted: a
+    // CAS on a revision from before could match a stranger's entry. Write once it is re-checked.
+    const request = this.suspended
+      ? Promise.reject(new Error("waiting to re-check the lease bucket after a reconnect"))
+      : this.guarded(send);
+    return this.track(
       request.then(
         (revision) => {
           this.failuresInARow = 0;
@@ -395,13 +440,27 @@ export class PartitionLeases {
    * after the create proves the create landed in the incarnation this worker knows; otherwise the
    * create is not trusted and the watch is rebuilt (which voids every lease and holds off).
    */
-  private async assertSameBucket(): Promise<void> {
-    const jsm = await this.js.jetstreamManager();
-    const info = await jsm.streams.info(`KV_${this.bucket}`);
-    if (info.created !== this.incarnation) {
-      this.watcher?.stop();
-      throw new Error(`KV bucket ${this.bucket} was re-created; the create is not trusted`);
-    }
+  private assertSameBucket(): Promise<void> {
+    // One read sent after several creates were answered vouches for all of them, so the creates of
+    // a round (up to P at start or after a failover) share one read that waits for the next turn.
+    this.nextBucketCheck ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      this.nextBucketCheck = undefined;
+      // Without the account check jetstreamManager() makes by default: the stream read is the check.
+      this.jsm ??= await this.js.jetstreamManager(false);
+      const info = await this.jsm.streams.info(`KV_${this.bucket}`);
+      if (info.created !== this.incarnation) {
+        this.watcher?.stop();
+        throw new Error(`KV bucket ${this.bucket} was re-created; the create is not trusted`);
+      }
+    });
+    return this.nextBucketCheck;
+  }
+
+  /** The worker a stored record names; this worker's own records (most of what it sees) are not parsed. */
+  private ownerOf(value: Uint8Array): string | undefined {
+    const own = this.record;
+    if (value.length === own.length && value.every((byte, i) => byte === own[i])) return this.workerId;
+    return workerOf(value);
   }
 
   private echoed(revision: number): void {
@@ -439,9 +498,10 @@ export class PartitionLeases {
     }
   }
 
-  private track(work: Promise<void>): void {
+  private track(work: Promise<void>): Promise<void> {
     const tracked = work.finally(() => this.pending.delete(tracked));
     this.pending.add(tracked);
+    return tracked;
   }
 
   private notify(callback: () => void): void {
@@ -477,18 +537,17 @@ export class PartitionLeases {
         this.ownEntriesSeen.clear();
         for await (const entry of iterator) {
           attempt = 0;
-          if (entry.key === memberKey(this.workerId)) this.echoed(entry.revision);
-          this.apply((now) =>
-            this.machine.observe(
-              {
-                key: entry.key,
-                operation: entry.operation,
-                revision: entry.revision,
-                worker: entry.operation === "PUT" ? workerOf(entry.value) : undefined,
-              },
-              now,
-            ),
-          );
+          // Each getter of a watch entry decodes afresh, and this runs for every renewal of every worker.
+          const key = entry.key;
+          const operation = entry.operation;
+          const observation = {
+            key,
+            operation,
+            revision: entry.revision,
+            worker: operation === "PUT" ? this.ownerOf(entry.value) : undefined,
+          };
+          if (key === this.memberKey) this.echoed(observation.revision);
+          this.apply((now) => this.machine.observe(observation, now));
           if (entry.isUpdate) markReady();
         }
       } catch (err) {
