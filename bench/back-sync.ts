@@ -28,8 +28,8 @@ import { histogramQuantile, ms, pct, pool } from "./stats.js";
 
 const T = Number(process.env.TENANTS ?? 10);
 const P = Number(process.env.PODS ?? 100);
-const command = `npm run build && TENANTS=${T} PODS=${P} npm run bench:back-sync`;
 const ADDRESS_BASE = Number(process.env.ADDRESS_BASE ?? 160);
+const command = `npm run build && TENANTS=${T} PODS=${P}${ADDRESS_BASE === 160 ? "" : ` ADDRESS_BASE=${ADDRESS_BASE}`} npm run bench:back-sync`;
 if (T < 1 || T > 10 || ADDRESS_BASE < 2 || ADDRESS_BASE + T > 254)
   throw new Error("TENANTS must be 1-10, stand-ins on 127.0.0.ADDRESS_BASE.. (160 by default) within 127.0.0.2-254");
 const NS = "bench";
