@@ -292,9 +292,13 @@ describe("what tenantplane stops asking for", () => {
       async () => (await readSts("tau"))?.spec?.template.spec?.containers[0]?.resources?.limits?.["memory"] === "1Gi",
       { timeoutMs: 60_000, intervalMs: 500, description: "tau StatefulSet with its memory limit" },
     );
-    // Created, then handed over: the provisioner owns the fields of both as an apply, which
+    // Created, then handed over: the provisioner owns the fields of each as an apply, which
     // is what lets the next apply remove what it stops sending.
-    for (const obj of [await read("v1", "Service", "k3s", "tp-tau"), await readSts("tau")]) {
+    const dns = await waitFor(() => read("apps/v1", "Deployment", "tenant-dns", "tp-tau"), {
+      timeoutMs: 30_000,
+      description: "tau's DNS Deployment",
+    });
+    for (const obj of [await read("v1", "Service", "k3s", "tp-tau"), await readSts("tau"), dns]) {
       const mine = (obj?.metadata?.managedFields ?? []).filter(
         (f) => f.manager === "tenantplane-provisioner" && !f.subresource,
       );

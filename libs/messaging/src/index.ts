@@ -24,6 +24,7 @@ export {
   consumers,
   decisionsStreamConfig,
   ensureTopology,
+  type StoredStreams,
   streamSettingsFromEnv,
   tenantsStreamConfig,
   type ConsumerName,

@@ -169,9 +169,12 @@ export async function ensureTopology(
   jsm: JetStreamManager,
   consumerNames: readonly ConsumerName[],
   settings: StreamSettings = {},
-): Promise<void> {
-  await ensureStream(jsm, tenantsStreamConfig, { replicas: settings.replicas, ...settings.tenants });
-  await ensureStream(jsm, decisionsStreamConfig, { replicas: settings.replicas, ...settings.decisions });
+): Promise<StoredStreams> {
+  const tenants = await ensureStream(jsm, tenantsStreamConfig, { replicas: settings.replicas, ...settings.tenants });
+  const decisions = await ensureStream(jsm, decisionsStreamConfig, {
+    replicas: settings.replicas,
+    ...settings.decisions,
+  });
   for (const name of consumerNames) {
     const c = consumers[name];
     const ours = consumerConfig(name);
@@ -190,6 +193,7 @@ export async function ensureTopology(
       await jsm.consumers.update(c.stream, c.durable, { ...changeable, backoff: undefined } as never);
     }
   }
+  return { tenants, decisions };
 }
 
 function consumerNeedsUpdate(existing: ConsumerConfig, ours: Partial<ConsumerConfig>): boolean {
@@ -197,11 +201,18 @@ function consumerNeedsUpdate(existing: ConsumerConfig, ours: Partial<ConsumerCon
   return Object.entries(ours).some(([k, v]) => (existing as unknown as Record<string, unknown>)[k] !== v);
 }
 
+/** Both streams' configurations as the server stored them, after ensureTopology. */
+export interface StoredStreams {
+  tenants: StreamConfig;
+  decisions: StreamConfig;
+}
+
+// Returns the configuration the server stored, read from its reply rather than assumed.
 async function ensureStream(
   jsm: JetStreamManager,
   builtIn: Partial<StreamConfig> & { name: string },
   explicit: StreamLimits & { replicas?: number | undefined },
-): Promise<void> {
+): Promise<StreamConfig> {
   const { replicas, ...limits } = explicit;
   let existing: StreamConfig | undefined;
   try {
@@ -211,11 +222,11 @@ async function ensureStream(
   }
   if (!existing) {
     const defined = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
-    await jsm.streams.add({ ...builtIn, ...defined, num_replicas: replicas ?? builtIn.num_replicas ?? 1 });
-    return;
+    return (await jsm.streams.add({ ...builtIn, ...defined, num_replicas: replicas ?? builtIn.num_replicas ?? 1 }))
+      .config;
   }
   const update = streamUpdate(existing, builtIn, { ...limits, num_replicas: replicas });
-  if (update) await jsm.streams.update(builtIn.name, update);
+  return update ? (await jsm.streams.update(builtIn.name, update)).config : existing;
 }
 
 function isNotFound(err: unknown): boolean {

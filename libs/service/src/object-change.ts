@@ -118,15 +118,15 @@ export async function applyTracked<T extends KubernetesObject>(
 
 /**
  * Creates `desired` (never overwriting: an existing object is a 409 and yields
- * undefined) carrying its Create Decision in its pendingDecisionAnnotation, publishes
- * the Decision through `decision.decide` and removes the annotation. For objects
- * that must be written exactly once (a PKI); the caller reads an existing one with
- * publishPendingDecision, so a crash between create and publish loses nothing.
+ * undefined) carrying its Create Decision in its record annotation (decision-record.ts), and
+ * publishes the Decision through `decision.decide`. For objects that must be written exactly
+ * once (a PKI); the caller reads an existing one with publishRecordedDecision, so a crash
+ * between create and publish loses nothing.
  *
  * A create records its fields under operation `Update`, which later server-side applies by
  * the same manager never take over: a field the apply stops sending would stay. With
- * `ownAsApply`, the patch that removes the annotation also renames that entry to `Apply`, so
- * from then on applies own exactly what the create set, at no extra request.
+ * `ownAsApply`, one merge patch right after the create renames that entry to `Apply`, so from
+ * then on applies own exactly what the create set.
  */
 export async function createTracked<T extends KubernetesObject>(
   objects: Objects,
@@ -180,27 +180,20 @@ async function report(decide: Decide, recorded: RecordedDecision, on: Kubernetes
  * hand-over that cannot finish is finished by the next update (see the provisioner).
  */
 async function handOverToApply<T extends KubernetesObject>(objects: Objects, created: T): Promise<T> {
-  const meta = created.metadata ?? {};
-  let current = created;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const managedFields = createEntryAsApply(current.metadata?.managedFields, objects.fieldManager);
-    if (!managedFields) return current;
-    try {
-      return await objects.mergePatch<T>(current, {
+  const uid = created.metadata?.uid;
+  return retryOnConflict(
+    objects,
+    created,
+    3,
+    (reread) => reread.metadata?.uid === uid,
+    async (current) => {
+      const managedFields = createEntryAsApply(current.metadata?.managedFields, objects.fieldManager);
+      if (!managedFields) return current;
+      return objects.mergePatch<T>(current, {
         metadata: { resourceVersion: current.metadata?.resourceVersion, managedFields },
       });
-    } catch (err) {
-      const status = httpStatusOf(err);
-      if (status === 404) return current;
-      if (status !== 409) throw err;
-    }
-    const reread = await objects.get<T>(created.apiVersion!, created.kind!, meta.name!, meta.namespace, {
-      fresh: true,
-    });
-    if (!reread || reread.metadata?.uid !== meta.uid) return current;
-    current = reread;
-  }
-  return current;
+    },
+  );
 }
 
 /**
@@ -224,23 +217,40 @@ export function tenantDecider(tenant: string, publish: (decision: PlannedDecisio
 
 // Applying `desired` without the record removes an earlier one (this manager owned it; it was
 // published above if it needed to be). Pinned to the version just seen, so it can never
-// recreate an object deleted meanwhile; when a concurrent writer moved the object on, it
-// re-reads and tries again.
+// recreate an object deleted meanwhile.
 async function writeHashOnly<T extends KubernetesObject>(objects: Objects, desired: T, seen: T): Promise<T> {
+  return retryOnConflict(
+    objects,
+    seen,
+    5,
+    () => true,
+    (current) => objects.apply(desired, { ifResourceVersion: current.metadata?.resourceVersion }),
+  );
+}
+
+// Runs `write` (pinned by it to the version it is given) on `seen`; when a concurrent writer
+// moved the object on (409) it reads the object again and retries with that version, at most
+// `attempts` times, while `stillOurs` holds for what it read. Gone (404, or absent on the
+// read), or out of attempts, it returns the last version seen.
+async function retryOnConflict<T extends KubernetesObject>(
+  objects: Objects,
+  seen: T,
+  attempts: number,
+  stillOurs: (reread: T) => boolean,
+  write: (current: T) => Promise<T>,
+): Promise<T> {
+  const { apiVersion, kind, metadata } = seen;
   let current = seen;
-  for (let attempt = 0; attempt < 5; attempt++) {
+  for (let attempt = 0; attempt < attempts; attempt++) {
     try {
-      return await objects.apply(desired, { ifResourceVersion: current.metadata?.resourceVersion });
+      return await write(current);
     } catch (err) {
       const status = httpStatusOf(err);
       if (status === 404) return current;
       if (status !== 409) throw err;
     }
-    const meta = desired.metadata ?? {};
-    const reread = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace, {
-      fresh: true,
-    });
-    if (!reread) return current;
+    const reread = await objects.get<T>(apiVersion!, kind!, metadata!.name!, metadata?.namespace, { fresh: true });
+    if (!reread || !stillOurs(reread)) return current;
     current = reread;
   }
   return current;

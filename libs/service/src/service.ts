@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { jetstream, jetstreamManager, type JetStreamClient } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { millis, type NatsConnection } from "@nats-io/transport-node";
 import {
   EventRecorder,
   JsonClient,
@@ -18,7 +18,6 @@ import {
   publishDecision,
   stampDecision,
   streamSettingsFromEnv,
-  subjects,
   trackConnection,
   type ConnectionState,
   StreamEnvSchema,
@@ -174,12 +173,10 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       connected ? "NATS connection back" : "NATS connection lost",
     );
   }).connected;
-  const jsm = await jetstreamManager(nc);
-  await ensureTopology(jsm, opts.consumers, streamSettingsFromEnv(streams));
+  const stored = await ensureTopology(await jetstreamManager(nc), opts.consumers, streamSettingsFromEnv(streams));
   // Recorded Decisions are republished only inside the duplicate window the server applied to
   // DECISIONS (an operator may have set another), so a republish is never stored twice.
-  const duplicateWindowMs = nanosToMs((await jsm.streams.info(subjects.decisionsStream)).config.duplicate_window);
-  decisionRecords.useDuplicateWindow(duplicateWindowMs);
+  decisionRecords.useDuplicateWindow(millis(stored.decisions.duplicate_window ?? 0));
   logger.info({ republishWithinMs: decisionRecords.windowMs }, "recorded Decisions are republished within this window");
 
   const objects = new Objects(kc, `tenantplane-${opts.name}`, {
@@ -279,8 +276,4 @@ async function publishUntilStored(
       await sleep(backoffDelay(attempt, 250, 5_000), signal);
     }
   }
-}
-
-function nanosToMs(nanos: number | undefined): number {
-  return Math.floor((nanos ?? 0) / 1_000_000);
 }

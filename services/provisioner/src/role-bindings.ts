@@ -16,7 +16,8 @@ import { tenantLabels } from "./control-plane.js";
 
 const RBAC_GROUP = "rbac.authorization.k8s.io";
 const MANAGED = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
-const RBAC_VERSION = `${RBAC_GROUP}/v1`;
+/** The API version of the RoleBindings the provisioner writes. */
+export const RBAC_VERSION = `${RBAC_GROUP}/v1`;
 
 /**
  * One fixed ClusterRole that a service's ServiceAccount is bound to inside every tenant

@@ -18,6 +18,7 @@ import {
   tenantRegarding,
 } from "@tenantplane/service";
 import { teardownFinishedEvent, teardownStartedEvent } from "./lifecycle-events.js";
+import { RBAC_VERSION, type RoleBinding } from "./role-bindings.js";
 import {
   findCondition,
   namespaceDeletionProgress,
@@ -257,13 +258,11 @@ async function deleteOursIn(namespace: string, tenant: string, deps: TeardownDep
   return removed;
 }
 
-const ROLE_BINDINGS = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding" } as const;
-
-type Binding = KubernetesObject & { subjects?: Array<{ kind?: string; name?: string; namespace?: string }> };
+const ROLE_BINDINGS = { apiVersion: RBAC_VERSION, kind: "RoleBinding" } as const;
 
 /** `bindings` with those naming `user` (a `system:serviceaccount:<ns>:<name>`) as a subject last. */
-export function bindingsLastOf(bindings: readonly Binding[], user: string | undefined): Binding[] {
-  const names = (b: Binding) =>
+export function bindingsLastOf(bindings: readonly RoleBinding[], user: string | undefined): RoleBinding[] {
+  const names = (b: RoleBinding) =>
     (b.subjects ?? []).some(
       (s) => s.kind === "ServiceAccount" && `system:serviceaccount:${s.namespace}:${s.name}` === user,
     );

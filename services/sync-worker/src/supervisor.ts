@@ -28,7 +28,7 @@ import type { HostWriter } from "./host-writer.js";
 import type { SyncMetrics } from "./metrics.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { syncedCondition, syncStatusField } from "./sync-status.js";
-import { CONTROL_PLANE_NOT_READY, planTenant, syncerIdentity } from "./tenant-directory.js";
+import { planTenant, syncerIdentity } from "./tenant-directory.js";
 import { TenantSyncer } from "./tenant-syncer.js";
 
 /** Settings the supervisor runs with (from the environment). */
@@ -214,26 +214,16 @@ export class Supervisor {
   private async reconcileNow(tenant: string, rereadSecret: boolean): Promise<void> {
     if (this.stopping) return;
     const tc = this.tenants.get(undefined, tenant);
+    const current = this.running.get(tenant);
     const plan = planTenant(
       tc,
       (name) => this.policies.get(undefined, name),
       (name) => this.profiles.get(undefined, name),
+      current !== undefined,
     );
-    const current = this.running.get(tenant);
     if (!plan.run || !this.deps.owns(tenant)) {
       if (current) this.stopTenant(tenant, plan.run ? "partition not held" : plan.why);
-      // A synced tenant whose control plane stopped answering: whoever noticed first (the
-      // provisioner's probe or this worker's watches), Synced says so and nothing is deleted.
-      const problem =
-        "problem" in plan
-          ? plan.problem
-          : current && !plan.run && plan.why === CONTROL_PLANE_NOT_READY
-            ? {
-                reason: "TenantAPIUnavailable",
-                message:
-                  "the tenant's control plane is not Ready; host copies are kept and nothing is deleted until it answers",
-              }
-            : undefined;
+      const problem = "problem" in plan ? plan.problem : undefined;
       if (problem !== undefined && this.deps.owns(tenant) && tc) {
         await this.report(tenant, tc, { type: "Synced", status: "False", ...problem }, undefined);
         if (this.reported.get(tenant) !== problem.reason) {

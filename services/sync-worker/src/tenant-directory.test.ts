@@ -47,6 +47,15 @@ describe("planTenant", () => {
     expect(planTenant(tc({ secretRef: false }), () => undefined).run).toBe(false);
   });
 
+  it("names a control plane that turns not Ready under a syncing tenant as a problem, and one never Ready as none", () => {
+    const down = tc({ conditions: [{ ...ready, status: "False" }] });
+    expect(planTenant(down, () => undefined)).not.toHaveProperty("problem");
+    expect(planTenant(down, () => undefined, undefined, true)).toMatchObject({
+      run: false,
+      problem: { reason: "TenantAPIUnavailable", message: expect.stringContaining("nothing is deleted") },
+    });
+  });
+
   it("reads the kubeconfig only from the tenant's own host namespace", () => {
     const elsewhere = tc();
     (elsewhere["status"] as { kubeconfigSecretRef: unknown }).kubeconfigSecretRef = {

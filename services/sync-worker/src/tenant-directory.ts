@@ -24,20 +24,22 @@ export type TenantPlan =
     }
   | { run: false; why: string; problem: { reason: string; message: string } };
 
-/** Why a tenant whose control plane the provisioner does not call Ready is not synced. */
-export const CONTROL_PLANE_NOT_READY = "control plane not Ready";
+const CONTROL_PLANE_NOT_READY = "control plane not Ready";
 
 /**
  * Whether `tenant` should be synced (by whichever worker owns it) and with what: its
  * TenantCluster exists, is not being deleted, its control plane is Ready, its kubeconfig
  * Secret is known (in the tenant's own host namespace, the only place the worker may read
  * Secrets) and its SyncPolicy exists and parses. A missing or invalid policy is a problem to
- * report, never a reason to delete copies.
+ * report, never a reason to delete copies. So is a control plane that turns not Ready while
+ * the tenant is `syncing` (whoever noticed first, the provisioner's probe or the worker's
+ * watches): Synced says so and nothing is deleted.
  */
 export function planTenant(
   tc: RawObject | undefined,
   policies: (name: string) => RawObject | undefined,
   profiles: (name: string) => RawObject | undefined = () => undefined,
+  syncing = false,
 ): TenantPlan {
   if (tc === undefined) return { run: false, why: "TenantCluster gone" };
   if (tc.metadata.deletionTimestamp) return { run: false, why: "TenantCluster being deleted" };
@@ -45,7 +47,18 @@ export function planTenant(
   if (!parsed.success) return { run: false, why: "TenantCluster does not parse" };
   const status = parsed.data.status;
   const ready = status?.conditions?.find((c: Condition) => c.type === CONDITION_CONTROL_PLANE_READY);
-  if (ready?.status !== "True") return { run: false, why: CONTROL_PLANE_NOT_READY };
+  if (ready?.status !== "True") {
+    if (!syncing) return { run: false, why: CONTROL_PLANE_NOT_READY };
+    return {
+      run: false,
+      why: CONTROL_PLANE_NOT_READY,
+      problem: {
+        reason: "TenantAPIUnavailable",
+        message:
+          "the tenant's control plane is not Ready; host copies are kept and nothing is deleted until it answers",
+      },
+    };
+  }
   const secret = status?.kubeconfigSecretRef;
   if (secret === undefined) return { run: false, why: "no kubeconfigSecretRef yet" };
   const hostNamespace = hostNamespaceFor(tc.metadata.name);
