@@ -154,7 +154,16 @@ export async function startHostCluster(options: HostClusterOptions = {}): Promis
       startProcess({
         name: "kube-scheduler",
         command: clusterBinary,
-        args: ["kube-scheduler", `--kubeconfig=${kubeconfigPath}`, "--leader-elect=false", "--secure-port=0"],
+        args: [
+          "kube-scheduler",
+          `--kubeconfig=${kubeconfigPath}`,
+          "--leader-elect=false",
+          "--secure-port=0",
+          // A pod parked as unschedulable (e.g. its claim was not bound yet) is retried when a
+          // cluster event says it may fit; should that event be missed, it is retried after this
+          // instead of the default five minutes, longer than any wait in the suites.
+          "--pod-max-in-unschedulable-pods-duration=20s",
+        ],
         logPath: join(dir, "kube-scheduler.log"),
       }),
     );

@@ -164,3 +164,29 @@ describe("a write the API server refuses shows on the TenantCluster", () => {
     await waitForWarning(tenant, "RejectedByApiServer", "exceeded quota");
   });
 });
+
+describe("a control-plane pod that cannot run", () => {
+  it("is named in ControlPlaneReady with the scheduler's words, until it runs", async () => {
+    const tenant = "unscheduled";
+    const node = { apiVersion: "v1", kind: "Node", metadata: { name: host.nodeNames[0] } };
+    await objects.mergePatch(node, { spec: { unschedulable: true } });
+    try {
+      await objects.apply(tenantCluster(tenant, {}));
+      const stuck = await waitFor(
+        async () => {
+          const c = (await readTc(tenant))?.status?.conditions?.find((x) => x.type === "ControlPlaneReady");
+          return c?.reason === "WaitingForPod" && c.message.includes("is not scheduled") ? c : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 500, description: `${tenant} ControlPlaneReady naming the unscheduled pod` },
+      );
+      expect(stuck.status).toBe("False");
+      expect(stuck.message).toMatch(
+        /^waiting for StatefulSet k3s: 0\/1 pods ready; pod k3s-0 is not scheduled: Unschedulable: .*unschedulable/,
+      );
+    } finally {
+      await objects.mergePatch(node, { spec: { unschedulable: null } });
+    }
+    // Once the pod runs, the condition moves on to the tenant API (no stand-in answers here).
+    await waitForCondition(tenant, "ControlPlaneReady", "False", "ApiServerUnreachable");
+  });
+});

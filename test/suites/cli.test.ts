@@ -151,7 +151,10 @@ describe("tenantplane against a live installation", () => {
       async () => {
         const r = await tp(["get", "tenants", "-o", "json"]);
         const tc = (JSON.parse(r.stdout) as { items: Obj[] }).items.find((t) => (t.metadata?.name ?? "") === TENANT);
-        return (tc?.["status"] as { phase?: string } | undefined)?.phase === "Ready" ? tc : undefined;
+        const status = tc?.["status"] as { phase?: string; conditions?: unknown[] } | undefined;
+        if (status?.phase === "Ready") return tc;
+        // Thrown, so a timeout quotes the conditions that say what the tenant waits for.
+        throw new Error(`phase ${status?.phase ?? "unset"}: ${JSON.stringify(status?.conditions ?? [])}`);
       },
       { timeoutMs: 150_000, intervalMs: 1000, description: `${TENANT} Ready` },
     );

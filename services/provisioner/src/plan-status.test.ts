@@ -90,6 +90,12 @@ describe("controlPlaneReadyInput", () => {
   const observations: Array<[ControlPlaneObservation, string, string, RegExp]> = [
     [{ state: "ready", server: "https://k3s.tp-acme.svc:6443" }, "True", "Ready", /ready at https:\/\/k3s\.tp-acme/],
     [{ state: "waiting-for-pod", readyReplicas: 0 }, "False", "WaitingForPod", /StatefulSet k3s: 0\/1 pods ready/],
+    [
+      { state: "waiting-for-pod", readyReplicas: 0, pod: "pod k3s-0 is not scheduled: Unschedulable: 0/1 nodes" },
+      "False",
+      "WaitingForPod",
+      /^waiting for StatefulSet k3s: 0\/1 pods ready; pod k3s-0 is not scheduled: Unschedulable: 0\/1 nodes$/,
+    ],
     [{ state: "waiting-for-load-balancer" }, "False", "WaitingForLoadBalancer", /Service k3s/],
     [{ state: "api-unreachable", error: "ECONNREFUSED" }, "False", "ApiServerUnreachable", /ECONNREFUSED/],
     [{ state: "immutable-change", reasons: ["a", "b"] }, "False", "ImmutableFieldChanged", /^a; b$/],

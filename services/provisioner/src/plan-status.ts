@@ -105,7 +105,7 @@ export function isCurrentAndTrue(condition: PhaseSignal | undefined, generation?
 /** What the provisioner observed about one tenant's control plane in a reconcile pass. */
 export type ControlPlaneObservation =
   | { state: "ready"; server: string }
-  | { state: "waiting-for-pod"; readyReplicas: number }
+  | { state: "waiting-for-pod"; readyReplicas: number; pod?: string; recheckInMs?: number }
   | { state: "waiting-for-load-balancer" }
   | { state: "api-unreachable"; error: string }
   | { state: "immutable-change"; reasons: readonly string[] }
@@ -132,7 +132,9 @@ export function describeControlPlane(observation: ControlPlaneObservation): Omit
       return {
         status: "False",
         reason: CONTROL_PLANE_REASONS.waitingForPod,
-        message: `waiting for StatefulSet ${STATEFULSET_NAME}: ${observation.readyReplicas}/1 pods ready`,
+        message:
+          `waiting for StatefulSet ${STATEFULSET_NAME}: ${observation.readyReplicas}/1 pods ready` +
+          (observation.pod ? `; ${observation.pod}` : ""),
       };
     case "waiting-for-load-balancer":
       return {

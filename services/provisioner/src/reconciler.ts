@@ -1,4 +1,11 @@
-import type { KubernetesObject, V1ObjectMeta, V1Secret, V1Service, V1StatefulSet } from "@kubernetes/client-node";
+import type {
+  KubernetesObject,
+  V1ObjectMeta,
+  V1Pod,
+  V1Secret,
+  V1Service,
+  V1StatefulSet,
+} from "@kubernetes/client-node";
 import {
   API_VERSION,
   CONDITION_CONTROL_PLANE_READY,
@@ -45,6 +52,7 @@ import {
   KUBECONFIG_KEY,
   STATEFULSET_NAME,
   apiService,
+  controlPlaneSelector,
   controlPlaneStatefulSet,
   endpointFor,
   externalEndpointFrom,
@@ -69,6 +77,7 @@ import {
 } from "./plan-status.js";
 import { withoutCreateEntry } from "./field-ownership.js";
 import { readyEvent } from "./lifecycle-events.js";
+import { describePodWait } from "./pod-wait.js";
 import { decodeSecretData } from "./secret-data.js";
 import { ensureRoleBindings, type TenantRoleGrant } from "./role-bindings.js";
 import { teardown } from "./teardown.js";
@@ -85,6 +94,10 @@ const NOT_READY_POLL_MS = 3_000;
 // How often a tenant API that does not answer yet (its pod is ready) is probed again: only the
 // tenant's API is asked, the host's answers come from caches.
 const API_PROBE_RETRY_MS = 5_000;
+/** A control-plane pod not Ready this long after its StatefulSet was created is looked at. */
+const POD_LOOK_AFTER_MS = 20_000;
+/** ...and looked at again at this pace (slowing down, see settlementFor) while it stays so. */
+const POD_RECHECK_MS = 15_000;
 
 /** What the provisioner needs from the outside world. */
 export interface ProvisionerDeps {
@@ -423,7 +436,7 @@ async function observeControlPlane(
   kubeconfig: string,
 ): Promise<ControlPlaneObservation> {
   const readyReplicas = sts.status?.readyReplicas ?? 0;
-  if (readyReplicas < 1) return { state: "waiting-for-pod", readyReplicas };
+  if (readyReplicas < 1) return waitingForPod(pass, sts, readyReplicas);
   if (pass.tc.spec.controlPlane.expose.loadBalancer.enabled && !pass.facts.externalEndpoint)
     return { state: "waiting-for-load-balancer" };
   const kc = kubeConfigFromString(kubeconfig);
@@ -437,6 +450,24 @@ async function observeControlPlane(
   } finally {
     client?.close();
   }
+}
+
+// A pod that is slow to become Ready is looked at, so the condition says why (not scheduled,
+// a container waiting, never created) instead of a bare count; nothing on the StatefulSet
+// changes while a pod is stuck, so the pass asks to be run again to keep that current.
+async function waitingForPod(pass: Pass, sts: V1StatefulSet, readyReplicas: number): Promise<ControlPlaneObservation> {
+  const age = Date.now() - new Date(sts.metadata?.creationTimestamp ?? Date.now()).getTime();
+  if (age < POD_LOOK_AFTER_MS) return { state: "waiting-for-pod", readyReplicas, recheckInMs: POD_LOOK_AFTER_MS - age };
+  const selector = Object.entries(sts.spec?.selector?.matchLabels ?? controlPlaneSelector(pass.tenant))
+    .map(([key, value]) => `${key}=${value}`)
+    .join(",");
+  const pods = await pass.deps.objects.list<V1Pod>("v1", "Pod", { namespace: pass.namespace, labelSelector: selector });
+  return {
+    state: "waiting-for-pod",
+    readyReplicas,
+    pod: describePodWait(pods, `${STATEFULSET_NAME}-0`),
+    recheckInMs: POD_RECHECK_MS,
+  };
 }
 
 // Writes the status from the observation (nothing when it already shows it); a person's problem
@@ -482,6 +513,11 @@ async function report(pass: Pass, observation: ControlPlaneObservation): Promise
     throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, {
       code: "NotReady",
       retryAfterMs: API_PROBE_RETRY_MS,
+    });
+  if (observation.state === "waiting-for-pod" && observation.recheckInMs !== undefined)
+    throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, {
+      code: "NotReady",
+      retryAfterMs: observation.recheckInMs,
     });
 }
 
