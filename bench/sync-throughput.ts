@@ -78,13 +78,17 @@ if (T < 1 || T > 20 || ADDRESS_BASE < 2 || ADDRESS_BASE + T > 254) {
 }
 const LATENCY_SAMPLES = 200;
 
-const KINDS = ["ConfigMap", "Secret", "Pod", "Service"] as const;
+const ALL_KINDS = ["ConfigMap", "Secret", "Pod", "Service"];
+/** The kinds in the mix, round-robin; `KINDS=ConfigMap,Pod` narrows it to see what one kind costs. */
+const KINDS = (process.env.KINDS ?? ALL_KINDS.join(",")).split(",");
+if (KINDS.some((k) => !ALL_KINDS.includes(k))) throw new Error(`KINDS must be among ${ALL_KINDS.join(",")}`);
 const PLURAL: Record<string, string> = { ConfigMap: "configmaps", Secret: "secrets", Pod: "pods", Service: "services" };
 const tenants = Array.from({ length: T }, (_, i) => ({ name: `bench-${i}`, address: `127.0.0.${ADDRESS_BASE + i}` }));
 const command =
   `npm run build && TENANTS=${T} OBJECTS=${M}` +
   (process.env.CONCURRENCY ? ` CONCURRENCY=${CONCURRENCY}` : "") +
   (process.env.ADDRESS_BASE ? ` ADDRESS_BASE=${ADDRESS_BASE}` : "") +
+  (process.env.KINDS ? ` KINDS=${KINDS.join(",")}` : "") +
   " npm run bench:sync";
 
 const toolsDir = await buildTools();
@@ -120,6 +124,8 @@ const startWorker = async () => {
     HOST_BURST: "1000",
     TENANT_WRITE_QPS: "500",
     TENANT_WRITE_BURST: "500",
+    // e.g. WORKER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where a worker's time goes.
+    ...(process.env.WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : {}),
   });
   workers.push(w);
   return w;

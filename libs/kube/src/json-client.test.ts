@@ -1,11 +1,6 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import https from "node:https";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kubeConfigFor, localCertificate } from "./internal/test-tls.js";
 import { JsonClient } from "./json-client.js";
 
 // A local TLS endpoint (the client pools only TLS connections itself, as API servers speak
@@ -15,19 +10,8 @@ let ca: string;
 let openWatches = 0;
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "json-client-"));
-  execFileSync(
-    "openssl",
-    [
-      ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"],
-      ...["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1"],
-      ...["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
-    ],
-    { stdio: "ignore" },
-  );
-  ca = readFileSync(join(dir, "cert.pem"), "utf8");
-  const key = readFileSync(join(dir, "key.pem"), "utf8");
-  rmSync(dir, { recursive: true });
+  const { cert, key } = localCertificate();
+  ca = cert;
   server = https.createServer({ cert: ca, key }, (req, res) => {
     const url = new URL(req.url ?? "", "https://x");
     res.writeHead(200, { "Content-Type": "application/json" });
@@ -48,20 +32,7 @@ afterAll(async () => {
 });
 
 function client(maxSockets: number): JsonClient {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: "c",
-        server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        caData: Buffer.from(ca).toString("base64"),
-      },
-    ],
-    users: [{ name: "u", token: "t" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x",
-  });
-  return new JsonClient(kc, { maxSockets, timeoutMs: 5_000 });
+  return new JsonClient(kubeConfigFor(server, ca), { maxSockets, timeoutMs: 5_000 });
 }
 
 describe("JsonClient connections", () => {

@@ -18,10 +18,14 @@ export interface RawObject {
   [key: string]: unknown;
 }
 
-/** A change seen by a {@link ListWatch}; `delete` carries the last state the cache held. */
+/**
+ * A change seen by a {@link ListWatch}; `delete` carries the last state the cache held, and an
+ * `update` the state it replaced as `previous`, so a handler can tell what changed.
+ */
 export interface RawWatchEvent {
   type: "add" | "update" | "delete";
   object: RawObject;
+  previous?: RawObject;
 }
 
 /** A running list+watch with its cache. */
@@ -119,7 +123,8 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
       const old = cache.get(k);
       cache.set(k, obj);
       if (old === undefined) emit({ type: "add", object: obj });
-      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) emit({ type: "update", object: obj });
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
+        emit({ type: "update", object: obj, previous: old });
     }
     resourceVersion = version;
   };
@@ -160,9 +165,9 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
         cache.delete(k);
         emit({ type: "delete", object: obj });
       } else if (type === "ADDED" || type === "MODIFIED") {
-        const had = cache.has(k);
+        const previous = cache.get(k);
         cache.set(k, obj);
-        emit({ type: had ? "update" : "add", object: obj });
+        emit(previous ? { type: "update", object: obj, previous } : { type: "add", object: obj });
       }
       if (version) resourceVersion = version;
     }

@@ -21,6 +21,51 @@ describe("tenantToWake", () => {
     const tc = { apiVersion: "tenantplane.io/v1alpha1", kind: "TenantCluster", metadata: { name: "b" } };
     expect(tenantToWake({ type: "add", object: tc, ours: false }, ["TenantCluster"])).toBe("b");
   });
+
+  it("wakes nothing when only the sync workers' progress changed, and wakes for anything else", () => {
+    const tc = (rv: string, status: Record<string, unknown>) => ({
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "TenantCluster",
+      metadata: { name: "b", resourceVersion: rv, generation: 1 },
+      spec: { syncPolicyRef: { name: "workloads" } },
+      status,
+    });
+    const synced = (message: string, status = "True", reason = "Synced") => ({
+      type: "Synced",
+      status,
+      reason,
+      message,
+    });
+    const ready = { type: "IsolationApplied", status: "True", reason: "Applied", message: "9 objects" };
+    const before = tc("1", { phase: "Ready", sync: { inSync: 10 }, conditions: [ready, synced("10 in sync")] });
+    const wake = (object: ReturnType<typeof tc>) =>
+      tenantToWake({ type: "update", object, previous: before, ours: false }, ["TenantCluster"]);
+
+    expect(wake(tc("2", { phase: "Ready", sync: { inSync: 20 }, conditions: [ready, synced("20 in sync")] }))).toBe(
+      undefined,
+    );
+    expect(
+      wake(
+        tc("2", {
+          phase: "Ready",
+          sync: { inSync: 20 },
+          conditions: [ready, synced("1 failed", "False", "SyncErrors")],
+        }),
+      ),
+    ).toBe("b");
+    expect(
+      wake(
+        tc("2", {
+          phase: "Ready",
+          sync: { inSync: 10 },
+          conditions: [{ ...ready, status: "False" }, synced("10 in sync")],
+        }),
+      ),
+    ).toBe("b");
+    expect(wake({ ...before, metadata: { ...before.metadata, resourceVersion: "2", generation: 2 } })).toBe("b");
+    // Without the state it replaced, a change cannot be judged: it wakes.
+    expect(tenantToWake({ type: "update", object: before, ours: false }, ["TenantCluster"])).toBe("b");
+  });
 });
 
 describe("scopeByAccess", () => {

@@ -1,5 +1,5 @@
-import { GROUP, PLURAL_ISOLATION_PROFILES, PLURAL_TENANT_CLUSTERS, VERSION } from "@tenantplane/api";
-import type { CacheEvent, CachedKind } from "@tenantplane/kube";
+import { CONDITION_SYNCED, GROUP, PLURAL_ISOLATION_PROFILES, PLURAL_TENANT_CLUSTERS, VERSION } from "@tenantplane/api";
+import type { CacheEvent, CachedKind, RawObject } from "@tenantplane/kube";
 import { LABEL_MANAGED_BY, LABEL_TENANT, LABEL_VIRTUAL_NAMESPACE, MANAGED_BY } from "@tenantplane/mapping";
 
 /** The kinds of host objects a service may keep in its cache (see startService's `cache`). */
@@ -89,6 +89,33 @@ export function tenantToWake(event: CacheEvent, kinds: readonly HostKind[]): str
   if (event.ours) return undefined;
   const kind = event.object.kind as HostKind | undefined;
   if (kind === undefined || !kinds.includes(kind)) return undefined;
-  if (kind === "TenantCluster") return event.object.metadata.name;
+  if (kind === "TenantCluster") return onlySyncProgress(event) ? undefined : event.object.metadata.name;
   return event.object.metadata.labels?.[LABEL_TENANT];
+}
+
+/**
+ * True for a TenantCluster update that changed nothing but the sync workers' progress: the
+ * counts in status.sync and the Synced condition's message, rewritten about once a second
+ * while a tenant syncs. No other service's pass depends on them (a Synced status or reason
+ * that changes still wakes), so they would only cost every service a pass each second.
+ */
+export function onlySyncProgress(event: CacheEvent): boolean {
+  if (event.type !== "update" || event.previous === undefined) return false;
+  return withoutSyncProgress(event.previous) === withoutSyncProgress(event.object);
+}
+
+function withoutSyncProgress(tc: RawObject): string {
+  const { resourceVersion: _version, managedFields: _fields, ...metadata } = tc.metadata;
+  const {
+    sync: _sync,
+    conditions,
+    ...status
+  } = (tc["status"] ?? {}) as {
+    sync?: unknown;
+    conditions?: Array<Record<string, unknown>>;
+  };
+  const kept = (conditions ?? []).map((c) =>
+    c["type"] === CONDITION_SYNCED ? { type: c["type"], status: c["status"], reason: c["reason"] } : c,
+  );
+  return JSON.stringify({ ...tc, metadata, status: { ...status, conditions: kept } });
 }

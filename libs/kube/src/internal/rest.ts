@@ -36,6 +36,8 @@ export function encodeBody(body: unknown): string {
  * back as plain JSON: no model classes on either side.
  */
 export class RestClient {
+  private pool: { tls: TlsIdentity; agent: https.Agent } | undefined;
+
   constructor(
     private readonly kc: KubeConfig,
     /** Sent as User-Agent, so the API server's audit log and metrics tell each service apart. */
@@ -66,6 +68,10 @@ export class RestClient {
     const plain = url.protocol === "http:";
     // The kubeconfig's agent is a TLS agent; a plain-HTTP server (a local proxy) takes none.
     if (plain) delete options.agent;
+    // KubeConfig makes a new agent on every call, so each request would open (and hand-shake)
+    // a TLS connection of its own; one keep-alive pool per TLS identity serves them all. A
+    // proxy keeps the kubeconfig's own agent.
+    else if (!this.kc.getCurrentCluster()?.proxyUrl) options.agent = this.pooledAgent(options);
     const transport = plain ? http : https;
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const timeoutMs = req.timeoutMs ?? REQUEST_TIMEOUT_MS;
@@ -94,6 +100,46 @@ export class RestClient {
     }
     return parsed as T;
   }
+
+  // Rotated credentials (a renewed client certificate) get a fresh pool; the old one's idle
+  // connections are closed, those in use finish their request first.
+  private pooledAgent(options: https.RequestOptions): https.Agent {
+    const tls = tlsOf(options);
+    if (this.pool === undefined || !sameTls(this.pool.tls, tls)) {
+      for (const idle of Object.values(this.pool?.agent.freeSockets ?? {}))
+        for (const socket of idle ?? []) socket.destroy();
+      this.pool = { tls, agent: new https.Agent({ ...tls, keepAlive: true, maxSockets: MAX_SOCKETS }) };
+    }
+    return this.pool.agent;
+  }
+}
+
+/** What a TLS connection is made with; a pool serves only requests with the same. */
+type TlsIdentity = Pick<
+  https.RequestOptions,
+  "ca" | "cert" | "key" | "pfx" | "passphrase" | "rejectUnauthorized" | "servername"
+>;
+const TLS_FIELDS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const;
+
+/** At most this many connections per client to one API server; more requests wait for one. */
+const MAX_SOCKETS = 32;
+
+// KubeConfig decodes certificates and keys into new Buffers on every call: compared by content.
+function sameTls(a: TlsIdentity, b: TlsIdentity): boolean {
+  return TLS_FIELDS.every((field) => sameValue(a[field], b[field]));
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  return false;
+}
+
+function tlsOf(options: https.RequestOptions): TlsIdentity {
+  const tls: TlsIdentity = {};
+  for (const field of TLS_FIELDS) if (options[field] !== undefined) Object.assign(tls, { [field]: options[field] });
+  return tls;
 }
 
 function parseJson(text: string): unknown {

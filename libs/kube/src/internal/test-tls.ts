@@ -1,0 +1,46 @@
+// Test support for the clients' unit tests: a certificate for a local TLS endpoint and a
+// KubeConfig that trusts it. Not exported from the package.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import type { Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+
+/** A self-signed certificate (P-256) for 127.0.0.1, valid for a day. */
+export function localCertificate(): { cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), "kube-test-tls-"));
+  try {
+    execFileSync(
+      "openssl",
+      [
+        ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"],
+        ...["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1"],
+        ...["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
+      ],
+      { stdio: "ignore" },
+    );
+    return { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") };
+  } finally {
+    rmSync(dir, { recursive: true });
+  }
+}
+
+/** A KubeConfig for the listening `server`, trusting `ca`, authenticating with a bearer `token`. */
+export function kubeConfigFor(server: Server, ca: string, token = "t"): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [
+      {
+        name: "c",
+        server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        caData: Buffer.from(ca).toString("base64"),
+      },
+    ],
+    users: [{ name: "u", token }],
+    contexts: [{ name: "x", cluster: "c", user: "u" }],
+    currentContext: "x",
+  });
+  return kc;
+}
