@@ -36,26 +36,35 @@ export interface PodNetworkDeps {
  * Applies the planner's tenant network ConfigMaps (the DNS zone and the per-namespace
  * service links, see `planPodNetwork`) as the tenant's Services, Pods and their host copies
  * change: debounced, one pass at a time, a write and a Decision only where the plan has one.
+ *
+ * Passes start at least `minIntervalMs` apart: every pass rewrites whole ConfigMaps, so while
+ * Services keep arriving (a tenant applying hundreds) a pass per change would rewrite the zone
+ * a few times a second, each with its Decision and Event. A lone change is still written after
+ * `debounceMs`.
  */
 export class PodNetworkRecords {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private lastStart = Number.NEGATIVE_INFINITY;
   private readonly skips = new SkipMemory();
 
   constructor(
     private readonly deps: PodNetworkDeps,
     private readonly debounceMs = 200,
+    private readonly minIntervalMs = 2_000,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Schedules a pass soon (changes arriving together make one pass). */
   schedule(): void {
     if (this.stopped || this.timer !== undefined) return;
+    const delay = Math.max(this.debounceMs, this.lastStart + this.minIntervalMs - this.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.run();
-    }, this.debounceMs);
+    }, delay);
   }
 
   stop(): void {
@@ -68,6 +77,7 @@ export class PodNetworkRecords {
       this.again = true;
       return;
     }
+    this.lastStart = this.now();
     this.running = this.pass()
       .catch((err: unknown) => {
         this.deps.logger.warn({ err: describeError(err) }, "pod network records not written; retrying");
