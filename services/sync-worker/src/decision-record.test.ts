@@ -58,6 +58,9 @@ describe("recorded Decisions on host copies", () => {
     // A clock that ran ahead on the writer must not make an old record look fresh forever.
     expect(republishable(at(now + 60_000), now)).toBe(false);
     expect(REPUBLISH_WITHIN_MS).toBeLessThan(120_000);
+    // A duplicate window shortened by an operator shortens the republish window with it.
+    expect(republishable(at(now - 40_000), now, 60_000)).toBe(true);
+    expect(republishable(at(now - 60_000), now, 60_000)).toBe(false);
   });
 
   it("derives a Delete's id from the host uid alone, whatever the reason's wording", () => {

@@ -11,9 +11,10 @@ import type { HostObject } from "@tenantplane/sync";
 import * as z from "zod";
 
 /**
- * How old a recorded Decision may be and still be republished by a new syncer: inside the
- * DECISIONS stream's duplicate window (ten minutes; two in older installs) with room to spare,
- * so a republish of a Decision that was stored is always dropped as a duplicate.
+ * How old a recorded Decision may be and still be republished by a new syncer: long enough
+ * to cover a worker killed between a write and its publish and the hand-over that follows, short
+ * enough that a new syncer does not republish ten minutes of a busy tenant's writes. Never
+ * longer than the DECISIONS stream's duplicate window allows (see `republishable`).
  */
 export const REPUBLISH_WITHIN_MS = 90_000;
 
@@ -58,10 +59,14 @@ export function recordOf(obj: RawObject): RecordedDecision | undefined {
   }
 }
 
-/** True when `record` is young enough that republishing it can only be stored once. */
-export function republishable(record: RecordedDecision, now: number): boolean {
+/**
+ * True when `record` is young enough that republishing it can only be stored once:
+ * `storedWindowMs` is the republish window the service derived from the duplicate window the
+ * server applied to the DECISIONS stream (an operator may have shortened it).
+ */
+export function republishable(record: RecordedDecision, now: number, storedWindowMs = REPUBLISH_WITHIN_MS): boolean {
   const age = now - Date.parse(record.time);
-  return age >= 0 && age < REPUBLISH_WITHIN_MS;
+  return age >= 0 && age < Math.min(REPUBLISH_WITHIN_MS, storedWindowMs);
 }
 
 /**

@@ -10,7 +10,7 @@ import {
 } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { backoffDelay, describe, normalizeError, TransientError, type Logger } from "@tenantplane/runtime";
-import { faults } from "@tenantplane/service";
+import { decisionRecords, faults } from "@tenantplane/service";
 import {
   applyServiceQuota,
   PlanMemo,
@@ -486,7 +486,8 @@ export class TenantSyncer {
       for (const host of w.list()) {
         const record = recordOf(host);
         const source = sourceOfCopy(host, this.deps.tenant);
-        if (record === undefined || source === undefined || !republishable(record, now)) continue;
+        if (record === undefined || source === undefined || !republishable(record, now, decisionRecords.windowMs))
+          continue;
         this.publishAfterWrite(
           {
             ...record,
