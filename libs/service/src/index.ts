@@ -13,7 +13,9 @@ export { tenantOfSubject, warnOnRejection } from "./rejections.js";
 export {
   applyTracked,
   changeOf,
+  createEntryAsApply,
   createTracked,
+  handOverToApply,
   publishRecordedDecision,
   tenantDecider,
   type ApplyOutcome,

@@ -179,7 +179,7 @@ async function report(decide: Decide, recorded: RecordedDecision, on: Kubernetes
  * reads again and retries, pinned to each version it read. Returns the object as it now is; a
  * hand-over that cannot finish is finished by the next update (see the provisioner).
  */
-async function handOverToApply<T extends KubernetesObject>(objects: Objects, created: T): Promise<T> {
+export async function handOverToApply<T extends KubernetesObject>(objects: Objects, created: T): Promise<T> {
   const uid = created.metadata?.uid;
   return retryOnConflict(
     objects,

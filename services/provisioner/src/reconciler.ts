@@ -40,6 +40,8 @@ import { TransientError, describe as describeError, httpStatusOf, type Logger } 
 import {
   applyTenantStatus,
   applyTracked,
+  createEntryAsApply,
+  handOverToApply,
   createTracked,
   publishRecordedDecision,
   statusUpToDate,
@@ -96,8 +98,11 @@ const NOT_READY_POLL_MS = 3_000;
 const API_PROBE_RETRY_MS = 5_000;
 /** A control-plane pod not Ready this long after its StatefulSet was created is looked at. */
 const POD_LOOK_AFTER_MS = 20_000;
-/** ...and looked at again at this pace (slowing down, see settlementFor) while it stays so. */
-const POD_RECHECK_MS = 15_000;
+/**
+ * ...and looked at again at this pace while it stays so: one LIST a minute per stuck tenant,
+ * so a hundred tenants waiting for nodes cost the API server under two requests a second.
+ */
+const POD_RECHECK_MS = 60_000;
 
 /** What the provisioner needs from the outside world. */
 export interface ProvisionerDeps {
@@ -618,12 +623,17 @@ async function updateOwned<T extends KubernetesObject>(
 ): Promise<T> {
   let after: T;
   try {
+    // A create whose hand-over did not finish (its pass ended in between) is handed over
+    // first, so this apply owns what the create set and removes what it no longer sends.
+    const base = createEntryAsApply(existing.metadata?.managedFields, pass.deps.objects.fieldManager)
+      ? await handOverToApply(pass.deps.objects, existing)
+      : existing;
     // Tracked: the write records its Decision on the object and publishes it (nothing when the
     // apply changes none of the fields this manager owns).
     ({ object: after } = await applyTracked(pass.deps.objects, desired, {
       decide: pass.decide,
       reason,
-      ifResourceVersion: existing.metadata?.resourceVersion,
+      ifResourceVersion: base.metadata?.resourceVersion,
     }));
   } catch (err) {
     if (httpStatusOf(err) !== 409) throw err;
@@ -634,7 +644,8 @@ async function updateOwned<T extends KubernetesObject>(
     });
   }
   if (withoutCreateEntry(after.metadata?.managedFields, pass.deps.objects.fieldManager)) {
-    // Created by an earlier pass whose hand-over did not finish: finish it.
+    // Written by an older version as both a create entry and an apply entry: the apply's
+    // alone owns the fields from now on.
     const applied = after;
     after = await dropCreateEntry(pass.deps.objects, applied).catch((err: unknown) => {
       if (httpStatusOf(err) === 409) return applied;
