@@ -126,7 +126,12 @@ export class Supervisor {
       apiVersion: API_VERSION,
       kind: "TenantCluster",
       logger: logger.child({ watch: "tenantclusters" }),
-      onEvent: (e) => this.reconcile(e.object.metadata.name),
+      // The sync workers' own status writes (about once a second per syncing tenant) change
+      // nothing a syncer is built from: they are not looked at again.
+      onEvent: (e) => {
+        if (e.type === "update" && e.previous && othersView(e.previous) === othersView(e.object)) return;
+        this.reconcile(e.object.metadata.name);
+      },
     });
     this.policies = startListWatch({
       client: hostClient,
