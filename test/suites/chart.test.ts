@@ -933,6 +933,8 @@ describe("chart against a real API server", () => {
     ["provisioner", "delete", "tenantclusters", { group: tp }, false],
     ["provisioner", "delete", "secrets", { namespace: "tp-dev" }, true],
     ["provisioner", "list", "pods", { namespace: "tp-dev" }, true],
+    ["provisioner", "watch", "pods", { namespace: "tp-dev" }, true],
+    ["provisioner", "watch", "pods", { namespace: "kube-system" }, false],
     ["provisioner", "update", "secrets", { namespace: "tp-dev" }, false],
     ["provisioner", "get", "isolationprofiles", { group: tp }, true],
     ["provisioner", "patch", "isolationprofiles", { group: tp }, false],

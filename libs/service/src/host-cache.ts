@@ -1,6 +1,12 @@
 import { CONDITION_SYNCED, GROUP, PLURAL_ISOLATION_PROFILES, PLURAL_TENANT_CLUSTERS, VERSION } from "@tenantplane/api";
 import type { CacheEvent, CachedKind, RawObject } from "@tenantplane/kube";
-import { LABEL_MANAGED_BY, LABEL_TENANT, LABEL_VIRTUAL_NAMESPACE, MANAGED_BY } from "@tenantplane/mapping";
+import {
+  LABEL_CONTROL_PLANE,
+  LABEL_MANAGED_BY,
+  LABEL_TENANT,
+  LABEL_VIRTUAL_NAMESPACE,
+  MANAGED_BY,
+} from "@tenantplane/mapping";
 
 /** The kinds of host objects a service may keep in its cache (see startService's `cache`). */
 export type HostKind =
@@ -15,7 +21,8 @@ export type HostKind =
   | "NetworkPolicy"
   | "ResourceQuota"
   | "LimitRange"
-  | "RoleBinding";
+  | "RoleBinding"
+  | "ControlPlanePod";
 
 // Host objects tenantplane made for a tenant itself, not the copies the sync worker makes of
 // tenant objects (those carry the virtual namespace): memory grows with tenants, not with
@@ -54,6 +61,14 @@ const HOST_KINDS: Record<HostKind, CachedKind> = {
   ResourceQuota: ownObjects("v1", "ResourceQuota", "resourcequotas"),
   LimitRange: ownObjects("v1", "LimitRange", "limitranges"),
   RoleBinding: ownObjects("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings"),
+  // Only the k3s pods: the tenant's own pods in the namespace (any number) stay out. The label
+  // is reserved, stripped from every tenant object, so no synced pod carries it.
+  ControlPlanePod: {
+    apiVersion: "v1",
+    kind: "Pod",
+    resource: { resource: "pods", namespaced: true },
+    labelSelector: `${OWN_OBJECTS},${LABEL_CONTROL_PLANE}=true`,
+  },
 };
 
 /** How the cache holds each of `kinds`: tenantplane's own objects only, every TenantCluster and IsolationProfile. */
@@ -87,10 +102,15 @@ export async function scopeByAccess(
  */
 export function tenantToWake(event: CacheEvent, kinds: readonly HostKind[]): string | undefined {
   if (event.ours) return undefined;
-  const kind = event.object.kind as HostKind | undefined;
+  const kind = hostKindOf(event.object);
   if (kind === undefined || !kinds.includes(kind)) return undefined;
   if (kind === "TenantCluster") return onlySyncProgress(event) ? undefined : event.object.metadata.name;
   return event.object.metadata.labels?.[LABEL_TENANT];
+}
+
+// The cache files objects by their API kind; a cached Pod is a control-plane pod.
+function hostKindOf(obj: RawObject): HostKind | undefined {
+  return obj.kind === "Pod" ? "ControlPlanePod" : (obj.kind as HostKind | undefined);
 }
 
 /**
