@@ -189,6 +189,8 @@ try {
   );
   for (const [agent, row] of byAgent(waitRequests))
     console.log(`    ${agent.padEnd(40)} ${rate(row.all).padStart(7)}/s  (${rate(row.writes)} writes/s)`);
+  for (const [what, n] of byRequest(waitRequests.filter(tp)).slice(0, 12))
+    console.log(`    ${what.padEnd(58)} ${rate(n).padStart(7)}/s`);
   console.log(`\nPeak resident memory (VmHWM)`);
   console.log(`  provisioner ${peak("provisioner").toFixed(1)} MiB   isolation ${peak("isolation").toFixed(1)} MiB`);
   console.log(

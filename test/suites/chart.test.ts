@@ -1465,6 +1465,7 @@ describe("the services under the chart's RBAC", () => {
           "configmaps",
           "deployments",
           "rolebindings",
+          "pods",
         ]),
         ...inTenant("isolation", ["networkpolicies", "resourcequotas", "limitranges"]),
       ]),

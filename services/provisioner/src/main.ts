@@ -17,6 +17,7 @@ const svc = await startService({
     "StatefulSet",
     "ConfigMap",
     "Deployment",
+    "ControlPlanePod",
     ...(env.TENANT_ROLE_BINDINGS.length > 0 ? (["RoleBinding"] as const) : []),
   ],
 });
@@ -27,6 +28,17 @@ if (roleBindings.length === 0) {
   );
 } else {
   svc.logger.info({ roleBindings }, "binding these ClusterRoles in every tenant namespace");
+}
+// One timer per tenant at most; the pass it runs re-reads everything, like any other wake.
+const wakeTimers = new Map<string, NodeJS.Timeout>();
+function wakeAfter(tenant: string, ms: number): void {
+  if (wakeTimers.has(tenant)) return;
+  const timer = setTimeout(() => {
+    wakeTimers.delete(tenant);
+    wake(tenant);
+  }, ms);
+  timer.unref();
+  wakeTimers.set(tenant, timer);
 }
 const { wake } = consumeTenantChanges(
   svc,
@@ -41,6 +53,7 @@ const { wake } = consumeTenantChanges(
       roleBindings,
       dnsImage: svc.env.TENANT_DNS_IMAGE,
       namespaceWatches: svc.cache,
+      wakeAfter,
     }),
   {
     condition: CONDITION_CONTROL_PLANE_READY,
@@ -50,6 +63,14 @@ const { wake } = consumeTenantChanges(
 // Readiness, load-balancer addresses, the isolation service's condition and hand edits arrive
 // as watch events: each wakes a pass for its tenant, so nothing is polled.
 svc.cache?.onChange((event) => {
-  const tenant = tenantToWake(event, ["TenantCluster", "Namespace", "Secret", "Service", "StatefulSet", "RoleBinding"]);
+  const tenant = tenantToWake(event, [
+    "TenantCluster",
+    "Namespace",
+    "Secret",
+    "Service",
+    "StatefulSet",
+    "ControlPlanePod",
+    "RoleBinding",
+  ]);
   if (tenant) wake(tenant);
 });

@@ -105,7 +105,7 @@ export function isCurrentAndTrue(condition: PhaseSignal | undefined, generation?
 /** What the provisioner observed about one tenant's control plane in a reconcile pass. */
 export type ControlPlaneObservation =
   | { state: "ready"; server: string }
-  | { state: "waiting-for-pod"; readyReplicas: number; pod?: string; recheckInMs?: number }
+  | { state: "waiting-for-pod"; readyReplicas: number; pod?: string }
   | { state: "waiting-for-load-balancer" }
   | { state: "api-unreachable"; error: string }
   | { state: "immutable-change"; reasons: readonly string[] }

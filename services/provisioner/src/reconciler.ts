@@ -34,7 +34,7 @@ import {
   type NamespaceWatches,
   type Objects,
 } from "@tenantplane/kube";
-import { hostNamespaceFor } from "@tenantplane/mapping";
+import { LABEL_CONTROL_PLANE, LABEL_MANAGED_BY, MANAGED_BY, hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, describe as describeError, httpStatusOf, type Logger } from "@tenantplane/runtime";
 import {
@@ -96,13 +96,12 @@ const NOT_READY_POLL_MS = 3_000;
 // How often a tenant API that does not answer yet (its pod is ready) is probed again: only the
 // tenant's API is asked, the host's answers come from caches.
 const API_PROBE_RETRY_MS = 5_000;
-/** A control-plane pod not Ready this long after its StatefulSet was created is looked at. */
-const POD_LOOK_AFTER_MS = 20_000;
 /**
- * ...and looked at again at this pace while it stays so: one LIST a minute per stuck tenant,
- * so a hundred tenants waiting for nodes cost the API server under two requests a second.
+ * A control-plane pod not Ready this long after its StatefulSet was created is described in
+ * ControlPlaneReady; before that, a pod on its way (its claim being bound, its image pulled)
+ * would change the message, and the status, at every step.
  */
-const POD_RECHECK_MS = 60_000;
+const POD_LOOK_AFTER_MS = 20_000;
 
 /** What the provisioner needs from the outside world. */
 export interface ProvisionerDeps {
@@ -120,6 +119,11 @@ export interface ProvisionerDeps {
   dnsImage?: string | undefined;
   /** Told when a tenant namespace is bound (the services may act there) and when it is torn down. */
   namespaceWatches?: NamespaceWatches | undefined;
+  /**
+   * Runs a pass for the tenant after `ms` in this process (no message is redelivered); the
+   * one moment no watch event marks is a pod that has not become Ready within POD_LOOK_AFTER_MS.
+   */
+  wakeAfter?: (tenant: string, ms: number) => void;
 }
 
 const TENANT_DNS_REASON =
@@ -458,21 +462,24 @@ async function observeControlPlane(
 }
 
 // A pod that is slow to become Ready is looked at, so the condition says why (not scheduled,
-// a container waiting, never created) instead of a bare count; nothing on the StatefulSet
-// changes while a pod is stuck, so the pass asks to be run again to keep that current.
+// a container waiting, never created) instead of a bare count. Control-plane pods are cached
+// (and their changes wake a pass), so looking costs no request.
 async function waitingForPod(pass: Pass, sts: V1StatefulSet, readyReplicas: number): Promise<ControlPlaneObservation> {
   const age = Date.now() - new Date(sts.metadata?.creationTimestamp ?? Date.now()).getTime();
-  if (age < POD_LOOK_AFTER_MS) return { state: "waiting-for-pod", readyReplicas, recheckInMs: POD_LOOK_AFTER_MS - age };
-  const selector = Object.entries(sts.spec?.selector?.matchLabels ?? controlPlaneSelector(pass.tenant))
+  if (age < POD_LOOK_AFTER_MS) {
+    pass.deps.wakeAfter?.(pass.tenant, POD_LOOK_AFTER_MS - age);
+    return { state: "waiting-for-pod", readyReplicas };
+  }
+  // The cache's own selector terms are part of it, or the cache could not answer.
+  const selector = Object.entries({
+    ...(sts.spec?.selector?.matchLabels ?? controlPlaneSelector(pass.tenant)),
+    [LABEL_MANAGED_BY]: MANAGED_BY,
+    [LABEL_CONTROL_PLANE]: "true",
+  })
     .map(([key, value]) => `${key}=${value}`)
     .join(",");
   const pods = await pass.deps.objects.list<V1Pod>("v1", "Pod", { namespace: pass.namespace, labelSelector: selector });
-  return {
-    state: "waiting-for-pod",
-    readyReplicas,
-    pod: describePodWait(pods, `${STATEFULSET_NAME}-0`),
-    recheckInMs: POD_RECHECK_MS,
-  };
+  return { state: "waiting-for-pod", readyReplicas, pod: describePodWait(pods, `${STATEFULSET_NAME}-0`) };
 }
 
 // Writes the status from the observation (nothing when it already shows it); a person's problem
@@ -518,11 +525,6 @@ async function report(pass: Pass, observation: ControlPlaneObservation): Promise
     throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, {
       code: "NotReady",
       retryAfterMs: API_PROBE_RETRY_MS,
-    });
-  if (observation.state === "waiting-for-pod" && observation.recheckInMs !== undefined)
-    throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, {
-      code: "NotReady",
-      retryAfterMs: observation.recheckInMs,
     });
 }
 
