@@ -124,7 +124,8 @@ const startWorker = async () => {
     HOST_BURST: "1000",
     TENANT_WRITE_QPS: "500",
     TENANT_WRITE_BURST: "500",
-    // e.g. WORKER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where a worker's time goes.
+    // e.g. WORKER_NODE_OPTIONS="--require <script starting the inspector's profiler>" to see where a
+    // worker's time goes (Node refuses --cpu-prof in NODE_OPTIONS).
     ...(process.env.WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : {}),
   });
   workers.push(w);

@@ -12,7 +12,7 @@ function records(): { records: PodNetworkRecords; passes: () => number } {
       return "unknown";
     },
   } as unknown as PodNetworkDeps;
-  return { records: new PodNetworkRecords(deps, 200, 2_000, () => Date.now()), passes: () => passes };
+  return { records: new PodNetworkRecords(deps, 200, 2_000), passes: () => passes };
 }
 
 describe("PodNetworkRecords pacing", () => {

@@ -54,13 +54,12 @@ export class PodNetworkRecords {
     private readonly deps: PodNetworkDeps,
     private readonly debounceMs = 200,
     private readonly minIntervalMs = 2_000,
-    private readonly now: () => number = Date.now,
   ) {}
 
   /** Schedules a pass soon (changes arriving together make one pass). */
   schedule(): void {
     if (this.stopped || this.timer !== undefined) return;
-    const delay = Math.max(this.debounceMs, this.lastStart + this.minIntervalMs - this.now());
+    const delay = Math.max(this.debounceMs, this.lastStart + this.minIntervalMs - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.run();
@@ -77,7 +76,7 @@ export class PodNetworkRecords {
       this.again = true;
       return;
     }
-    this.lastStart = this.now();
+    this.lastStart = Date.now();
     this.running = this.pass()
       .catch((err: unknown) => {
         this.deps.logger.warn({ err: describeError(err) }, "pod network records not written; retrying");
