@@ -35,10 +35,14 @@ import {
   startHostCluster,
   startNats,
   startTenantStandIn,
+  agentOf,
+  isWrite,
+  readAudit,
   waitFor,
   type RunningService,
   type TenantApiServer,
 } from "../test/harness/index.js";
+import { cpuBetween, cpuSnapshot, formatCpu, type CpuSnapshot } from "./cpu-usage.js";
 import { ms, pct, pool } from "./stats.js";
 
 // Declared before the top-level run below: classes are not hoisted.
@@ -92,7 +96,8 @@ const command =
   " npm run bench:sync";
 
 const toolsDir = await buildTools();
-const host = await startHostCluster({ name: "bench-sync", toolsDir });
+// The audit log tells each window's host requests apart by user agent.
+const host = await startHostCluster({ name: "bench-sync", toolsDir, auditLog: true });
 const nats = await startNats({ toolsDir });
 const objects = KubernetesObjectApi.makeApiClient(host.kubeConfig);
 const core = host.kubeConfig.makeApiClient(CoreV1Api);
@@ -187,11 +192,16 @@ try {
   // timed by the same observer, and its cost to the API server is the same in both.
   for (const kind of KINDS) watches.push(hostWatch(kind));
   await Promise.all(watches.map((w) => w.synced));
+  const rawCpuFrom = cpuSnapshot();
+  const rawFrom = Date.now();
   const raw = await rawBaseline(sources, clients);
+  const rawWindow = window(rawFrom, rawCpuFrom);
   const rawSeconds = raw.seconds;
   const bareRss = await bareNodeRss();
   const one = await startWorker();
   const cpuBefore = await counter(one, "tenantplane_process_cpu_seconds_total", "");
+  const syncCpuFrom = cpuSnapshot();
+  const syncFrom = Date.now();
   const syncStart = performance.now();
   await waitFor(async () => (await ownersOf()).size === T || undefined, {
     timeoutMs: 60_000,
@@ -209,6 +219,7 @@ try {
     intervalMs: 20,
     description: `${total} host copies`,
   });
+  const syncWindow = window(syncFrom, syncCpuFrom);
   const copyTimes = copyKeys.map((k) => seen.get(k)!);
   const syncSeconds = (Math.max(...copyTimes) - syncStart) / 1000;
   const firstCreate = (Math.min(...copyTimes) - syncStart) / 1000;
@@ -312,6 +323,14 @@ try {
     `  copies equal to the raw objects (content hash, labels, spec/data): ${total - mismatches.length}/${total}; worker creates counted ${created}`,
   );
   for (const m of mismatches.slice(0, 5)) console.log(`    differs: ${m}`);
+  for (const [label, w] of [
+    ["raw", rawWindow],
+    ["sync", syncWindow],
+  ] as const) {
+    console.log(`  ${label} window ${w.seconds.toFixed(1)}s, host requests by user agent (writes: commonest verbs):`);
+    console.log(`    ${w.requests}`);
+    console.log(`    CPU: ${w.cpu}`);
+  }
   console.log(`\nTenant create -> host object visible (${lat1.length} ConfigMaps each, 20/s over ${T} tenants)`);
   console.log(`  1 worker   p50 ${ms(pct(lat1, 50))}  p99 ${ms(pct(lat1, 99))}`);
   console.log(`  3 workers  p50 ${ms(pct(lat3, 50))}  p99 ${ms(pct(lat3, 99))}   (target p99 < 500 ms)`);
@@ -339,6 +358,34 @@ try {
   for (const s of standIns) await s.stop();
   await nats.stop();
   await host.stop();
+}
+
+/** What the host API served and who used the CPU from `fromMs` until now. */
+function window(fromMs: number, cpuFrom: CpuSnapshot): { seconds: number; requests: string; cpu: string } {
+  const toMs = Date.now();
+  const byAgent = new Map<string, { all: number; writes: number; what: Map<string, number> }>();
+  for (const r of readAudit(host.auditLogPath!, fromMs)) {
+    if (r.receivedMs > toMs) continue;
+    const agent = agentOf(r);
+    const n = byAgent.get(agent) ?? { all: 0, writes: 0, what: new Map<string, number>() };
+    n.all++;
+    if (isWrite(r)) n.writes++;
+    const what = `${r.verb} ${r.resource}`;
+    n.what.set(what, (n.what.get(what) ?? 0) + 1);
+    byAgent.set(agent, n);
+  }
+  // Each agent's three commonest verb and resource pairs say what its requests were for.
+  const requests = [...byAgent]
+    .sort((a, b) => b[1].all - a[1].all)
+    .map(([agent, n]) => {
+      const top = [...n.what]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 3)
+        .map(([w, c]) => `${w} ${c}`);
+      return `${agent} ${n.all} (${n.writes}: ${top.join(", ")})`;
+    })
+    .join("\n    ");
+  return { seconds: (toMs - fromMs) / 1000, requests, cpu: formatCpu(cpuBetween(cpuFrom, cpuSnapshot())) };
 }
 
 async function apply(obj: Record<string, unknown>): Promise<void> {

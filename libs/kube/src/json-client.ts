@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
+import { request as httpsRequest, type RequestOptions } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
+import { tlsAgent, tlsOf } from "./internal/tls-agent.js";
 
 /** An API error with the server's HTTP status as `code`, as `httpStatusOf` and `normalizeError` expect. */
 export class ApiError extends Error {
@@ -153,14 +154,7 @@ export class JsonClient {
   // The server's TLS settings (CA, client certificate) belong to the pool, not to each request.
   private newAgent(url: URL, options: RequestOptions, pool: { keepAlive: boolean; maxSockets?: number }): HttpAgent {
     if (url.protocol !== "https:") return new HttpAgent(pool);
-    return new HttpsAgent({
-      ...pool,
-      ca: options.ca,
-      cert: options.cert,
-      key: options.key,
-      ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
-      ...(options.servername === undefined ? {} : { servername: options.servername }),
-    });
+    return tlsAgent(tlsOf(options), pool);
   }
 }
 

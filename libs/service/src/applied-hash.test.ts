@@ -72,4 +72,17 @@ describe("contains", () => {
     expect(contains({}, { a: {} })).toBe(true);
     expect(contains({ a: "x" }, { a: {} })).toBe(false);
   });
+
+  it("matches quantities the API server stored in canonical form, and only in quantity maps", () => {
+    const quota = { spec: { hard: { pods: "5k", "requests.memory": "5000Gi", "limits.cpu": "500m" } } };
+    expect(
+      contains(quota, { spec: { hard: { pods: "5000", "requests.memory": "5000Gi", "limits.cpu": "0.5" } } }),
+    ).toBe(true);
+    expect(contains(quota, { spec: { hard: { pods: "5001" } } })).toBe(false);
+    const limits = { spec: { limits: [{ type: "Container", default: { memory: "1Gi" } }] } };
+    expect(contains(limits, { spec: { limits: [{ type: "Container", default: { memory: "1024Mi" } }] } })).toBe(true);
+    // A label is text, whatever its key: "5k" is not "5000" there.
+    expect(contains({ metadata: { labels: { max: "5k" } } }, { metadata: { labels: { max: "5000" } } })).toBe(false);
+    expect(contains({ spec: { max: "5k" } }, { spec: { max: "5000" } })).toBe(false);
+  });
 });

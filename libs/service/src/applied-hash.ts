@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { KubernetesObject } from "@kubernetes/client-node";
+import { compareQuantities } from "@tenantplane/api";
 
 /**
  * The prefix of the annotation holding a hash of what a field manager last applied to an
@@ -35,12 +36,32 @@ export function appliedUpToDate(current: KubernetesObject, desired: KubernetesOb
   return hash !== undefined && current.metadata?.annotations?.[key] === hash && contains(current, desired);
 }
 
-/** Whether every field set in `part` holds the same value in `whole` (lists item by item, same length). */
-export function contains(whole: unknown, part: unknown): boolean {
+// Maps whose values are quantities (ResourceQuota hard, LimitRange items, container resources,
+// claim requests). The API server stores a quantity in canonical form ("5000" as "5k", "0.5" as
+// "500m"), so a desired "5000" never reads back as written although nothing changed.
+const QUANTITY_MAPS = new Set([
+  "hard",
+  "default",
+  "defaultRequest",
+  "min",
+  "max",
+  "maxLimitRequestRatio",
+  "requests",
+  "limits",
+  "capacity",
+]);
+
+/**
+ * Whether every field set in `part` holds the same value in `whole` (lists item by item, same
+ * length); a value in a quantity map (see QUANTITY_MAPS) matches any spelling of the same amount.
+ */
+export function contains(whole: unknown, part: unknown, inQuantityMap = false): boolean {
   if (part === undefined) return true;
   if (part === null || typeof part !== "object") {
     if (typeof whole === "object" && whole !== null) return false;
-    return whole === part || (whole !== undefined && whole !== null && String(whole) === String(part));
+    if (whole === part) return true;
+    if (whole === undefined || whole === null) return false;
+    return String(whole) === String(part) || (inQuantityMap && compareQuantities(String(whole), String(part)) === 0);
   }
   // An empty list or map the server did not store changes nothing either.
   if (whole === undefined && Object.keys(part).length === 0) return true;
@@ -49,7 +70,14 @@ export function contains(whole: unknown, part: unknown): boolean {
   }
   if (typeof whole !== "object" || whole === null || Array.isArray(whole)) return false;
   const w = whole as Record<string, unknown>;
-  return Object.entries(part as Record<string, unknown>).every(([k, v]) => contains(w[k], v));
+  // A quantity map's keys are resource names; the values under them are the quantities.
+  return Object.entries(part as Record<string, unknown>).every(([k, v]) =>
+    contains(
+      w[k],
+      v,
+      inQuantityMap || (QUANTITY_MAPS.has(k) && v !== null && typeof v === "object" && !Array.isArray(v)),
+    ),
+  );
 }
 
 /** JSON with object keys sorted, so two equal values always serialise alike. */

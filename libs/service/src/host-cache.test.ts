@@ -22,6 +22,46 @@ describe("tenantToWake", () => {
     expect(tenantToWake({ type: "add", object: tc, ours: false }, ["TenantCluster"])).toBe("b");
   });
 
+  it("wakes nothing when only a quota's usage changed, and wakes for a change to its spec", () => {
+    const quota = (rv: string, pods: string, used: string) => ({
+      apiVersion: "v1",
+      kind: "ResourceQuota",
+      metadata: {
+        name: "tenantplane-quota",
+        namespace: "tp-a",
+        resourceVersion: rv,
+        labels: { "tenantplane.io/tenant": "a" },
+      },
+      spec: { hard: { pods } },
+      status: { hard: { pods }, used: { pods: used } },
+    });
+    const usage = {
+      type: "update" as const,
+      object: quota("2", "10", "3"),
+      previous: quota("1", "10", "2"),
+      ours: false,
+    };
+    expect(tenantToWake(usage, ["ResourceQuota"])).toBeUndefined();
+    const edited = {
+      type: "update" as const,
+      object: quota("2", "20", "2"),
+      previous: quota("1", "10", "2"),
+      ours: false,
+    };
+    expect(tenantToWake(edited, ["ResourceQuota"])).toBe("a");
+    // A StatefulSet's status is what the provisioner waits on: it still wakes.
+    const withStatus = (rv: string, ready: number) => ({
+      ...sts,
+      metadata: { ...sts.metadata, resourceVersion: rv },
+      status: { readyReplicas: ready },
+    });
+    expect(
+      tenantToWake({ type: "update", object: withStatus("2", 1), previous: withStatus("1", 0), ours: false }, [
+        "StatefulSet",
+      ]),
+    ).toBe("a");
+  });
+
   it("wakes nothing when only the sync workers' progress changed, and wakes for anything else", () => {
     const tc = (rv: string, status: Record<string, unknown>) => ({
       apiVersion: "tenantplane.io/v1alpha1",

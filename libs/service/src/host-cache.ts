@@ -105,7 +105,23 @@ export function tenantToWake(event: CacheEvent, kinds: readonly HostKind[]): str
   const kind = hostKindOf(event.object);
   if (kind === undefined || !kinds.includes(kind)) return undefined;
   if (kind === "TenantCluster") return onlySyncProgress(event) ? undefined : event.object.metadata.name;
+  if (STATUS_UNREAD.has(kind) && onlyStatus(event)) return undefined;
   return event.object.metadata.labels?.[LABEL_TENANT];
+}
+
+// Kinds whose status no pass reads: a quota's usage changes with every Pod or Service the
+// sync worker creates in the namespace, and each change would otherwise cost a pass.
+const STATUS_UNREAD: ReadonlySet<HostKind> = new Set(["ResourceQuota", "LimitRange", "NetworkPolicy"]);
+
+/** True for an update that changed only the status (and with it the version and managed fields). */
+function onlyStatus(event: CacheEvent): boolean {
+  if (event.type !== "update" || event.previous === undefined) return false;
+  const rest = (obj: RawObject) => {
+    const { resourceVersion: _version, managedFields: _fields, ...metadata } = obj.metadata;
+    const { status: _status, ...body } = obj as RawObject & { status?: unknown };
+    return JSON.stringify({ ...body, metadata });
+  };
+  return rest(event.previous) === rest(event.object);
 }
 
 // The cache files objects by their API kind; a cached Pod is a control-plane pod.

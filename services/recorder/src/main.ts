@@ -10,15 +10,18 @@ import { eventForDecision, hostEventForDecision } from "./event-for-decision.js"
 import { RecentIds } from "./rate.js";
 
 const EnvSchema = CommonEnvSchema.extend({
-  EVENT_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(50),
-  EVENTS_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(5),
+  // Per TenantCluster, as client-go's spam filter limits one object's Events (burst 25): past the
+  // burst a write a second carries every Decision that queued for it, so a tenant syncing
+  // thousands of objects costs the host API about one Event write a second, not one per object.
+  EVENT_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(25),
+  EVENTS_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(1),
   /** Decision ids remembered to drop redelivered and republished Decisions. */
   DEDUPE_IDS: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(50_000),
   // Events on host objects are a convenience copy of what the TenantCluster's Events, the
   // DECISIONS stream and the copy's own recorded Decision already hold: a burst of thousands of
   // creates must not double the host API's writes, so past this budget they are left out.
-  HOST_EVENT_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(50),
-  HOST_EVENTS_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(10),
+  HOST_EVENT_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(25),
+  HOST_EVENTS_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(2),
 });
 
 const svc = await startService({ name: "recorder", envSchema: EnvSchema, consumers: ["recorder"] });
@@ -143,7 +146,9 @@ const consuming = runConsumer({
   consumer: "recorder",
   schema: DecisionSchema,
   key: (d) => d.id,
-  concurrency: 32,
+  // Decisions of one tenant wait together for its next Event write; enough of them in flight
+  // that each write carries many, so the rate limit does not become the recorder's throughput.
+  concurrency: 256,
   logger: svc.logger,
   metrics: svc.metrics,
   signal: svc.signal,

@@ -13,7 +13,7 @@ const env = svc.env;
 // Leases and metrics start before the supervisor exists; they reach it through this box.
 const box: { supervisor?: Supervisor } = {};
 const metrics = createSyncMetrics(svc.metrics.registry, () => box.supervisor?.queueDepths() ?? new Map());
-const hostClient = new JsonClient(svc.kc, { timeoutMs: 30_000 });
+const hostClient = new JsonClient(svc.kc, { userAgent: svc.userAgent, timeoutMs: 30_000 });
 const budget = new RateLimiter(env.HOST_QPS, env.HOST_BURST);
 const writer = new HostWriter(hostClient, svc.objects.fieldManager, budget, (verb) =>
   metrics.hostRequests.inc({ verb }),
@@ -45,6 +45,7 @@ const supervisor = new Supervisor({
     tokenRefreshMaxSeconds: env.TOKEN_REFRESH_MAX_SECONDS,
   },
   hostClient,
+  userAgent: svc.userAgent,
   writer,
   objects: svc.objects,
   logger: svc.logger,

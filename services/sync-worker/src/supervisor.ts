@@ -49,6 +49,8 @@ export interface SupervisorSettings {
 export interface SupervisorDeps {
   settings: SupervisorSettings;
   hostClient: JsonClient;
+  /** Sent with every tenant API request, so tenant audit logs name the sync worker. */
+  userAgent?: string;
   writer: HostWriter;
   /** Status writes under the sync worker's field manager. */
   objects: Objects;
@@ -78,9 +80,17 @@ interface Running {
   resync: NodeJS.Timeout;
   statusTimer?: NodeJS.Timeout | undefined;
   lastStatus?: string | undefined;
+  /** The Synced condition's status and reason as last written, and when. */
+  lastState?: { key: string; at: number } | undefined;
 }
 
 const STATUS_DEBOUNCE_MS = 1_000;
+/**
+ * While only the progress changes (counts, the message), status is rewritten at most this often:
+ * every write is an API server write and a watch event for every service caching TenantClusters.
+ * A change of the condition's status or reason is written after the debounce alone.
+ */
+const PROGRESS_INTERVAL_MS = 5_000;
 
 /**
  * Runs one {@link TenantSyncer} per tenant this worker should sync: learns tenants and
@@ -291,7 +301,10 @@ export class Supervisor {
     let tenantCaPem: string;
     try {
       const kc = kubeConfigFromString(kubeconfig);
-      tenantClient = new JsonClient(kc, { timeoutMs: 15_000 });
+      tenantClient = new JsonClient(kc, {
+        timeoutMs: 15_000,
+        ...(this.deps.userAgent === undefined ? {} : { userAgent: this.deps.userAgent }),
+      });
       tenantCaPem = Buffer.from(kc.getCurrentCluster()?.caData ?? "", "base64").toString("utf8");
     } catch (err) {
       this.deps.logger.warn({ tenant, err: describeError(err) }, "tenant kubeconfig does not load");
@@ -391,13 +404,13 @@ export class Supervisor {
     this.deps.logger.info({ tenant, why }, "tenant sync stopped");
   }
 
-  private scheduleStatus(tenant: string): void {
+  private scheduleStatus(tenant: string, delayMs = STATUS_DEBOUNCE_MS): void {
     const current = this.running.get(tenant);
     if (current === undefined || current.statusTimer !== undefined) return;
     current.statusTimer = setTimeout(() => {
       current.statusTimer = undefined;
       void this.writeStatus(tenant, current);
-    }, STATUS_DEBOUNCE_MS);
+    }, delayMs);
   }
 
   private async writeStatus(tenant: string, current: Running): Promise<void> {
@@ -409,9 +422,16 @@ export class Supervisor {
     const sync = syncStatusField(state);
     const text = JSON.stringify({ condition, sync });
     if (text === current.lastStatus) return;
+    const key = `${condition.status}/${condition.reason}`;
+    const sinceLast = Date.now() - (current.lastState?.at ?? 0);
+    if (current.lastState?.key === key && sinceLast < PROGRESS_INTERVAL_MS) {
+      this.scheduleStatus(tenant, PROGRESS_INTERVAL_MS - sinceLast);
+      return;
+    }
     try {
       await this.report(tenant, tc, condition, sync);
       current.lastStatus = text;
+      current.lastState = { key, at: Date.now() };
       await this.announceCaughtUp(tenant, tc, condition);
     } catch (err) {
       this.deps.logger.warn({ tenant, err: describeError(err) }, "writing Synced status failed; retrying");

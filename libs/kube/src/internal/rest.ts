@@ -3,6 +3,7 @@ import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, type ApiStatus, type RequestTarget } from "../api-error.js";
 import type { RequestBudget } from "../token-bucket.js";
+import { sameTls, tlsAgent, tlsOf, type TlsIdentity } from "./tls-agent.js";
 
 /** One request: the body is sent exactly as `JSON.stringify` writes it. */
 export interface RestRequest {
@@ -108,39 +109,14 @@ export class RestClient {
     if (this.pool === undefined || !sameTls(this.pool.tls, tls)) {
       for (const idle of Object.values(this.pool?.agent.freeSockets ?? {}))
         for (const socket of idle ?? []) socket.destroy();
-      this.pool = { tls, agent: new https.Agent({ ...tls, keepAlive: true, maxSockets: MAX_SOCKETS }) };
+      this.pool = { tls, agent: tlsAgent(tls, { keepAlive: true, maxSockets: MAX_SOCKETS }) };
     }
     return this.pool.agent;
   }
 }
 
-/** What a TLS connection is made with; a pool serves only requests with the same. */
-type TlsIdentity = Pick<
-  https.RequestOptions,
-  "ca" | "cert" | "key" | "pfx" | "passphrase" | "rejectUnauthorized" | "servername"
->;
-const TLS_FIELDS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const;
-
 /** At most this many connections per client to one API server; more requests wait for one. */
 const MAX_SOCKETS = 32;
-
-// KubeConfig decodes certificates and keys into new Buffers on every call: compared by content.
-function sameTls(a: TlsIdentity, b: TlsIdentity): boolean {
-  return TLS_FIELDS.every((field) => sameValue(a[field], b[field]));
-}
-
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
-  return false;
-}
-
-function tlsOf(options: https.RequestOptions): TlsIdentity {
-  const tls: TlsIdentity = {};
-  for (const field of TLS_FIELDS) if (options[field] !== undefined) Object.assign(tls, { [field]: options[field] });
-  return tls;
-}
 
 function parseJson(text: string): unknown {
   if (!text) return undefined;

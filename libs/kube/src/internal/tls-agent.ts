@@ -1,0 +1,44 @@
+import https from "node:https";
+import { createSecureContext } from "node:tls";
+
+/** What a TLS connection is made with; a pool serves only requests with the same. */
+export type TlsIdentity = Pick<
+  https.RequestOptions,
+  "ca" | "cert" | "key" | "pfx" | "passphrase" | "rejectUnauthorized" | "servername"
+>;
+const TLS_FIELDS = ["ca", "cert", "key", "pfx", "passphrase", "rejectUnauthorized", "servername"] as const;
+
+/** The TLS identity in request options (as KubeConfig.applyToHTTPSOptions fills them in). */
+export function tlsOf(options: https.RequestOptions): TlsIdentity {
+  const tls: TlsIdentity = {};
+  for (const field of TLS_FIELDS) if (options[field] !== undefined) Object.assign(tls, { [field]: options[field] });
+  return tls;
+}
+
+// KubeConfig decodes certificates and keys into new Buffers on every call: compared by content.
+export function sameTls(a: TlsIdentity, b: TlsIdentity): boolean {
+  return TLS_FIELDS.every((field) => sameValue(a[field], b[field]));
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return a.equals(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  return false;
+}
+
+/**
+ * An HTTPS agent for one TLS identity whose connections share one secure context. Without it
+ * Node parses the CA, certificate and key again for every new connection (tls.connect makes a
+ * context from the options), which costs a sync worker with a hundred watches seconds of CPU.
+ */
+export function tlsAgent(tls: TlsIdentity, pool: { keepAlive: boolean; maxSockets?: number }): https.Agent {
+  const { rejectUnauthorized, servername, ...material } = tls;
+  return new https.Agent({
+    ...pool,
+    ...tls,
+    secureContext: createSecureContext(material),
+    ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
+    ...(servername === undefined ? {} : { servername }),
+  });
+}
