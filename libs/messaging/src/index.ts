@@ -41,4 +41,10 @@ export {
   type MessageContext,
   type Rejection,
 } from "./consumer.js";
-export { decisionId, publishDecision, publishTenantChange, stampDecision } from "./publisher.js";
+export {
+  decisionId,
+  publishDecision,
+  publishStampedDecision,
+  publishTenantChange,
+  stampDecision,
+} from "./publisher.js";

@@ -47,9 +47,16 @@ export function stampDecision(planned: PlannedDecision, service: string, now = n
  * with the decision id as message id so a retried publish is stored once.
  */
 export async function publishDecision(js: JetStreamClient, decision: Decision): Promise<void> {
-  const valid = DecisionSchema.parse(decision);
-  await js.publish(subjects.decision(valid.tenant, valid.kind, valid.action), JSON.stringify(valid), {
-    msgID: valid.id,
+  await publishStampedDecision(js, DecisionSchema.parse(decision));
+}
+
+/**
+ * publishDecision for a Decision that stampDecision returned (and so validated): a service
+ * publishing thousands of them parses each once, not twice.
+ */
+export async function publishStampedDecision(js: JetStreamClient, decision: Decision): Promise<void> {
+  await js.publish(subjects.decision(decision.tenant, decision.kind, decision.action), JSON.stringify(decision), {
+    msgID: decision.id,
   });
 }
 

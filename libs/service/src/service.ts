@@ -15,7 +15,7 @@ import {
   connectNats,
   ensureTopology,
   loggableServers,
-  publishDecision,
+  publishStampedDecision,
   stampDecision,
   streamSettingsFromEnv,
   trackConnection,
@@ -261,7 +261,7 @@ async function publishUntilStored(
 ): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await publishDecision(js, decision);
+      await publishStampedDecision(js, decision);
       return;
     } catch (err) {
       if (signal.aborted) {

@@ -29,6 +29,7 @@ import type { SyncMetrics } from "./metrics.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { syncedCondition, syncStatusField } from "./sync-status.js";
 import { planTenant, syncerIdentity } from "./tenant-directory.js";
+import { SharedWatches } from "./shared-watches.js";
 import { TenantSyncer } from "./tenant-syncer.js";
 
 /** Settings the supervisor runs with (from the environment). */
@@ -91,6 +92,8 @@ const STATUS_DEBOUNCE_MS = 1_000;
  * A change of the condition's status or reason is written after the debounce alone.
  */
 const PROGRESS_INTERVAL_MS = 5_000;
+/** Resync intervals in a row a tenant with queued keys may skip its full pass. */
+const MAX_DEFERRED_PASSES = 3;
 
 /**
  * Runs one {@link TenantSyncer} per tenant this worker should sync: learns tenants and
@@ -335,6 +338,8 @@ export class Supervisor {
       this.limits.set(tenant, limiter);
     }
     const tenantLimiter = limiter;
+    // One watch per collection for both directions (see SharedWatches).
+    const watches = new SharedWatches();
     const syncer: TenantSyncer = new TenantSyncer({
       tenant,
       policy: plan.policy,
@@ -342,6 +347,7 @@ export class Supervisor {
       rules: plan.rules,
       hashKey: this.deps.settings.hashKey,
       tenantClient,
+      watches,
       hostClient: this.deps.hostClient,
       writer: this.deps.writer,
       logger,
@@ -368,13 +374,24 @@ export class Supervisor {
       kinds: new Set(plan.policy.toHost.map((r) => r.kind)),
       tenantClient,
       hostClient: this.deps.hostClient,
+      watches,
       hostNodes: this.hostNodes,
       logger: logger.child({ direction: "back" }),
       metrics: this.deps.backSyncMetrics,
       mayWrite: () => this.deps.owns(tenant),
       onStatus: () => this.scheduleStatus(tenant),
     });
+    let deferred = 0;
     const resync = setInterval(() => {
+      // A tenant still working through queued keys (a bulk create, the first pass of a large
+      // tenant) would only plan again what is queued, and on a resync shorter than the backlog,
+      // over and over. Deferred a few times at most: a tenant that never stops changing still
+      // gets its safety net.
+      if (this.queue.depth(tenant) > 0 && deferred < MAX_DEFERRED_PASSES) {
+        deferred++;
+        return;
+      }
+      deferred = 0;
       syncer.fullPass();
       backSync.fullPass();
     }, this.deps.settings.resyncMs);

@@ -1,5 +1,5 @@
 import { SYNC_KINDS, type SyncPolicySpec } from "@tenantplane/api";
-import { startListWatch, resourcePath, type JsonClient, type ListWatch, type RawObject } from "@tenantplane/kube";
+import { resourcePath, type JsonClient, type ListWatch, type RawObject } from "@tenantplane/kube";
 import {
   hostName,
   hostNamespaceFor,
@@ -23,6 +23,7 @@ import {
 import { TENANT_API_SERVICE, TENANT_DNS_SERVICE } from "@tenantplane/mapping";
 import { pluralOf, type HostWriter } from "./host-writer.js";
 import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
+import type { SharedWatches } from "./shared-watches.js";
 import { SkipMemory } from "./skip-memory.js";
 import { deleteId, newRecord, recordOf, republishable, withRecord } from "./decision-record.js";
 import { PodNetworkRecords } from "./pod-network-records.js";
@@ -49,6 +50,8 @@ export interface SyncerDeps {
   hashKey: string | undefined;
   tenantClient: JsonClient;
   hostClient: JsonClient;
+  /** The tenant's watches, shared with its back-sync. */
+  watches: SharedWatches;
   writer: HostWriter;
   logger: Logger;
   /** Queues a key of this tenant for {@link TenantSyncer.process}. */
@@ -158,7 +161,7 @@ export class TenantSyncer {
     for (const kind of this.kinds) {
       this.tenantWatches.set(
         kind,
-        startListWatch({
+        this.deps.watches.open({
           client: this.deps.tenantClient,
           path: resourcePath("v1", pluralOf(kind)),
           apiVersion: "v1",
@@ -173,7 +176,7 @@ export class TenantSyncer {
         }),
       );
     }
-    this.namespaces = startListWatch({
+    this.namespaces = this.deps.watches.open({
       client: this.deps.tenantClient,
       path: "/api/v1/namespaces",
       apiVersion: "v1",
@@ -189,7 +192,7 @@ export class TenantSyncer {
     for (const kind of SYNC_KINDS) {
       this.hostWatches.set(
         kind,
-        startListWatch({
+        this.deps.watches.open({
           client: this.deps.hostClient,
           path: resourcePath("v1", pluralOf(kind), hostNs),
           apiVersion: "v1",

@@ -1,11 +1,4 @@
-import {
-  ApiError,
-  resourcePath,
-  startListWatch,
-  type JsonClient,
-  type ListWatch,
-  type RawObject,
-} from "@tenantplane/kube";
+import { ApiError, resourcePath, type JsonClient, type ListWatch, type RawObject } from "@tenantplane/kube";
 import {
   hostName,
   hostNamespaceFor,
@@ -17,6 +10,7 @@ import {
 import { backoffDelay, describe, httpStatusOf, normalizeError, type Logger } from "@tenantplane/runtime";
 import { sourceOfCopy } from "../key-plan.js";
 import { decodeKey, encodeKey } from "../source-key.js";
+import type { SharedWatches } from "../shared-watches.js";
 import type { HostNodes } from "./host-nodes.js";
 import type { BackSyncMetrics } from "./metrics.js";
 import { LABEL_VIRTUAL_NODE, planNodes, virtualNode, type NodeLike } from "./nodes.js";
@@ -46,6 +40,8 @@ export interface BackSyncDeps {
   /** The tenant API, with the tenant admin's rights. */
   tenantClient: JsonClient;
   hostClient: JsonClient;
+  /** The tenant's watches, shared with its forward syncer. */
+  watches: SharedWatches;
   hostNodes: HostNodes;
   logger: Logger;
   metrics: BackSyncMetrics;
@@ -98,7 +94,7 @@ export class BackSync {
       const plural = PLURAL[kind]!;
       this.tenantWatches.set(
         kind,
-        startListWatch({
+        this.deps.watches.open({
           client: this.deps.tenantClient,
           path: resourcePath("v1", plural),
           apiVersion: "v1",
@@ -113,7 +109,7 @@ export class BackSync {
       );
       this.hostWatches.set(
         kind,
-        startListWatch({
+        this.deps.watches.open({
           client: this.deps.hostClient,
           path: resourcePath("v1", plural, this.hostNs),
           apiVersion: "v1",
@@ -132,7 +128,7 @@ export class BackSync {
         }),
       );
     }
-    this.tenantNodes = startListWatch({
+    this.tenantNodes = this.deps.watches.open({
       client: this.deps.tenantClient,
       path: "/api/v1/nodes",
       apiVersion: "v1",
@@ -142,7 +138,7 @@ export class BackSync {
       onEvent: () => this.enqueue(NODES_KEY),
     });
     if (this.deps.kinds.has("PersistentVolumeClaim")) {
-      this.tenantVolumes = startListWatch({
+      this.tenantVolumes = this.deps.watches.open({
         client: this.deps.tenantClient,
         path: "/api/v1/persistentvolumes",
         apiVersion: "v1",
