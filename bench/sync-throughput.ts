@@ -407,6 +407,8 @@ async function provision(t: { name: string; address: string }): Promise<void> {
   });
   await setLoadBalancerIngress(host.kubeConfig, `tp-${t.name}`, "k3s", t.address);
   standIns.push(await startTenantStandIn(host.kubeConfig, t.name, t.address, { toolsDir, timeoutMs: 300_000 }));
+  // A timeout quotes the conditions, so a run that fails says why the tenant was not Ready.
+  let conditions = "";
   await waitFor(
     async () => {
       const tc = (await objects.read({
@@ -414,12 +416,17 @@ async function provision(t: { name: string; address: string }): Promise<void> {
         kind: "TenantCluster",
         metadata: { name: t.name },
       })) as {
-        status?: { conditions?: { type: string; status: string }[] };
+        status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
       };
+      conditions = (tc.status?.conditions ?? [])
+        .map((c) => `${c.type}=${c.status} ${c.reason ?? ""}: ${c.message ?? ""}`)
+        .join(" | ");
       return tc.status?.conditions?.some((c) => c.type === "ControlPlaneReady" && c.status === "True");
     },
     { timeoutMs: 300_000, intervalMs: 250, description: `${t.name} ControlPlaneReady` },
-  );
+  ).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}; conditions: ${conditions}`);
+  });
 }
 
 async function tenantClient(tenant: string): Promise<JsonClient> {
