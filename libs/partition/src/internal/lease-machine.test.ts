@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { resolveTimings } from "../timings.js";
 import { LeaseMachine, type KeyObservation, type LeaseEffect, type WriteOutcome } from "./lease-machine.js";
 
-const timings = resolveTimings({ ttlMs: 3_000 }); // renew 1000, fence margin 500, retry 250
+// Pinned, not derived: these cases do their arithmetic on these numbers.
+const timings = resolveTimings({ ttlMs: 3_000, renewIntervalMs: 1_000 }); // fence margin 500, retry 250
 const ok = (revision: number, sentAt: number): WriteOutcome => ({ ok: true, revision, sentAt });
 const conflict: WriteOutcome = { ok: false, conflict: true };
 const failed: WriteOutcome = { ok: false, conflict: false };
