@@ -131,9 +131,9 @@ function hostKindOf(obj: RawObject): HostKind | undefined {
 
 /**
  * True for a TenantCluster update that changed nothing but the sync workers' progress: the
- * counts in status.sync and the Synced condition's message, rewritten about once a second
+ * counts in status.sync and the Synced condition's message, rewritten every few seconds
  * while a tenant syncs. No other service's pass depends on them (a Synced status or reason
- * that changes still wakes), so they would only cost every service a pass each second.
+ * that changes still wakes), so they would only cost every service a pass each time.
  */
 export function onlySyncProgress(event: CacheEvent): boolean {
   if (event.type !== "update" || event.previous === undefined) return false;
