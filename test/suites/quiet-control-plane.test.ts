@@ -115,6 +115,7 @@ afterAll(async () => {
 
 describe("a tenant at rest costs nothing", () => {
   it("a tenant waiting for its load balancer is settled, not redelivered, and is woken by the address", async () => {
+    const created = Date.now();
     await createTenant("waits");
     await waitFor(
       async () =>
@@ -122,6 +123,10 @@ describe("a tenant at rest costs nothing", () => {
           ?.reason === "WaitingForLoadBalancer",
       { timeoutMs: 120_000, intervalMs: 500, description: "waits: WaitingForLoadBalancer" },
     );
+    // A new tenant's namespace comes as a watch event: isolation neither reads it before the
+    // provisioner has made it nor reports it missing meanwhile.
+    const early = byServices(created).filter((r) => agentOf(r) === "tenantplane-isolation");
+    expect(describeRequests(early.filter((r) => r.verb === "get" && r.resource === "namespaces"))).toEqual([]);
     await consumersCaughtUp();
     const before = await jsm.consumers.info("TENANTS", "provisioner");
     const since = Date.now();

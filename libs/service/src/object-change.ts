@@ -124,15 +124,14 @@ export async function applyTracked<T extends KubernetesObject>(
  * between create and publish loses nothing.
  *
  * A create records its fields under operation `Update`, which later server-side applies by
- * the same manager never take over: a field the apply stops sending would stay. With
- * `ownAsApply`, one merge patch right after the create renames that entry to `Apply`, so from
- * then on applies own exactly what the create set.
+ * the same manager never take over: a field the apply stops sending would stay. A caller that
+ * applies to the object later hands it over first (handOverToApply), when an apply is about to
+ * change it.
  */
 export async function createTracked<T extends KubernetesObject>(
   objects: Objects,
   desired: T,
   decision: TrackedDecision,
-  opts: { ownAsApply?: boolean } = {},
 ): Promise<T | undefined> {
   const recorded: RecordedDecision = {
     id: recordedId(desired, "Create", decision.reason),
@@ -151,7 +150,7 @@ export async function createTracked<T extends KubernetesObject>(
   }
   if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
   await report(decision.decide, recorded, created);
-  return opts.ownAsApply ? handOverToApply(objects, created) : created;
+  return created;
 }
 
 /**

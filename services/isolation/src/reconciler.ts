@@ -21,7 +21,7 @@ import {
 } from "@tenantplane/isolation";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
-import type { Logger } from "@tenantplane/runtime";
+import { TransientError, type Logger } from "@tenantplane/runtime";
 import {
   applyTenantStatus,
   applyTracked,
@@ -51,6 +51,9 @@ export interface IsolationDeps {
 }
 
 type TenantObject = KubernetesObject & { status?: { conditions?: Condition[] } };
+
+/** How long after its creation a tenant's namespace is expected, not reported missing. */
+const NAMESPACE_GRACE_MS = 10_000;
 
 /**
  * Converges the isolation objects of one tenant's host namespace with its
@@ -122,10 +125,19 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   const choice = chooseIsolationProfile(refName, found);
 
   // The cache holds tenantplane's namespaces only: one it does not know is read fresh, so a
-  // foreign namespace of that name is reported as such.
-  const ns =
-    (await deps.objects.get("v1", "Namespace", namespace)) ??
-    (await deps.objects.get("v1", "Namespace", namespace, undefined, { fresh: true }));
+  // foreign namespace of that name is reported as such. A tenant created moments ago simply has
+  // no namespace yet: the provisioner's create wakes the next pass through the namespace watch,
+  // so until then there is nothing to read or report (a burst of new tenants would otherwise
+  // cost a read and a status write each), and the message comes back once the grace is over.
+  const cached = await deps.objects.get("v1", "Namespace", namespace);
+  const age = Date.now() - new Date(raw.metadata?.creationTimestamp ?? 0).getTime();
+  if (!cached && age >= 0 && age < NAMESPACE_GRACE_MS) {
+    throw new TransientError(`host namespace ${namespace} not created yet`, {
+      code: "WaitingForNamespace",
+      retryAfterMs: NAMESPACE_GRACE_MS - age,
+    });
+  }
+  const ns = cached ?? (await deps.objects.get("v1", "Namespace", namespace, undefined, { fresh: true }));
   if (!ns) {
     deps.namespaceWatches?.unwatchNamespace(namespace);
     // Not redelivered: the namespace's creation is a watch event that wakes the next pass.

@@ -29,5 +29,7 @@ describe("withoutCreateEntry", () => {
     expect(withoutCreateEntry([entry("me", "Apply")], "me")).toBeUndefined();
     expect(withoutCreateEntry(undefined, "me")).toBeUndefined();
     expect(withoutCreateEntry([entry("me", "Update")], "me")).toBeUndefined();
+    // A create not handed over yet: its entry is the manager's only claim, and must stay.
+    expect(withoutCreateEntry([entry("me", "Update"), entry("other", "Update", "status")], "me")).toBeUndefined();
   });
 });

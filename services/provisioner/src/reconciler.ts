@@ -40,8 +40,10 @@ import { TransientError, describe as describeError, httpStatusOf, type Logger } 
 import {
   applyTenantStatus,
   applyTracked,
+  appliedUpToDate,
   createEntryAsApply,
   handOverToApply,
+  withAppliedHash,
   createTracked,
   publishRecordedDecision,
   statusUpToDate,
@@ -555,12 +557,9 @@ async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, 
   const { objects } = pass.deps;
   // The object carries its Create Decision, so a crash between the write and the publish is
   // caught up by the next pass (publishRecordedDecision).
-  const created = await createTracked(
-    objects,
-    desired,
-    { decide: pass.decide, reason },
-    { ownAsApply: HANDED_OVER_KINDS.has(desired.kind!) },
-  );
+  // Created with its create entry; the first apply that changes it hands the fields over
+  // (updateOwned), so the many objects that never change cost one write, not two.
+  const created = await createTracked(objects, desired, { decide: pass.decide, reason });
   if (!created) {
     // The caches hold only tenantplane's objects, so a name held by something else reads as
     // absent: the create's 409 says otherwise, and a fresh read tells whose it is.
@@ -583,14 +582,6 @@ async function createOrHalt<T extends KubernetesObject>(pass: Pass, desired: T, 
   }
   return created;
 }
-
-// Kinds whose desired fields can disappear (load-balancer annotations, resource limits, the
-// DNS server's arguments): their create entry becomes an apply entry right after the create
-// (createTracked), so from then on the apply alone owns these fields and removes any it stops
-// sending, and no later pass spends a write finishing the hand-over (updateOwned). The
-// namespace, the Secrets and the Corefile are written once with fields that never go away,
-// so they keep their create entry.
-const HANDED_OVER_KINDS: ReadonlySet<string> = new Set(["Service", "StatefulSet", "Deployment"]);
 
 // Each attempt rewrites managedFields as last read, pinned to that version; a controller's
 // write in between means reading again.
@@ -625,11 +616,16 @@ async function updateOwned<T extends KubernetesObject>(
 ): Promise<T> {
   let after: T;
   try {
-    // A create whose hand-over did not finish (its pass ended in between) is handed over
-    // first, so this apply owns what the create set and removes what it no longer sends.
-    const base = createEntryAsApply(existing.metadata?.managedFields, pass.deps.objects.fieldManager)
-      ? await handOverToApply(pass.deps.objects, existing)
-      : existing;
+    // An object still carrying its create's entry is handed over to apply before the first
+    // apply that changes it, so that apply owns what the create set and removes what it no
+    // longer sends (a load-balancer annotation, a resource limit). An apply that would change
+    // nothing needs no hand-over and writes nothing.
+    const { fieldManager } = pass.deps.objects;
+    const unchanged = appliedUpToDate(existing, withAppliedHash(desired, fieldManager), fieldManager);
+    const base =
+      !unchanged && createEntryAsApply(existing.metadata?.managedFields, fieldManager)
+        ? await handOverToApply(pass.deps.objects, existing)
+        : existing;
     // Tracked: the write records its Decision on the object and publishes it (nothing when the
     // apply changes none of the fields this manager owns).
     ({ object: after } = await applyTracked(pass.deps.objects, desired, {
