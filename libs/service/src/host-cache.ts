@@ -115,13 +115,20 @@ const STATUS_UNREAD: ReadonlySet<HostKind> = new Set(["ResourceQuota", "LimitRan
 
 /** True for an update that changed only the status (and with it the version and managed fields). */
 function onlyStatus(event: CacheEvent): boolean {
+  return unchangedUpdate(event, ({ status: _status, ...body }: RawObject & { status?: unknown }) => body);
+}
+
+/**
+ * True for an update after which `view` of the object is what it was before; the server's
+ * bookkeeping (resourceVersion, managedFields) is left out of both sides.
+ */
+function unchangedUpdate(event: CacheEvent, view: (obj: RawObject) => unknown): boolean {
   if (event.type !== "update" || event.previous === undefined) return false;
-  const rest = (obj: RawObject) => {
+  const text = (obj: RawObject) => {
     const { resourceVersion: _version, managedFields: _fields, ...metadata } = obj.metadata;
-    const { status: _status, ...body } = obj as RawObject & { status?: unknown };
-    return JSON.stringify({ ...body, metadata });
+    return JSON.stringify(view({ ...obj, metadata }));
   };
-  return rest(event.previous) === rest(event.object);
+  return text(event.previous) === text(event.object);
 }
 
 // The cache files objects by their API kind; a cached Pod is a control-plane pod.
@@ -136,12 +143,10 @@ function hostKindOf(obj: RawObject): HostKind | undefined {
  * that changes still wakes), so they would only cost every service a pass each time.
  */
 export function onlySyncProgress(event: CacheEvent): boolean {
-  if (event.type !== "update" || event.previous === undefined) return false;
-  return withoutSyncProgress(event.previous) === withoutSyncProgress(event.object);
+  return unchangedUpdate(event, withoutSyncProgress);
 }
 
-function withoutSyncProgress(tc: RawObject): string {
-  const { resourceVersion: _version, managedFields: _fields, ...metadata } = tc.metadata;
+function withoutSyncProgress(tc: RawObject): unknown {
   const {
     sync: _sync,
     conditions,
@@ -153,5 +158,5 @@ function withoutSyncProgress(tc: RawObject): string {
   const kept = (conditions ?? []).map((c) =>
     c["type"] === CONDITION_SYNCED ? { type: c["type"], status: c["status"], reason: c["reason"] } : c,
   );
-  return JSON.stringify({ ...tc, metadata, status: { ...status, conditions: kept } });
+  return { ...tc, status: { ...status, conditions: kept } };
 }

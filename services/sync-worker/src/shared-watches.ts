@@ -37,11 +37,12 @@ export class SharedWatches {
       const watch = this.start({
         ...opts,
         // Each subscriber is isolated: one that throws does not keep the event from the others.
+        // (A Set may lose members while it is iterated; this runs for every event, so no copy.)
         onEvent: (event) => {
-          for (const handler of [...events]) callSafely(() => handler(event), opts.logger);
+          for (const handler of events) callSafely(() => handler(event), opts.logger);
         },
         onCurrent: (current, err) => {
-          for (const handler of [...currents]) callSafely(() => handler(current, err), opts.logger);
+          for (const handler of currents) callSafely(() => handler(current, err), opts.logger);
         },
       });
       entry = { watch, events, currents };
