@@ -25,6 +25,7 @@ import {
   waitFor,
   type AuditRequest,
 } from "../test/harness/index.js";
+import { cpuBetween, cpuSnapshot, formatCpu } from "./cpu-usage.js";
 import { pct, pool } from "./stats.js";
 
 const TENANTS = Number(process.env.TENANTS ?? 100);
@@ -60,7 +61,9 @@ await api.request("POST", "/api/v1/namespaces", { body: { metadata: { name: "ten
 const fleet = new ServiceFleet({
   kubeconfigPath: host.kubeconfigPath,
   natsUrl: nats.url,
-  env: { LOG_LEVEL: "info", POD_NAMESPACE: "tenantplane-system" },
+  // SERVICE_NODE_OPTIONS (e.g. a --require of a script that starts the inspector's CPU profiler)
+  // is every service's NODE_OPTIONS.
+  env: { LOG_LEVEL: "info", POD_NAMESPACE: "tenantplane-system", NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS ?? "" },
 });
 const services = Object.fromEntries(
   await Promise.all(
@@ -86,6 +89,7 @@ try {
 
   // ---- baseline: the same objects, created by a plain script, 10 tenants at a time ----
   const rawStart = Date.now();
+  const rawCpuFrom = cpuSnapshot();
   const rawTimes: number[] = [];
   await pool(
     tenantIndexes().map((i) => async () => {
@@ -96,6 +100,7 @@ try {
     RAW_CONCURRENCY,
   );
   const rawSeconds = (Date.now() - rawStart) / 1000;
+  const rawCpu = formatCpu(cpuBetween(rawCpuFrom, cpuSnapshot()));
   const rawRequests = readAudit(host.auditLogPath!, rawStart).filter(
     (r) => r.receivedMs <= rawStart + rawSeconds * 1000,
   );
@@ -116,6 +121,7 @@ try {
   // ---- burst: TENANTS TenantClusters at once ----
   const rssBefore = { provisioner: rss("provisioner"), isolation: rss("isolation") };
   const burstStart = Date.now();
+  const burstCpuFrom = cpuSnapshot();
   await Promise.all(Array.from({ length: TENANTS }, (_, i) => applyTenant(`scale-${i}`)));
   const doneAt = new Map<string, number>();
   await waitFor(
@@ -130,6 +136,7 @@ try {
     { timeoutMs: 900_000, intervalMs: 1_000, description: `host objects of ${TENANTS} tenants` },
   );
   const allDone = Math.max(...doneAt.values());
+  const burstCpu = formatCpu(cpuBetween(burstCpuFrom, cpuSnapshot()));
   const tpSeconds = (allDone - burstStart) / 1000;
   const perTenantSeconds = [...doneAt.values()].map((t) => (t - burstStart) / 1000);
   const burstRequests = readAudit(host.auditLogPath!, burstStart).filter((r) => r.receivedMs <= allDone);
@@ -166,12 +173,17 @@ try {
     `  tenantplane: all host objects exist     ${fmt(tpSeconds)}   (p50 per tenant ${fmt(pct(perTenantSeconds, 50))})`,
   );
   console.log(`  ratio tenantplane / baseline             ${(tpSeconds / rawSeconds).toFixed(2)}x`);
+  console.log(`  CPU, baseline:    ${rawCpu}`);
+  console.log(`  CPU, tenantplane: ${burstCpu}`);
+  console.log(`  tenants done by second: ${doneBySecond(perTenantSeconds)}`);
   console.log(`\nRequests per tenant during the burst (apply -> all objects exist)`);
   console.log(`  tenantplane's services: ${perT(tpBurst.length)} (${perT(tpBurst.filter(isWrite).length)} writes)`);
   for (const [agent, row] of byAgent(burstRequests))
     console.log(`    ${agent.padEnd(40)} ${perT(row.all).padStart(7)}  (${perT(row.writes)} writes)`);
   console.log(`  tenantplane's services by request (per tenant; a dry run is not a write):`);
   for (const [what, n] of byRequest(tpBurst).slice(0, 24)) console.log(`    ${what.padEnd(58)} ${perT(n).padStart(7)}`);
+  console.log(`  when tenantplane's requests were made (s after the apply: first, median, last; count):`);
+  for (const line of timeline(tpBurst, burstStart)) console.log(`    ${line}`);
   console.log(
     `  baseline, every component: ${perT(rawRequests.length)} (${perT(rawRequests.filter(isWrite).length)} writes)`,
   );
@@ -256,17 +268,31 @@ async function objectCounts(): Promise<Map<string, number>> {
 // Isolation objects first, the StatefulSet last, as tenantplane orders them.
 async function createLike(namespace: string, ns: Obj, objects: Obj[]): Promise<void> {
   await raw.request("POST", "/api/v1/namespaces", {
-    body: { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: ns.metadata.labels } },
+    body: neutral({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: ns.metadata.labels } }),
   });
   for (const k of KINDS) {
     for (const o of objects.filter((x) => x.kind === k.kind)) {
       await raw.request(
         "POST",
         `${k.apiVersion.includes("/") ? `/apis/${k.apiVersion}` : `/api/${k.apiVersion}`}/namespaces/${namespace}/${k.plural}`,
-        { body: copyInto(o, namespace) },
+        { body: neutral(copyInto(o, namespace)) },
       );
     }
   }
+}
+
+/**
+ * The copy with tenantplane's label and annotation keys renamed (same sizes, same selectors):
+ * carrying them, the baseline's objects and their pods would look like the calibration
+ * tenant's and wake tenantplane's services for every one of them, loading the API server and
+ * the CPU during the baseline (about 10 s of service CPU in one run).
+ */
+function neutral(o: Obj): Obj {
+  return JSON.parse(
+    JSON.stringify(o)
+      .replaceAll('"tenantplane.io/', '"copy.bench.test/')
+      .replaceAll('"app.kubernetes.io/managed-by":"tenantplane"', '"app.kubernetes.io/managed-by":"bench-copy1"'),
+  ) as Obj;
 }
 
 function copyInto(o: Obj, namespace: string): Obj {
@@ -289,13 +315,36 @@ function copyInto(o: Obj, namespace: string): Obj {
 
 // Requests grouped by service, verb and resource (a subresource and a dry run named), most first.
 function byRequest(requests: AuditRequest[]): [string, number][] {
-  const rows = new Map<string, number>();
+  return [...groupRequests(requests)]
+    .map(([what, times]) => [what, times.length] as [string, number])
+    .sort((a, b) => b[1] - a[1]);
+}
+
+function groupRequests(requests: AuditRequest[]): Map<string, number[]> {
+  const rows = new Map<string, number[]>();
   for (const r of requests) {
     const sub = /\/(status|binding|log|token)(\?|$)/.exec(r.uri)?.[1];
     const what = `${agentOf(r).replace(/^tenantplane-/, "")} ${r.verb}${r.dryRun ? " (dry run)" : ""} ${r.resource}${sub ? `/${sub}` : ""}`;
-    rows.set(what, (rows.get(what) ?? 0) + 1);
+    const times = rows.get(what) ?? [];
+    times.push(r.receivedMs);
+    rows.set(what, times);
   }
-  return [...rows.entries()].sort((a, b) => b[1] - a[1]);
+  return rows;
+}
+
+// When each kind of request was made, in seconds after `start`: the first, the median and the
+// last, ordered by median. Shows which step of provisioning the burst waits for.
+function timeline(requests: AuditRequest[], start: number): string[] {
+  return [...groupRequests(requests)]
+    .map(([what, times]) => {
+      const s = times.map((t) => (t - start) / 1000);
+      return { what, first: Math.min(...s), p50: pct(s, 50), last: Math.max(...s), n: s.length };
+    })
+    .sort((a, b) => a.p50 - b.p50)
+    .map(
+      (r) =>
+        `${r.what.padEnd(58)} ${r.first.toFixed(1).padStart(6)} ${r.p50.toFixed(1).padStart(6)} ${r.last.toFixed(1).padStart(6)}   (${r.n})`,
+    );
 }
 
 function tenantIndexes(): number[] {
@@ -311,6 +360,13 @@ function procStatusMib(pid: number, field: "VmHWM" | "VmRSS"): number {
     .split("\n")
     .find((l) => l.startsWith(`${field}:`));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
+}
+
+// How many tenants had all their objects after 1 s, 2 s, ...: shows whether the burst is one
+// slow pipeline stage (a late start, then a steady rate) or a long tail of a few tenants.
+function doneBySecond(seconds: number[]): string {
+  const last = Math.ceil(Math.max(...seconds));
+  return Array.from({ length: last }, (_, i) => seconds.filter((s) => s <= i + 1).length).join(" ");
 }
 
 function fmt(seconds: number): string {

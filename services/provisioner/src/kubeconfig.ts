@@ -3,6 +3,7 @@ import type { V1Secret } from "@kubernetes/client-node";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import YAML from "yaml";
 import { KUBECONFIG_KEY, kubeconfigSecretName, tenantLabels } from "./control-plane.js";
+import { ContentMemo } from "./internal/content-memo.js";
 import { encodeSecretData } from "./secret-data.js";
 
 /** What an admin kubeconfig for one tenant is made of; all PEM material is embedded. */
@@ -98,6 +99,30 @@ export interface KubeconfigExpectation {
  */
 export function judgeKubeconfig(stored: string | undefined, expect: KubeconfigExpectation): KubeconfigVerdict {
   if (stored === undefined) return { renew: true, why: "no kubeconfig yet" };
+  const facts = readings.get([stored, expect.server, expect.serverCaPem, expect.clientCaPem], () =>
+    readStoredKubeconfig(stored, expect),
+  );
+  if (facts.renew) return facts;
+  const renewAt = new Date(facts.notBefore + ((facts.notAfter - facts.notBefore) * 2) / 3);
+  if (expect.now.getTime() >= renewAt.getTime()) {
+    return {
+      renew: true,
+      why: `two thirds of the client certificate's lifetime have passed (expires ${facts.validTo})`,
+    };
+  }
+  return { renew: false, expiresAt: new Date(facts.notAfter), renewAt };
+}
+
+/** What a stored kubeconfig says against the tenant's server, CAs: all but the clock's part of the verdict. */
+type KubeconfigReading =
+  | { renew: true; why: string }
+  | { renew: false; notBefore: number; notAfter: number; validTo: string };
+
+// Every pass judges the tenant's kubeconfig; parsing it and checking its certificate's issuer
+// through OpenSSL is worth doing once per content (one entry per tenant in a steady state).
+const readings = new ContentMemo<KubeconfigReading>(2048);
+
+function readStoredKubeconfig(stored: string, expect: Omit<KubeconfigExpectation, "now">): KubeconfigReading {
   let parsed: { server?: string; caPem?: string; certPem?: string };
   try {
     const config = YAML.parse(stored) as {
@@ -130,16 +155,12 @@ export function judgeKubeconfig(stored: string | undefined, expect: KubeconfigEx
   if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) {
     return { renew: true, why: "the tenant's client CA changed" };
   }
-  const notBefore = new Date(cert.validFrom).getTime();
-  const notAfter = new Date(cert.validTo).getTime();
-  const renewAt = new Date(notBefore + ((notAfter - notBefore) * 2) / 3);
-  if (expect.now.getTime() >= renewAt.getTime()) {
-    return {
-      renew: true,
-      why: `two thirds of the client certificate's lifetime have passed (expires ${cert.validTo})`,
-    };
-  }
-  return { renew: false, expiresAt: new Date(notAfter), renewAt };
+  return {
+    renew: false,
+    notBefore: new Date(cert.validFrom).getTime(),
+    notAfter: new Date(cert.validTo).getTime(),
+    validTo: cert.validTo,
+  };
 }
 
 /** The expiry of the client certificate embedded in a kubeconfig built by {@link buildKubeconfig}. */

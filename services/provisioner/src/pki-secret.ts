@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import { pkiSecretName, tenantLabels } from "./control-plane.js";
+import { ContentMemo } from "./internal/content-memo.js";
 import { parsePkiSecret, pkiSecretData, type TenantPki } from "./pki.js";
 import { decodeSecretData, encodeSecretData } from "./secret-data.js";
 
@@ -19,9 +20,30 @@ export function pkiSecret(tenant: string, pki: TenantPki): V1Secret {
   };
 }
 
-/** Reads the PKI back from a Secret as stored by the API; throws InvalidPkiSecretError naming the bad key. */
+// One entry per tenant in a steady state; a PKI is a few KiB of PEM.
+const readBack = new ContentMemo<TenantPki>(2048);
+
+/**
+ * Reads the PKI back from a Secret as stored by the API; throws InvalidPkiSecretError naming the
+ * bad key. Checking every key against its certificate goes through OpenSSL's decoders, so a
+ * Secret whose content was checked before is not checked again.
+ */
 export function readPkiSecret(secret: Pick<V1Secret, "data">): TenantPki {
-  return parsePkiSecret(decodeSecretData(secret));
+  return readBack.get(contentOf(secret), () => parsePkiSecret(decodeSecretData(secret)));
+}
+
+/**
+ * Tells {@link readPkiSecret} that `secret` (built by {@link pkiSecret} from a PKI just
+ * generated) holds `pki`, so the passes after its creation do not check it again.
+ */
+export function rememberPkiSecret(secret: Pick<V1Secret, "data">, pki: TenantPki): void {
+  readBack.get(contentOf(secret), () => pki);
+}
+
+function contentOf(secret: Pick<V1Secret, "data">): string[] {
+  return Object.entries(secret.data ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .flat();
 }
 
 /**

@@ -70,7 +70,7 @@ import {
 } from "./control-plane.js";
 import { buildKubeconfig, clientCertificateExpiry, judgeKubeconfig, kubeconfigSecret } from "./kubeconfig.js";
 import { InvalidPkiSecretError, generateTenantPki, signClientCertificate, type TenantPki } from "./pki.js";
-import { pkiFingerprint, pkiSecret, readPkiSecret } from "./pki-secret.js";
+import { pkiFingerprint, pkiSecret, readPkiSecret, rememberPkiSecret } from "./pki-secret.js";
 import {
   controlPlaneReadyInput,
   findCondition,
@@ -347,11 +347,9 @@ async function ensurePki(pass: Pass): Promise<TenantPki> {
     }
   }
   const pki = await generateTenantPki(pass.tenant);
-  await createOrHalt(
-    pass,
-    pkiSecret(pass.tenant, pki),
-    "tenant PKI: server, client and request-header CAs and the service-account key",
-  );
+  const secret = pkiSecret(pass.tenant, pki);
+  await createOrHalt(pass, secret, "tenant PKI: server, client and request-header CAs and the service-account key");
+  rememberPkiSecret(secret, pki);
   return pki;
 }
 
