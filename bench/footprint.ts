@@ -89,14 +89,8 @@ const bare = await importCost([]);
 const closures = Object.fromEntries(SERVICES.map((s) => [s, dependencyClosure(s)]));
 const thirdParty = [...new Set(Object.values(closures).flatMap((c) => c.thirdParty))].sort();
 const perPackage: Array<{ name: string; usage: Usage }> = [];
-// @peculiar/x509 refuses to load without the reflect polyfill its entry point must import first.
-const withPolyfill = (modules: string[]) =>
-  modules.includes("@peculiar/x509")
-    ? ["reflect-metadata", ...modules.filter((m) => m !== "reflect-metadata")]
-    : modules;
 for (const name of thirdParty) {
-  const label = name === "@peculiar/x509" ? `${name} (+reflect-metadata)` : name;
-  perPackage.push({ name: label, usage: await importCost(withPolyfill([name])) });
+  perPackage.push({ name, usage: await importCost([name]) });
 }
 // KubeConfig's own module, which is all libs/kube needs at run time: its static import of the
 // generated client (every model and typed API class) makes it cost what the full entry costs.
@@ -108,8 +102,8 @@ for (const service of SERVICES) {
   const { thirdParty: deps, workspace } = closures[service]!;
   perService.push({
     name: service,
-    thirdParty: await importCost(withPolyfill(deps)),
-    all: await importCost(withPolyfill([...deps, ...workspace])),
+    thirdParty: await importCost(deps),
+    all: await importCost([...deps, ...workspace]),
   });
 }
 

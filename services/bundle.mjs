@@ -54,7 +54,7 @@ const result = await build({
   entryPoints: { main: "dist/main.js" },
   outdir: "dist/bundle",
   bundle: true,
-  // Dynamic imports (the provisioner's X.509 library) become chunks loaded on first use.
+  // A dynamic import, where a service has one, becomes a chunk loaded on first use.
   splitting: true,
   platform: "node",
   format: "esm",

@@ -1,17 +1,13 @@
-import { X509Certificate, createPrivateKey, createPublicKey, webcrypto } from "node:crypto";
-import type * as X509 from "@peculiar/x509";
+import { X509Certificate, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
+import {
+  CLIENT_AUTH,
+  KEY_USAGE,
+  distinguishedName,
+  issueCertificate,
+  keyIdentifier,
+  subjectOf,
+} from "./internal/certificate.js";
 
-type CryptoKey = webcrypto.CryptoKey;
-type CryptoKeyPair = webcrypto.CryptoKeyPair;
-
-// @peculiar/x509 and what it pulls in cost about 19 MiB resident once loaded. Only minting
-// needs it (reading a stored PKI back uses node:crypto), so a provisioner that mints
-// nothing never loads it.
-let x509Module: Promise<typeof X509> | undefined;
-const loadX509 = () => (x509Module ??= import("./internal/x509.js").then((m) => m.x509));
-
-const EC_KEY: webcrypto.EcKeyGenParams = { name: "ECDSA", namedCurve: "P-256" };
-const SIGNING: webcrypto.EcdsaParams = { name: "ECDSA", hash: "SHA-256" };
 const DAY_MS = 24 * 60 * 60 * 1000;
 const CA_VALIDITY_DAYS = 3650;
 // Certificates start a few minutes in the past so a control plane whose clock runs slightly
@@ -71,18 +67,12 @@ export interface ClientCertificateRequest {
  * for ten years and a P-256 service-account signing key. Never reuses key material.
  */
 export async function generateTenantPki(tenant: string, now: Date = new Date()): Promise<TenantPki> {
-  const [serverCa, clientCa, requestHeaderCa, serviceAccountKeys] = await Promise.all([
-    createCa(`tenantplane-${tenant}-server-ca`, now),
-    createCa(`tenantplane-${tenant}-client-ca`, now),
-    createCa(`tenantplane-${tenant}-request-header-ca`, now),
-    generateKeyPair(),
-  ]);
-  return {
-    serverCa,
-    clientCa,
-    requestHeaderCa,
-    serviceAccountKeyPem: await exportPrivateKeyPem(serviceAccountKeys.privateKey),
-  };
+  return Promise.resolve({
+    serverCa: createCa(`tenantplane-${tenant}-server-ca`, now),
+    clientCa: createCa(`tenantplane-${tenant}-client-ca`, now),
+    requestHeaderCa: createCa(`tenantplane-${tenant}-request-header-ca`, now),
+    serviceAccountKeyPem: privateKeyPem(generateKeyPair().privateKey),
+  });
 }
 
 /** Serialises a PKI into Secret data (PEM strings, not yet base64) keyed by k3s's file names. */
@@ -143,97 +133,78 @@ export async function signClientCertificate(
   request: ClientCertificateRequest,
   now: Date = new Date(),
 ): Promise<KeyPairPem> {
-  const x509 = await loadX509();
-  const subject: X509.JsonName = [{ CN: [request.commonName] }];
-  for (const org of request.organizations ?? []) subject.push({ O: [org] });
-  return signLeaf(ca, {
-    subject,
-    usage: x509.ExtendedKeyUsage.clientAuth,
-    lifetimeMs: request.lifetimeMs,
-    now,
-  });
+  return Promise.resolve().then(() =>
+    signLeaf(ca, {
+      subject: { commonName: request.commonName, organizations: request.organizations ?? [] },
+      usage: CLIENT_AUTH,
+      lifetimeMs: request.lifetimeMs,
+      now,
+    }),
+  );
 }
 
-async function createCa(commonName: string, now: Date): Promise<KeyPairPem> {
-  const x509 = await loadX509();
-  const keys = await generateKeyPair();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    name: [{ CN: [commonName] }],
-    keys,
+function createCa(commonName: string, now: Date): KeyPairPem {
+  const keys = generateKeyPair();
+  const name = distinguishedName({ commonName });
+  const certPem = issueCertificate({
+    subject: name,
+    issuer: name,
+    publicKey: keys.publicKey,
+    signingKey: keys.privateKey,
     notBefore: new Date(now.getTime() - BACKDATE_MS),
     notAfter: new Date(now.getTime() + CA_VALIDITY_DAYS * DAY_MS),
-    signingAlgorithm: SIGNING,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
-        true,
-      ),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
+    ca: true,
+    keyUsage: [KEY_USAGE.keyCertSign, KEY_USAGE.cRLSign, KEY_USAGE.digitalSignature],
   });
-  return { certPem: cert.toString("pem"), keyPem: await exportPrivateKeyPem(keys.privateKey) };
+  return { certPem, keyPem: privateKeyPem(keys.privateKey) };
 }
 
 interface LeafSpec {
-  subject: X509.JsonName;
-  usage: X509.ExtendedKeyUsage;
+  subject: { commonName: string; organizations: readonly string[] };
+  /** The ExtendedKeyUsage OID. */
+  usage: string;
   lifetimeMs: number;
   now: Date;
 }
 
-async function signLeaf(ca: KeyPairPem, spec: LeafSpec): Promise<KeyPairPem> {
+function signLeaf(ca: KeyPairPem, spec: LeafSpec): KeyPairPem {
   if (!(spec.lifetimeMs > 0)) {
     throw new Error(`lifetimeMs must be a positive number, got ${spec.lifetimeMs}`);
   }
-  const x509 = await loadX509();
-  const caCert = new x509.X509Certificate(ca.certPem);
-  const caKey = await importPrivateKey(ca.keyPem);
-  const keys = await generateKeyPair();
-  const notAfter = new Date(Math.min(spec.now.getTime() + spec.lifetimeMs, caCert.notAfter.getTime()));
-  const authorityKeyId = caCert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
-  const cert = await x509.X509CertificateGenerator.create({
-    subject: spec.subject,
+  const caCert = new X509Certificate(ca.certPem);
+  const caKey = createPrivateKey(ca.keyPem);
+  if (caKey.asymmetricKeyType !== "ec" || caKey.asymmetricKeyDetails?.namedCurve !== "prime256v1") {
+    throw new Error("the CA key must be an ECDSA P-256 key: regenerate the tenant PKI");
+  }
+  const keys = generateKeyPair();
+  const notAfter = new Date(Math.min(spec.now.getTime() + spec.lifetimeMs, new Date(caCert.validTo).getTime()));
+  const certPem = issueCertificate({
+    subject: distinguishedName(spec.subject),
     // The CA's encoded subject is reused verbatim: verifiers match issuer to subject byte for byte.
-    issuer: caCert.subjectName,
+    issuer: subjectOf(caCert),
     publicKey: keys.publicKey,
     signingKey: caKey,
     // A short-lived certificate is backdated by at most a tenth of its lifetime, so renewal at
     // two thirds of notBefore..notAfter still falls after it was issued.
     notBefore: new Date(spec.now.getTime() - Math.min(BACKDATE_MS, spec.lifetimeMs / 10)),
     notAfter,
-    signingAlgorithm: SIGNING,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([spec.usage], false),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-      ...(authorityKeyId ? [new x509.AuthorityKeyIdentifierExtension(authorityKeyId)] : []),
-    ],
+    ca: false,
+    keyUsage: [KEY_USAGE.digitalSignature],
+    extendedKeyUsage: [spec.usage],
+    authorityKeyId: keyIdentifier(caCert.publicKey),
   });
-  return { certPem: cert.toString("pem"), keyPem: await exportPrivateKeyPem(keys.privateKey) };
+  return { certPem, keyPem: privateKeyPem(keys.privateKey) };
 }
 
-function generateKeyPair(): Promise<CryptoKeyPair> {
-  return webcrypto.subtle.generateKey(EC_KEY, true, ["sign", "verify"]);
+// Synchronous: a P-256 key takes well under a millisecond, less than handing it to a thread.
+function generateKeyPair(): { publicKey: KeyObject; privateKey: KeyObject } {
+  return generateKeyPairSync("ec", { namedCurve: "prime256v1" });
 }
 
 // SEC1 rather than PKCS#8: kube-apiserver's --service-account-key-file reader only recognises
 // EC keys in SEC1 form, while every other consumer (k3s, client-go, Node) accepts both.
-async function exportPrivateKeyPem(key: CryptoKey): Promise<string> {
-  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey("pkcs8", key));
-  return createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" })
-    .export({ format: "pem", type: "sec1" })
-    .toString();
-}
-
-async function importPrivateKey(pem: string): Promise<CryptoKey> {
-  const key = createPrivateKey(pem);
-  if (key.asymmetricKeyType !== "ec" || key.asymmetricKeyDetails?.namedCurve !== "prime256v1") {
-    throw new Error("the CA key must be an ECDSA P-256 key: regenerate the tenant PKI");
-  }
-  const pkcs8 = key.export({ format: "der", type: "pkcs8" });
-  return webcrypto.subtle.importKey("pkcs8", pkcs8, EC_KEY, false, ["sign"]);
+function privateKeyPem(key: KeyObject): string {
+  return key.export({ format: "pem", type: "sec1" }).toString();
 }
 
 function required(data: Readonly<Record<string, string | undefined>>, key: string): string {
