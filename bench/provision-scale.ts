@@ -25,6 +25,7 @@ import {
   waitFor,
   type AuditRequest,
 } from "../test/harness/index.js";
+import { byAgent, byRequest } from "./audit-summary.js";
 import { cpuBetween, cpuSnapshot, formatCpu } from "./cpu-usage.js";
 import { pct, pool } from "./stats.js";
 
@@ -152,16 +153,6 @@ try {
   const peak = (name: "provisioner" | "isolation") => procStatusMib(services[name]!.process.pid, "VmHWM");
   const grown = (name: "provisioner" | "isolation") => ((rss(name) - rssBefore[name]) * 1024) / TENANTS;
   const tp = (r: AuditRequest) => agentOf(r).startsWith("tenantplane-");
-  const byAgent = (requests: AuditRequest[]) => {
-    const rows = new Map<string, { all: number; writes: number }>();
-    for (const r of requests) {
-      const row = rows.get(agentOf(r)) ?? { all: 0, writes: 0 };
-      row.all++;
-      if (isWrite(r)) row.writes++;
-      rows.set(agentOf(r), row);
-    }
-    return [...rows.entries()].sort((a, b) => b[1].all - a[1].all);
-  };
   const tpBurst = burstRequests.filter(tp);
   const perT = (n: number) => (n / TENANTS).toFixed(1);
 
@@ -181,7 +172,8 @@ try {
   for (const [agent, row] of byAgent(burstRequests))
     console.log(`    ${agent.padEnd(40)} ${perT(row.all).padStart(7)}  (${perT(row.writes)} writes)`);
   console.log(`  tenantplane's services by request (per tenant; a dry run is not a write):`);
-  for (const [what, n] of byRequest(tpBurst).slice(0, 24)) console.log(`    ${what.padEnd(58)} ${perT(n).padStart(7)}`);
+  for (const [what, n] of requestCounts(tpBurst).slice(0, 24))
+    console.log(`    ${what.padEnd(58)} ${perT(n).padStart(7)}`);
   console.log(`  when tenantplane's requests were made (s after the apply: first, median, last; count):`);
   for (const line of timeline(tpBurst, burstStart)) console.log(`    ${line}`);
   console.log(
@@ -201,7 +193,7 @@ try {
   );
   for (const [agent, row] of byAgent(waitRequests))
     console.log(`    ${agent.padEnd(40)} ${rate(row.all).padStart(7)}/s  (${rate(row.writes)} writes/s)`);
-  for (const [what, n] of byRequest(waitRequests.filter(tp)).slice(0, 12))
+  for (const [what, n] of requestCounts(waitRequests.filter(tp)).slice(0, 12))
     console.log(`    ${what.padEnd(58)} ${rate(n).padStart(7)}/s`);
   console.log(`\nPeak resident memory (VmHWM)`);
   console.log(`  provisioner ${peak("provisioner").toFixed(1)} MiB   isolation ${peak("isolation").toFixed(1)} MiB`);
@@ -313,29 +305,17 @@ function copyInto(o: Obj, namespace: string): Obj {
   return copy;
 }
 
-// Requests grouped by service, verb and resource (a subresource and a dry run named), most first.
-function byRequest(requests: AuditRequest[]): [string, number][] {
-  return [...groupRequests(requests)]
+// Requests per service, verb and resource, most first.
+function requestCounts(requests: AuditRequest[]): [string, number][] {
+  return [...byRequest(requests)]
     .map(([what, times]) => [what, times.length] as [string, number])
     .sort((a, b) => b[1] - a[1]);
-}
-
-function groupRequests(requests: AuditRequest[]): Map<string, number[]> {
-  const rows = new Map<string, number[]>();
-  for (const r of requests) {
-    const sub = /\/(status|binding|log|token)(\?|$)/.exec(r.uri)?.[1];
-    const what = `${agentOf(r).replace(/^tenantplane-/, "")} ${r.verb}${r.dryRun ? " (dry run)" : ""} ${r.resource}${sub ? `/${sub}` : ""}`;
-    const times = rows.get(what) ?? [];
-    times.push(r.receivedMs);
-    rows.set(what, times);
-  }
-  return rows;
 }
 
 // When each kind of request was made, in seconds after `start`: the first, the median and the
 // last, ordered by median. Shows which step of provisioning the burst waits for.
 function timeline(requests: AuditRequest[], start: number): string[] {
-  return [...groupRequests(requests)]
+  return [...byRequest(requests)]
     .map(([what, times]) => {
       const s = times.map((t) => (t - start) / 1000);
       return { what, first: Math.min(...s), p50: pct(s, 50), last: Math.max(...s), n: s.length };

@@ -35,13 +35,12 @@ import {
   startHostCluster,
   startNats,
   startTenantStandIn,
-  agentOf,
-  isWrite,
   readAudit,
   waitFor,
   type RunningService,
   type TenantApiServer,
 } from "../test/harness/index.js";
+import { byAgent } from "./audit-summary.js";
 import { cpuBetween, cpuSnapshot, formatCpu, type CpuSnapshot } from "./cpu-usage.js";
 import { ms, pct, pool } from "./stats.js";
 
@@ -363,20 +362,9 @@ try {
 /** What the host API served and who used the CPU from `fromMs` until now. */
 function window(fromMs: number, cpuFrom: CpuSnapshot): { seconds: number; requests: string; cpu: string } {
   const toMs = Date.now();
-  const byAgent = new Map<string, { all: number; writes: number; what: Map<string, number> }>();
-  for (const r of readAudit(host.auditLogPath!, fromMs)) {
-    if (r.receivedMs > toMs) continue;
-    const agent = agentOf(r);
-    const n = byAgent.get(agent) ?? { all: 0, writes: 0, what: new Map<string, number>() };
-    n.all++;
-    if (isWrite(r)) n.writes++;
-    const what = `${r.verb} ${r.resource}`;
-    n.what.set(what, (n.what.get(what) ?? 0) + 1);
-    byAgent.set(agent, n);
-  }
+  const agents = byAgent(readAudit(host.auditLogPath!, fromMs).filter((r) => r.receivedMs <= toMs));
   // Each agent's three commonest verb and resource pairs say what its requests were for.
-  const requests = [...byAgent]
-    .sort((a, b) => b[1].all - a[1].all)
+  const requests = agents
     .map(([agent, n]) => {
       const top = [...n.what]
         .sort((a, b) => b[1] - a[1])
