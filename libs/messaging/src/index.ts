@@ -31,6 +31,7 @@ export {
   type StreamSettings,
 } from "./topology.js";
 export { streamUpdate, type StreamLimits } from "./stream-settings.js";
+export { isJetStreamUnavailable, whenJetStreamAnswers, type JetStreamWaitOptions } from "./jetstream-ready.js";
 export { settlementFor, UNCLASSIFIED_RETRY_LIMIT, type Settlement } from "./settlement.js";
 export {
   heartbeatInterval,

@@ -14,6 +14,7 @@ import {
 import {
   connectNats,
   ensureTopology,
+  whenJetStreamAnswers,
   loggableServers,
   publishStampedDecision,
   stampDecision,
@@ -173,7 +174,13 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       connected ? "NATS connection back" : "NATS connection lost",
     );
   }).connected;
-  const stored = await ensureTopology(await jetstreamManager(nc), opts.consumers, streamSettingsFromEnv(streams));
+  // A NATS cluster that is still electing its JetStream leader (or placing the streams' replicas)
+  // is waited for: the service stays not ready and says why, rather than exiting.
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  const stored = await whenJetStreamAnswers(() => ensureTopology(jsm, opts.consumers, streamSettingsFromEnv(streams)), {
+    onRetry: (err, attempt, delayMs) =>
+      logger.warn({ err: describeError(err), attempt, retryInMs: delayMs }, "JetStream not available yet; waiting"),
+  });
   // Recorded Decisions are republished only inside the duplicate window the server applied to
   // DECISIONS (an operator may have set another), so a republish is never stored twice.
   decisionRecords.useDuplicateWindow(millis(stored.decisions.duplicate_window ?? 0));
