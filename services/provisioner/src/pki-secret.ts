@@ -37,7 +37,7 @@ export function readPkiSecret(secret: Pick<V1Secret, "data">): TenantPki {
  * generated) holds `pki`, so the passes after its creation do not check it again.
  */
 export function rememberPkiSecret(secret: Pick<V1Secret, "data">, pki: TenantPki): void {
-  readBack.get(contentOf(secret), () => pki);
+  readBack.remember(contentOf(secret), pki);
 }
 
 function contentOf(secret: Pick<V1Secret, "data">): string[] {

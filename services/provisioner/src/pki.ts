@@ -67,12 +67,12 @@ export interface ClientCertificateRequest {
  * for ten years and a P-256 service-account signing key. Never reuses key material.
  */
 export async function generateTenantPki(tenant: string, now: Date = new Date()): Promise<TenantPki> {
-  return Promise.resolve({
+  return {
     serverCa: createCa(`tenantplane-${tenant}-server-ca`, now),
     clientCa: createCa(`tenantplane-${tenant}-client-ca`, now),
     requestHeaderCa: createCa(`tenantplane-${tenant}-request-header-ca`, now),
     serviceAccountKeyPem: privateKeyPem(generateKeyPair().privateKey),
-  });
+  };
 }
 
 /** Serialises a PKI into Secret data (PEM strings, not yet base64) keyed by k3s's file names. */
@@ -133,14 +133,12 @@ export async function signClientCertificate(
   request: ClientCertificateRequest,
   now: Date = new Date(),
 ): Promise<KeyPairPem> {
-  return Promise.resolve().then(() =>
-    signLeaf(ca, {
-      subject: { commonName: request.commonName, organizations: request.organizations ?? [] },
-      usage: CLIENT_AUTH,
-      lifetimeMs: request.lifetimeMs,
-      now,
-    }),
-  );
+  return signLeaf(ca, {
+    subject: { commonName: request.commonName, organizations: request.organizations ?? [] },
+    usage: CLIENT_AUTH,
+    lifetimeMs: request.lifetimeMs,
+    now,
+  });
 }
 
 function createCa(commonName: string, now: Date): KeyPairPem {

@@ -65,7 +65,11 @@ export function distinguishedName(attrs: { commonName: string; organizations?: r
  * is what the PKI's certificates have always used (so leaves of older CAs chain the same way).
  */
 export function keyIdentifier(publicKey: KeyObject): Buffer {
-  const spki = children(publicKey.export({ type: "spki", format: "der" }))[0];
+  return identifierOf(publicKey.export({ type: "spki", format: "der" }));
+}
+
+function identifierOf(spkiDer: Der): Buffer {
+  const spki = children(spkiDer)[0];
   const bits = spki && children(spki.content)[1];
   if (!bits || bits.tag !== 0x03) throw new Error("not a SubjectPublicKeyInfo");
   return createHash("sha1").update(bits.content.subarray(1)).digest();
@@ -88,6 +92,7 @@ export function issueCertificate(spec: CertificateSpec): string {
   // Positive, 16 bytes long, never zero (RFC 5280 4.1.2.2).
   serial[0] = (serial[0]! & 0x7f) | 0x40;
   const algorithm = sequence(objectIdentifier(OID.ecdsaWithSha256));
+  const spki = spec.publicKey.export({ type: "spki", format: "der" });
   const extension = (oid: string, critical: boolean, value: Der) =>
     sequence(objectIdentifier(oid), ...(critical ? [boolean(true)] : []), octetString(value));
   const extensions = [
@@ -97,7 +102,7 @@ export function issueCertificate(spec: CertificateSpec): string {
     ...(spec.extendedKeyUsage?.length
       ? [extension(OID.extendedKeyUsage, false, sequence(...spec.extendedKeyUsage.map(objectIdentifier)))]
       : []),
-    extension(OID.subjectKeyIdentifier, false, octetString(keyIdentifier(spec.publicKey))),
+    extension(OID.subjectKeyIdentifier, false, octetString(identifierOf(spki))),
     ...(spec.authorityKeyId
       ? [extension(OID.authorityKeyIdentifier, false, sequence(implicit(0, spec.authorityKeyId)))]
       : []),
@@ -109,7 +114,7 @@ export function issueCertificate(spec: CertificateSpec): string {
     spec.issuer,
     sequence(time(spec.notBefore), time(spec.notAfter)),
     spec.subject,
-    spec.publicKey.export({ type: "spki", format: "der" }),
+    spki,
     explicit(3, sequence(...extensions)),
   );
   const signature = sign("sha256", tbs, { key: spec.signingKey, dsaEncoding: "der" });

@@ -13,10 +13,7 @@ export class ContentMemo<T> {
   constructor(private readonly max: number) {}
 
   get(parts: readonly string[], compute: () => T): T {
-    const hash = createHash("sha256");
-    // Length-prefixed, so no two different part lists hash the same input.
-    for (const part of parts) hash.update(`${part.length}:`).update(part);
-    const key = hash.digest("base64");
+    const key = keyOf(parts);
     const hit = this.entries.get(key);
     if (hit !== undefined) {
       this.entries.delete(key);
@@ -24,12 +21,29 @@ export class ContentMemo<T> {
       return hit;
     }
     const value = compute();
+    this.store(key, value);
+    return value;
+  }
+
+  /** Records `value` as the result for `parts`, known without computing it. */
+  remember(parts: readonly string[], value: T): void {
+    this.store(keyOf(parts), value);
+  }
+
+  private store(key: string, value: T): void {
+    this.entries.delete(key);
     this.entries.set(key, value);
     if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
-    return value;
   }
 
   get size(): number {
     return this.entries.size;
   }
+}
+
+function keyOf(parts: readonly string[]): string {
+  const hash = createHash("sha256");
+  // Length-prefixed, so no two different part lists hash the same input.
+  for (const part of parts) hash.update(`${part.length}:`).update(part);
+  return hash.digest("base64");
 }
