@@ -696,17 +696,25 @@ async function metricsText(): Promise<string | undefined> {
 }
 
 /** Waits until no worker has queued keys, twice in a row: new owners have finished their first passes. */
-/** Waits until the running workers hold every partition, none more than its even share. */
+/** Waits until the running workers hold every partition with tenants, none more than its even share. */
 async function balanced(n: number): Promise<void> {
-  const share = Math.ceil(PARTITIONS / n);
   await waitFor(
     async () => {
       const held = [];
+      const wanted = new Set<number>();
       for (const w of workers.filter((w) => w.process.running())) {
         held.push(await counter(w, "tenantplane_sync_partitions_held", ""));
+        wanted.add(await counter(w, "tenantplane_sync_partitions_wanted", ""));
       }
+      const [all] = [...wanted];
+      const share = Math.ceil((all ?? 0) / n);
       return (
-        (held.length === n && held.reduce((a, b) => a + b, 0) === PARTITIONS && Math.max(...held) <= share) || undefined
+        (held.length === n &&
+          wanted.size === 1 &&
+          all! > 0 &&
+          held.reduce((a, b) => a + b, 0) === all &&
+          Math.max(...held) <= share) ||
+        undefined
       );
     },
     { timeoutMs: 120_000, intervalMs: 500, description: `partitions balanced over ${n} workers` },

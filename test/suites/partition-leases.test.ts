@@ -445,3 +445,97 @@ describe("PartitionLeases on nats-server", () => {
     expect(changes.length).toBeGreaterThan(P);
   });
 });
+
+describe("PartitionLeases on demand, on nats-server", () => {
+  const bucket = "partition-leases-on-demand";
+  const demandWorkers: PartitionLeases[] = [];
+  const conns: NatsConnection[] = [];
+
+  afterAll(async () => {
+    for (const leases of demandWorkers) await leases.stop().catch(() => undefined);
+    for (const c of conns) await c.close().catch(() => undefined);
+  });
+
+  async function startOnDemand(name: string, wanted: number[]): Promise<PartitionLeases> {
+    const workerNc = await connect({ servers: nats.url, name, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+    conns.push(workerNc);
+    const leases = new PartitionLeases({
+      connection: workerNc,
+      workerId: name,
+      partitions: P,
+      bucket,
+      ttlMs: TTL_MS,
+      onDemand: true,
+      clock,
+      logger: debugLogger(name),
+    });
+    demandWorkers.push(leases);
+    leases.want(wanted);
+    await leases.start();
+    return leases;
+  }
+
+  /** The partitions with a live lease in the bucket, and who holds each, as the server says. */
+  async function storedLeases(): Promise<Map<number, string>> {
+    const demandKv = await new Kvm(nc).open(bucket);
+    const out = new Map<number, string>();
+    for await (const key of await demandKv.keys("p.*")) {
+      const entry = await demandKv.get(key);
+      if (entry?.operation === "PUT") out.set(Number(key.slice(2)), entry.json<{ worker: string }>().worker);
+    }
+    return out;
+  }
+
+  /** Every wanted partition owned by exactly one worker, as the bucket says, nothing else leased. */
+  async function settledOn(members: PartitionLeases[], wanted: number[]): Promise<boolean> {
+    const share = Math.ceil(wanted.length / members.length);
+    if (members.some((w) => w.held().length > share)) return false;
+    for (let p = 0; p < P; p++) {
+      const owners = members.filter((w) => w.owns(p)).length;
+      if (owners !== (wanted.includes(p) ? 1 : 0)) return false;
+    }
+    const stored = await storedLeases();
+    return (
+      [...stored.keys()].sort((x, y) => x - y).join() === [...wanted].sort((x, y) => x - y).join() &&
+      [...stored].every(([p, worker]) => members.find((w) => w.owns(p))?.workerId === worker)
+    );
+  }
+
+  it("leases only the wanted partitions, shares them, and frees the unwanted ones at once", async () => {
+    const wanted = [1, 4, 9, 12];
+    const x = await startOnDemand("demand-x", wanted);
+    const y = await startOnDemand("demand-y", wanted);
+    await waitFor(async () => (await settledOn([x, y], wanted)) || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: "four wanted partitions shared by two workers, nothing else leased",
+    });
+    expect(x.held()).toHaveLength(2);
+    expect(y.held()).toHaveLength(2);
+    expect(x.wanted()).toBe(4);
+
+    // Two of them lose their tenants: their keys go at once, well before a TTL could expire them.
+    const dropped = [...x.held()];
+    const narrowed = wanted.filter((p) => !dropped.includes(p));
+    const droppedAt = clock();
+    x.want(narrowed);
+    y.want(narrowed);
+    await waitFor(async () => (await settledOn([x, y], narrowed)) || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      description: "unwanted partitions released",
+    });
+    expect(clock() - droppedAt).toBeLessThan(TTL_MS);
+    for (const p of dropped) expect(x.owns(p)).toBe(false);
+
+    // A partition that gains a tenant is taken up by whoever has room.
+    const widened = [...narrowed, 15];
+    x.want(widened);
+    y.want(widened);
+    await waitFor(async () => (await settledOn([x, y], widened)) || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: "a newly wanted partition leased",
+    });
+  });
+});

@@ -9,16 +9,27 @@ export interface LeaseMetrics {
 }
 
 /**
- * Registers the lease metrics. The two gauges (`tenantplane_sync_partitions_held`,
- * `tenantplane_sync_lease_members`) read the leases at scrape time, so they are never stale.
+ * Registers the lease metrics. The gauges (`tenantplane_sync_partitions_held`,
+ * `tenantplane_sync_partitions_wanted`, `tenantplane_sync_lease_members`) read the leases at scrape time, so they are never stale.
  */
-export function createLeaseMetrics(registry: Registry, source: { held(): number[]; members(): number }): LeaseMetrics {
+export function createLeaseMetrics(
+  registry: Registry,
+  source: { held(): number[]; members(): number; wanted(): number },
+): LeaseMetrics {
   new Gauge({
     name: "tenantplane_sync_partitions_held",
     help: "Partitions this worker owns (a fenced lease does not count).",
     registers: [registry],
     collect() {
       this.set(source.held().length);
+    },
+  });
+  new Gauge({
+    name: "tenantplane_sync_partitions_wanted",
+    help: "Partitions work maps to, as this worker last heard (all of them unless leasing on demand).",
+    registers: [registry],
+    collect() {
+      this.set(source.wanted());
     },
   });
   new Gauge({
@@ -32,7 +43,7 @@ export function createLeaseMetrics(registry: Registry, source: { held(): number[
   return {
     changes: new Counter({
       name: "tenantplane_sync_partition_changes_total",
-      help: "Partitions acquired and lost by this worker, by reason (fenced, conflict, expired, taken, shed, released).",
+      help: "Partitions acquired and lost by this worker, by reason (fenced, conflict, expired, taken, shed, released, unwanted, reset).",
       labelNames: ["change", "reason"],
       registers: [registry],
     }),

@@ -42,6 +42,12 @@ export interface PartitionLeasesOptions {
   ttlMs?: number;
   renewIntervalMs?: number;
   fenceMarginMs?: number;
+  /**
+   * Lease only the partitions named by {@link PartitionLeases.want} (none before the first call),
+   * ceil(W / N) each, instead of all P. Idle partitions then cost no writes: with tens of tenants
+   * a worker renews tens of leases, not 128 every few seconds, each a replicated stream write.
+   */
+  onDemand?: boolean;
   /** Replicas when the bucket is created or has fewer; an existing bucket's higher count is kept. Default 1. */
   replicas?: number;
   /** Where the lease metrics are registered; one PartitionLeases per registry. */
@@ -84,8 +90,8 @@ const silent: LeaseLogger = { debug() {}, info() {}, warn() {} };
  * This worker's share of P partitions, leased from a JetStream KV bucket shared with its peers.
  *
  * `start()` joins (membership key `m.<worker>`), watches the bucket and acquires up to ceil(P/N)
- * partitions (`p.<n>`, created with `kv.create`, renewed with a compare-and-set `kv.update`). A
- * partition is owned from its create/CAS reply until `TTL - fenceMargin` after that request was
+ * partitions, or ceil(W/N) of the W wanted ones with `onDemand` (`p.<n>`, created with
+ * `kv.create`, renewed with a compare-and-set `kv.update`). A partition is owned from its create/CAS reply until `TTL - fenceMargin` after that request was
  * sent; a failed renewal past that point fences it (owns() turns false and onLost fires), a CAS
  * conflict or a watched expiry loses it at once. `stop()` reports every partition lost and deletes
  * the keys so peers take over without waiting for the TTL.
@@ -154,7 +160,12 @@ export class PartitionLeases {
     this.nc = options.connection;
     // A request outliving the renew interval is worth less than the next round's fresh attempt.
     this.js = jetstream(this.nc, { timeout: Math.min(5_000, this.timings.renewIntervalMs) });
-    this.machine = new LeaseMachine({ self: this.workerId, partitions: this.partitions, timings: this.timings });
+    this.machine = new LeaseMachine({
+      self: this.workerId,
+      partitions: this.partitions,
+      timings: this.timings,
+      onDemand: options.onDemand ?? false,
+    });
     this.clock = options.clock ?? (() => performance.now());
     this.logger = options.logger ?? silent;
     this.metrics = options.registry ? createLeaseMetrics(options.registry, this) : undefined;
@@ -212,9 +223,35 @@ export class PartitionLeases {
     return this.owns(partitionOf(tenant, this.partitions));
   }
 
+  /**
+   * With `onDemand`, the partitions work maps to now (the whole set): the wanted ones are shared
+   * out, held ones no longer wanted are released at once. Callable before start().
+   */
+  want(partitions: Iterable<number>): void {
+    const wanted = [...partitions];
+    if (this.state === "new" || this.state === "starting") {
+      // Nothing is held yet: the set only steers what start() reaches for.
+      this.machine.want(wanted, this.clock());
+      return;
+    }
+    this.apply((now) => this.machine.want(wanted, now));
+  }
+
+  /** {@link want} for the partitions of these tenants. */
+  wantTenants(tenants: Iterable<string>): void {
+    const partitions = new Set<number>();
+    for (const tenant of tenants) partitions.add(partitionOf(tenant, this.partitions));
+    this.want(partitions);
+  }
+
   /** The partitions this worker owns now, ascending. */
   held(): number[] {
     return this.machine.held(this.clock());
+  }
+
+  /** How many partitions are to be leased among all workers: P, or the wanted ones on demand. */
+  wanted(): number {
+    return this.machine.wantedCount();
   }
 
   /** Live members as last seen on the watch, this worker included. */
@@ -290,7 +327,7 @@ export class PartitionLeases {
         return;
       case "lost": {
         this.metrics?.changes.inc({ change: "lost", reason: effect.reason });
-        const quiet = effect.reason === "shed" || effect.reason === "released";
+        const quiet = effect.reason === "shed" || effect.reason === "released" || effect.reason === "unwanted";
         const line = { worker: this.workerId, partition: effect.partition, reason: effect.reason };
         if (quiet) this.logger.info(line, "partition handed over");
         else this.logger.warn(line, "partition lost");

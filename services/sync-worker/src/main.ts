@@ -59,6 +59,7 @@ const supervisor = new Supervisor({
     await svc.events.record({ regarding: tenantRegarding(tenant, uid), type: "Normal", reason, message });
   },
   owns: (tenant) => ownership.owns(tenant),
+  tenantsChanged: (tenants) => ownership.want(tenants),
 });
 box.supervisor = supervisor;
 supervisor.start();

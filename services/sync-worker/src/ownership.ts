@@ -9,6 +9,8 @@ export interface Ownership {
   owns(tenant: string): boolean;
   /** Partitions held now. */
   held(): number[];
+  /** Every tenant that exists now (the whole set): only their partitions are leased. */
+  want(tenants: Iterable<string>): void;
   /** Releases every lease (instant hand-over) and stops renewing. */
   stop(): Promise<void>;
 }
@@ -29,7 +31,8 @@ export interface OwnershipOptions {
 
 /**
  * Joins the partition leases: tenants map to partitions by `fnv1a32(tenant) % P` and this
- * worker syncs only tenants whose partition it holds. A lost or fenced partition is
+ * worker syncs only tenants whose partition it holds. Only partitions with tenants are leased
+ * (the caller names the tenants), shared out evenly among the live workers. A lost or fenced partition is
  * reported at once so its tenants stop before any peer can take them.
  */
 export async function startOwnership(opts: OwnershipOptions): Promise<Ownership> {
@@ -40,6 +43,8 @@ export async function startOwnership(opts: OwnershipOptions): Promise<Ownership>
     partitions: opts.partitions,
     bucket: opts.bucket,
     ttlMs: opts.ttlMs,
+    // A partition without tenants costs a lease write every renew interval and syncs nothing.
+    onDemand: true,
     registry: opts.registry,
     logger: opts.logger.child({ component: "leases" }),
     onAcquired: (partition) => {
@@ -55,6 +60,7 @@ export async function startOwnership(opts: OwnershipOptions): Promise<Ownership>
   return {
     owns: (tenant) => leases.ownsTenant(tenant),
     held: () => leases.held(),
+    want: (tenants) => leases.wantTenants(tenants),
     stop: () => leases.stop(),
   };
 }

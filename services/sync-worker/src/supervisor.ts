@@ -65,6 +65,8 @@ export interface SupervisorDeps {
   notify?(tenant: string, uid: string | undefined, reason: string, message: string): Promise<void>;
   /** Whether this worker holds the partition of `tenant` right now. */
   owns(tenant: string): boolean;
+  /** Told the whole set of tenants whenever one appears or goes (their partitions are the ones leased). */
+  tenantsChanged?(tenants: string[]): void;
 }
 
 interface Running {
@@ -119,6 +121,7 @@ export class Supervisor {
   private loops: Promise<void>[] = [];
   private secretTimer: NodeJS.Timeout | undefined;
   private hostNodes!: HostNodes;
+  private announcing = false;
 
   constructor(private readonly deps: SupervisorDeps) {
     this.queue = new FairQueue(deps.settings.tenantConcurrency);
@@ -142,10 +145,12 @@ export class Supervisor {
       // The sync workers' own status writes (about once a second per syncing tenant) change
       // nothing a syncer is built from: they are not looked at again.
       onEvent: (e) => {
+        if (e.type !== "update") this.announceTenants();
         if (e.type === "update" && e.previous && othersView(e.previous) === othersView(e.object)) return;
         this.reconcile(e.object.metadata.name);
       },
     });
+    void this.tenants.synced.then(() => this.announceTenants());
     this.policies = startListWatch({
       client: hostClient,
       path: `/apis/${API_VERSION}/${PLURAL_SYNC_POLICIES}`,
@@ -164,6 +169,17 @@ export class Supervisor {
     });
     for (let i = 0; i < this.deps.settings.concurrency; i++) this.loops.push(this.work());
     this.secretTimer = setInterval(() => this.reconcileAll(true), this.deps.settings.kubeconfigCheckMs);
+  }
+
+  /** Tells tenantsChanged the tenant set once per burst of adds and deletes (a list brings hundreds). */
+  private announceTenants(): void {
+    if (this.announcing || this.deps.tenantsChanged === undefined) return;
+    this.announcing = true;
+    setImmediate(() => {
+      this.announcing = false;
+      if (this.stopping) return;
+      this.deps.tenantsChanged?.(this.tenants.list().map((t) => t.metadata.name));
+    });
   }
 
   /** Resolves once the tenant and policy lists are in. */

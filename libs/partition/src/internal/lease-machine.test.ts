@@ -82,6 +82,61 @@ describe("LeaseMachine acquisition", () => {
   });
 });
 
+describe("LeaseMachine on demand", () => {
+  function onDemand(self = "a", partitions = 8): LeaseMachine {
+    const m = new LeaseMachine({ self, partitions, timings, onDemand: true });
+    m.observe(put(`m.${self}`, 1, self), 0);
+    return m;
+  }
+
+  it("leases nothing until told what is wanted, then only the wanted partitions", () => {
+    const m = onDemand();
+    expect(ofType(m.markReady(0), "acquire")).toEqual([]);
+    expect(ofType(m.tick(0), "renew")).toEqual([]);
+    const acquires = ofType(m.want([6, 2, 99, -1], 1), "acquire").map((e) => e.partition);
+    expect(acquires.sort()).toEqual([2, 6]);
+  });
+
+  it("shares the wanted partitions, not all of them, among the members", () => {
+    const m = onDemand("a", 8);
+    m.observe(put("m.b", 2, "b"), 0);
+    m.markReady(0);
+    expect(ofType(m.want([0, 1, 2, 3], 1), "acquire")).toHaveLength(2);
+    expect(m.share()).toBe(2);
+  });
+
+  it("releases a partition no longer wanted at once, announcing it before the delete", () => {
+    const m = onDemand("a", 4);
+    m.markReady(0);
+    for (const { partition } of ofType(m.want([1, 3], 0), "acquire"))
+      m.acquireResult(partition, ok(10 + partition, 0), 1);
+    expect(m.held(1)).toEqual([1, 3]);
+    const effects = m.want([3], 2);
+    expect(effects).toEqual([
+      { type: "lost", partition: 1, reason: "unwanted" },
+      { type: "release", partition: 1, revision: 11 },
+    ]);
+    expect(m.held(2)).toEqual([3]);
+    // Only the wanted one is renewed from now on.
+    expect(ofType(m.tick(1_000), "renew").map((e) => e.partition)).toEqual([3]);
+  });
+
+  it("gives back a create that lands after its partition stopped being wanted", () => {
+    const m = onDemand("a", 4);
+    m.markReady(0);
+    expect(ofType(m.want([2], 0), "acquire")).toEqual([{ type: "acquire", partition: 2 }]);
+    expect(m.want([], 1)).toEqual([]);
+    expect(m.acquireResult(2, ok(7, 0), 2)).toEqual([{ type: "release", partition: 2, revision: 7 }]);
+    expect(m.owns(2, 2)).toBe(false);
+  });
+
+  it("frees its own key of an unwanted partition found after a watch restart", () => {
+    const m = onDemand("a", 4);
+    m.observe(put("p.1", 5, "a"), 0);
+    expect(m.markReady(0)).toContainEqual({ type: "release", partition: 1, revision: 5 });
+  });
+});
+
 describe("LeaseMachine renewal and fencing", () => {
   it("renews every held lease with its last revision once per interval, membership first", () => {
     const m = holdingAll("a", 2);
@@ -330,6 +385,11 @@ interface Scenario {
   plans: { startAt: number; crashAt?: number; stopAt?: number; outage?: [number, number] }[];
   /** When the bucket is deleted and re-created, if at all. Workers notice within two renew intervals. */
   wipeAt?: number | undefined;
+  /**
+   * Leasing on demand: the wanted partitions from each time on. Every worker learns each change
+   * after its own delay (as each sees the tenants through its own watch), and the set at its start.
+   */
+  demand?: { at: number; partitions: number[] }[] | undefined;
 }
 
 function simulate(s: Scenario) {
@@ -366,13 +426,15 @@ function simulate(s: Scenario) {
   const workers = s.plans.map((plan, i) => ({
     id: `w${i}`,
     plan,
-    machine: new LeaseMachine({ self: `w${i}`, partitions: s.partitions, timings }),
+    machine: new LeaseMachine({ self: `w${i}`, partitions: s.partitions, timings, onDemand: s.demand !== undefined }),
     alive: false,
     watched: 0,
     wakeAt: Number.POSITIVE_INFINITY,
     /** Until a worker notices a wipe, its watch (on the deleted stream) delivers nothing new. */
     staleWatch: false,
     epoch: 0,
+    /** When this worker's latest news of the wanted set arrives. */
+    demandAt: Number.NEGATIVE_INFINITY,
   }));
   let wipedAt: number | undefined;
   type W = (typeof workers)[number];
@@ -487,9 +549,25 @@ function simulate(s: Scenario) {
       if (wipedAt !== undefined) w.machine.holdOff(t + Math.max(0, wipedAt + ttl - t));
       drive(w, t, () => []);
       at(t + latency(t), (t2) => drive(w, t2, () => w.machine.markReady(t2)));
+      if (s.demand) {
+        const known = s.demand.filter((d) => d.at <= t).at(-1)?.partitions ?? [];
+        w.demandAt = Math.max(w.demandAt + 1, t + latency(t));
+        at(w.demandAt, (t2) => w.alive && drive(w, t2, () => w.machine.want(known, t2)));
+      }
     });
     if (w.plan.crashAt !== undefined) at(w.plan.crashAt, () => (w.alive = false));
     if (w.plan.stopAt !== undefined) at(w.plan.stopAt, (t) => w.alive && drive(w, t, () => w.machine.stop(t)));
+  }
+  for (const change of s.demand ?? []) {
+    at(change.at, (t) => {
+      for (const w of workers) {
+        // A worker that starts later learns the set at its start (above).
+        if (!w.alive) continue;
+        // One worker's watch delivers the changes in order.
+        w.demandAt = Math.max(w.demandAt + 1, t + latency(t));
+        at(w.demandAt, (t2) => w.alive && drive(w, t2, () => w.machine.want(change.partitions, t2)));
+      }
+    });
   }
   if (s.wipeAt !== undefined) {
     at(s.wipeAt, (t) => {
@@ -564,18 +642,16 @@ describe("LeaseMachine against a model bucket", () => {
         outage === undefined ? undefined : ([startAt + outage[0], startAt + outage[0] + outage[1]] as [number, number]),
     }));
 
+  const sizes = fc.integer({ min: 1, max: 12 });
+  const fleets = fc.array(plan, { minLength: 1, maxLength: 4 });
+  const runs = { numRuns: Number(process.env.FC_RUNS ?? 150) };
+
   it("never lets a worker believe it owns a partition the bucket says is not its own", () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 12 }),
-        fc.array(plan, { minLength: 1, maxLength: 4 }),
-        fc.integer(),
-        (partitions, plans, seed) => {
-          const { violations } = simulate({ workers: plans.length, partitions, plans, seed });
-          expect(violations.slice(0, 3)).toEqual([]);
-        },
-      ),
-      { numRuns: Number(process.env.FC_RUNS ?? 150) },
+      fc.property(sizes, fleets, fc.integer(), (partitions, plans, seed) => {
+        expect(simulate({ workers: plans.length, partitions, plans, seed }).violations.slice(0, 3)).toEqual([]);
+      }),
+      runs,
     );
   });
 
@@ -585,7 +661,7 @@ describe("LeaseMachine against a model bucket", () => {
     const steady = plan.map((p) => ({ ...p, outage: undefined }));
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 12 }),
+        sizes,
         fc.array(steady, { minLength: 1, maxLength: 4 }),
         fc.integer(),
         fc.integer({ min: 1_000, max: 20_000 }),
@@ -594,28 +670,71 @@ describe("LeaseMachine against a model bucket", () => {
           expect(violations.slice(0, 3)).toEqual([]);
         },
       ),
-      { numRuns: Number(process.env.FC_RUNS ?? 150) },
+      runs,
+    );
+  });
+
+  // Leasing on demand: the wanted set changes while workers start, crash, stop and lose NATS.
+  const demand = fc
+    .array(
+      fc.record({ at: fc.integer({ min: 0, max: 20_000 }), partitions: fc.array(fc.nat(11), { maxLength: 12 }) }),
+      {
+        minLength: 1,
+        maxLength: 4,
+      },
+    )
+    .map((changes) => changes.sort((x, y) => x.at - y.at));
+
+  /**
+   * Once faults stop: every wanted partition (every partition without demand) has exactly one live
+   * owner, the others none, no key of a live worker is left on an unwanted one, and no live worker
+   * holds more than ceil(W/N).
+   */
+  function assertConverged(partitions: number, plans: Scenario["plans"], seed: number, changes?: Scenario["demand"]) {
+    const { workers, bucket, end } = simulate({ workers: plans.length, partitions, plans, seed, demand: changes });
+    const live = workers.filter((w) => w.alive && w.plan.stopAt === undefined && w.plan.crashAt === undefined);
+    if (live.length === 0) return;
+    const all = Array.from({ length: partitions }, (_, p) => p);
+    const wanted = new Set(changes ? changes.at(-1)!.partitions.filter((p) => p < partitions) : all);
+    const share = Math.ceil(wanted.size / live.length);
+    for (const p of all) {
+      const owners = live.filter((w) => w.machine.owns(p, end)).map((w) => w.id);
+      expect(owners, `p${p}`).toHaveLength(wanted.has(p) ? 1 : 0);
+      const stored = bucket.entries.get(`p.${p}`);
+      const holder = stored?.operation === "PUT" && stored.storedAt + timings.ttlMs > end ? stored.worker : undefined;
+      // An unwanted partition's key is released, not left to expire.
+      if (!wanted.has(p))
+        expect(
+          live.map((w) => w.id),
+          `p${p} still leased`,
+        ).not.toContain(holder);
+    }
+    for (const w of live) expect(w.machine.held(end).length).toBeLessThanOrEqual(share);
+  }
+
+  it("on demand: never lets a worker believe it owns a partition the bucket says is not its own", () => {
+    fc.assert(
+      fc.property(sizes, fleets, demand, fc.integer(), (partitions, plans, changes, seed) => {
+        const { violations } = simulate({ workers: plans.length, partitions, plans, seed, demand: changes });
+        expect(violations.slice(0, 3), "with the wanted set changing").toEqual([]);
+      }),
+      runs,
     );
   });
 
   it("converges: once faults stop, every partition has exactly one owner and shares stay within ceil(P/N)", () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 12 }),
-        fc.array(plan, { minLength: 1, maxLength: 4 }),
-        fc.integer(),
-        (partitions, plans, seed) => {
-          const { workers, end } = simulate({ workers: plans.length, partitions, plans, seed });
-          const live = workers.filter((w) => w.alive && w.plan.stopAt === undefined && w.plan.crashAt === undefined);
-          if (live.length === 0) return;
-          const share = Math.ceil(partitions / live.length);
-          for (let p = 0; p < partitions; p++) {
-            expect(live.filter((w) => w.machine.owns(p, end)).map((w) => w.id)).toHaveLength(1);
-          }
-          for (const w of live) expect(w.machine.held(end).length).toBeLessThanOrEqual(share);
-        },
+      fc.property(sizes, fleets, fc.integer(), (p, plans, seed) => assertConverged(p, plans, seed)),
+      runs,
+    );
+  });
+
+  it("on demand: converges to one owner per wanted partition, none for the others, shares within ceil(W/N)", () => {
+    fc.assert(
+      fc.property(sizes, fleets, demand, fc.integer(), (p, plans, changes, seed) =>
+        assertConverged(p, plans, seed, changes),
       ),
-      { numRuns: Number(process.env.FC_RUNS ?? 150) },
+      runs,
     );
   });
 });

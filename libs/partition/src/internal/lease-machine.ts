@@ -16,6 +16,8 @@ export type LossReason =
   | "shed"
   /** Given up because this worker is stopping. */
   | "released"
+  /** Given up because no work maps to it any more (see {@link LeaseMachineOptions.onDemand}). */
+  | "unwanted"
   /** The bucket was deleted or re-created: every lease in it is void. */
   | "reset";
 
@@ -60,6 +62,12 @@ export interface LeaseMachineOptions {
   self: string;
   partitions: number;
   timings: LeaseTimings;
+  /**
+   * Lease only the partitions named by {@link LeaseMachine.want} (none until it is called), and
+   * share them out: ceil(W / live members) each, for W wanted partitions. Without it every
+   * partition is leased, ceil(P / live members) each, whether or not any work maps to it.
+   */
+  onDemand?: boolean;
 }
 
 /**
@@ -81,6 +89,8 @@ export class LeaseMachine {
   private readonly cooldownUntil = new Map<number, number>();
   /** Acquisition order: a per-worker ranking so concurrent workers reach for different free partitions. */
   private readonly preference: readonly number[];
+  /** The partitions to lease; undefined means all of them. */
+  private wanted: ReadonlySet<number> | undefined;
   private ready = false;
   private stopping = false;
   private holdOffUntil = Number.NEGATIVE_INFINITY;
@@ -97,6 +107,28 @@ export class LeaseMachine {
     this.timings = options.timings;
     const score = (p: number) => fnv1a32(`${this.self}#${p}`);
     this.preference = Array.from({ length: this.partitions }, (_, p) => p).sort((a, b) => score(b) - score(a) || a - b);
+    this.wanted = options.onDemand ? new Set() : undefined;
+  }
+
+  /**
+   * The partitions work maps to now (the whole set, not a change). Partitions this worker holds
+   * and no longer wants are released at once; the share is recomputed over the wanted ones.
+   */
+  want(partitions: Iterable<number>, now: number): LeaseEffect[] {
+    const wanted = new Set<number>();
+    for (const p of partitions) if (Number.isInteger(p) && p >= 0 && p < this.partitions) wanted.add(p);
+    this.wanted = wanted;
+    const out: LeaseEffect[] = [];
+    this.fence(now, out);
+    for (const [partition, m] of this.mine) {
+      if (wanted.has(partition)) continue;
+      if (m.state === "acquiring") m.releaseOnSuccess = true;
+      else if (m.state !== "releasing") {
+        this.release(partition, m.revision, m.state === "held" && now < m.validUntil, out, "unwanted");
+      }
+    }
+    this.balance(now, out);
+    return out;
   }
 
   /** True while this worker may act for `partition`: a CAS-confirmed lease that has not reached its fence deadline. */
@@ -115,9 +147,14 @@ export class LeaseMachine {
     return this.members.has(this.self) ? this.members.size : this.members.size + 1;
   }
 
-  /** The most partitions this worker may hold: ceil(P / live members). */
+  /** Partitions to lease among all workers: P, or the wanted ones on demand. */
+  wantedCount(): number {
+    return this.wanted?.size ?? this.partitions;
+  }
+
+  /** The most partitions this worker may hold: ceil(P / live members), or ceil(W / live members) on demand. */
   share(): number {
-    return Math.ceil(this.partitions / this.memberCount());
+    return Math.ceil(this.wantedCount() / this.memberCount());
   }
 
   /** When the driver must call {@link tick} next at the latest. */
@@ -210,7 +247,7 @@ export class LeaseMachine {
     if (!outcome.ok) {
       this.mine.delete(partition);
       this.cooldown(partition, now, outcome.conflict);
-    } else if (m.releaseOnSuccess || this.stopping) {
+    } else if (m.releaseOnSuccess || this.stopping || !this.isWanted(partition)) {
       this.release(partition, outcome.revision, false, out);
     } else {
       this.confirm(partition, outcome, now, out);
@@ -228,6 +265,7 @@ export class LeaseMachine {
       // A renewal we no longer track still wrote the key: keep its revision so it is released or confirmed.
       if (outcome.ok && m === undefined) {
         this.mine.set(partition, { state: "unconfirmed", revision: outcome.revision, renewing: false });
+        if (!this.isWanted(partition)) this.release(partition, outcome.revision, false, out);
       }
       return out;
     }
@@ -386,13 +424,19 @@ export class LeaseMachine {
     this.cooldownUntil.set(partition, now + delay);
   }
 
+  private isWanted(partition: number): boolean {
+    return this.wanted === undefined || this.wanted.has(partition);
+  }
+
   private balance(now: number, out: LeaseEffect[]): void {
     if (!this.ready || this.stopping) return;
     if (now >= this.holdOffUntil) {
       for (const partition of this.view.keys()) {
         const v = this.view.get(partition)!;
         if (v.worker === this.self && !this.mine.has(partition)) {
+          // Our own key from before a restart of the watch: renew it if wanted, or free it for others.
           this.mine.set(partition, { state: "unconfirmed", revision: v.revision, renewing: false });
+          if (!this.isWanted(partition)) this.release(partition, v.revision, false, out);
         }
       }
     }
@@ -417,7 +461,7 @@ export class LeaseMachine {
     let wanted = share - claimed;
     for (const partition of this.preference) {
       if (wanted <= 0) break;
-      if (this.mine.has(partition) || this.view.has(partition)) continue;
+      if (this.mine.has(partition) || this.view.has(partition) || !this.isWanted(partition)) continue;
       if ((this.cooldownUntil.get(partition) ?? Number.NEGATIVE_INFINITY) > now) continue;
       this.cooldownUntil.delete(partition);
       this.mine.set(partition, { state: "acquiring", releaseOnSuccess: false });
