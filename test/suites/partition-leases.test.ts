@@ -501,6 +501,39 @@ describe("PartitionLeases on demand, on nats-server", () => {
     );
   }
 
+  it("may start again after a failed start, once the cause is gone", async () => {
+    const retryBucket = "partition-leases-retry";
+    const first = await connect({ servers: nats.url, name: "retry-first" });
+    conns.push(first);
+    const declared = new PartitionLeases({
+      connection: first,
+      workerId: "retry-first",
+      partitions: 8,
+      bucket: retryBucket,
+    });
+    await declared.start();
+    await declared.stop();
+    const second = await connect({ servers: nats.url, name: "retry-second" });
+    conns.push(second);
+    const leases = new PartitionLeases({
+      connection: second,
+      workerId: "retry-second",
+      partitions: P,
+      bucket: retryBucket,
+      ttlMs: TTL_MS,
+    });
+    await expect(leases.start()).rejects.toThrow(/declared for 8 partitions/);
+    await jsm.streams.delete(`KV_${retryBucket}`);
+    await leases.start();
+    demandWorkers.push(leases);
+    await waitFor(() => (leases.held().length === P ? true : undefined), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: "the restarted worker leases every partition",
+    });
+    await expect(leases.start()).rejects.toThrow(/may succeed once/);
+  });
+
   it("leases only the wanted partitions, shares them, and frees the unwanted ones at once", async () => {
     const wanted = [1, 4, 9, 12];
     const x = await startOnDemand("demand-x", wanted);

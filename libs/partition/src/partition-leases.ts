@@ -173,10 +173,11 @@ export class PartitionLeases {
 
   /**
    * Declares the bucket, joins and starts leasing. Rejects if NATS cannot be reached or the bucket
-   * is declared for another partition count; after that, NATS trouble only fences partitions.
+   * is declared for another partition count, and may then be called again; once it resolved, NATS
+   * trouble only fences partitions.
    */
   start(): Promise<void> {
-    if (this.state !== "new") return Promise.reject(new Error("PartitionLeases.start() may be called once"));
+    if (this.state !== "new") return Promise.reject(new Error("PartitionLeases.start() may succeed once"));
     this.starting = this.join();
     return this.starting;
   }
@@ -191,7 +192,8 @@ export class PartitionLeases {
       this.incarnation = bucket.incarnation;
       this.machine.holdOff(this.clock() + this.youngBucketWait(bucket.createdAt));
     } catch (err) {
-      this.state = "stopped";
+      // Nothing was leased yet: a caller may try again (a NATS cluster still electing its leader).
+      this.state = "new";
       throw err;
     }
     this.state = "running";

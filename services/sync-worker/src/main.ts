@@ -27,6 +27,7 @@ const ownership = await startOwnership({
   identity: svc.identity,
   logger: svc.logger,
   registry: svc.metrics.registry,
+  signal: svc.signal,
   onChange: (lost) => {
     if (lost) box.supervisor?.stopTenants((tenant) => !ownership.owns(tenant));
     box.supervisor?.reconcileAll();

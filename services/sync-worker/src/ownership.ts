@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { PartitionLeases } from "@tenantplane/partition";
-import type { Logger } from "@tenantplane/runtime";
+import { whenJetStreamAnswers } from "@tenantplane/messaging";
+import { describe, type Logger } from "@tenantplane/runtime";
 import type { Registry } from "prom-client";
 
 /** Which tenants this worker may sync right now. */
@@ -25,6 +26,8 @@ export interface OwnershipOptions {
   identity: string;
   logger: Logger;
   registry: Registry;
+  /** Stops waiting for JetStream at start (the service is shutting down). */
+  signal?: AbortSignal;
   /** Called after a partition was acquired (`lost` false) or lost, fenced or released (`lost` true). */
   onChange(lost: boolean): void;
 }
@@ -56,7 +59,12 @@ export async function startOwnership(opts: OwnershipOptions): Promise<Ownership>
       opts.onChange(true);
     },
   });
-  await leases.start();
+  // A JetStream still electing its leaders (a cluster coming up with the workers) is waited for.
+  await whenJetStreamAnswers(() => leases.start(), {
+    signal: opts.signal,
+    onRetry: (err, attempt, delayMs) =>
+      opts.logger.warn({ err: describe(err), attempt, delayMs }, "lease bucket not declared yet; retrying"),
+  });
   return {
     owns: (tenant) => leases.ownsTenant(tenant),
     held: () => leases.held(),
