@@ -7,7 +7,8 @@
 //  2. module load alone: a fresh process that only imports one dependency (or a service's whole
 //     dependency set), so the cost of loading code is told apart from the cost of running.
 //
-//   npm run build && SAMPLES=1 npm run bench:footprint   (SAMPLES=5 for more samples per import)
+//   npm run build && SAMPLES=1 npm run bench:footprint   (SAMPLES=5 for more samples per import,
+//   IDLE_RUNS=5 for more idle runs of the services as the image runs them; default 3)
 //   FOOTPRINT_NODE_OPTIONS="--max-semi-space-size=2"    (to try other settings than the image's)
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -27,6 +28,9 @@ import {
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL("../", import.meta.url));
 const SAMPLES = Number(process.env.SAMPLES ?? 3);
+// Idle runs of the services as the image runs them: one run's resident memory moves by several
+// MiB with when V8 last collected, so the summary is the median over these runs.
+const IDLE_RUNS = Number(process.env.IDLE_RUNS ?? 3);
 const SERVICES = ["watcher", "provisioner", "isolation", "recorder", "sync-worker"] as const;
 const MiB = 1024 * 1024;
 // What the image runs every service with; the bench measures the services with and without it.
@@ -168,12 +172,16 @@ async function idleServices({ entry, nodeOptions }: Setting): Promise<Idle[]> {
   return rows;
 }
 const idle = new Map<Setting, Idle[]>();
+const imageRuns: Idle[][] = [];
 try {
   await installCrds(host.kubeConfig, crdManifests());
   await new JsonClient(host.kubeConfig).request("POST", "/api/v1/namespaces", {
     body: { apiVersion: "v1", kind: "Namespace", metadata: { name: "tenantplane-system" } },
   });
   for (const setting of settings) idle.set(setting, await idleServices(setting));
+  const image = settings.find((s) => s.entry === "bundle" && s.nodeOptions === shippedNodeOptions)!;
+  imageRuns.push(idle.get(image)!);
+  while (imageRuns.length < IDLE_RUNS) imageRuns.push(await idleServices(image));
 } finally {
   await nats.stop();
   await host.stop();
@@ -200,12 +208,18 @@ const shipped = (entry: ServiceEntry) =>
   idle.get(settings.find((s) => s.entry === entry && s.nodeOptions === shippedNodeOptions)!) ?? [];
 const before = shipped("modules");
 const after = shipped("bundle");
-console.log(`\n1 in short, with the image's NODE_OPTIONS: before (unbundled) -> after (bundle), ratio to bare`);
+const serviceOf = (row: Idle) => row.name.replace(/-\d+$/, "");
+console.log(
+  `\n1 in short, with the image's NODE_OPTIONS: before (unbundled, one run) -> after (bundle, median of ${imageRuns.length} runs, range), ratio to bare`,
+);
 for (const row of after) {
-  const service = row.name.replace(/-\d+$/, "");
-  const was = before.find((b) => b.name.replace(/-\d+$/, "") === service);
+  const service = serviceOf(row);
+  const was = before.find((b) => serviceOf(b) === service);
+  const runs = imageRuns.flatMap((rows) => rows.filter((r) => serviceOf(r) === service).map((r) => r.rss));
+  const ratio = (rss: number) => `${(rss / bareRss).toFixed(2)}x`;
   console.log(
-    `  ${service.padEnd(14)} ${was ? `${mib(was.rss)} ${(was.rss / bareRss).toFixed(2)}x` : "?"}  ->  ${mib(row.rss)} ${(row.rss / bareRss).toFixed(2)}x`,
+    `  ${service.padEnd(14)} ${was ? `${mib(was.rss)} ${ratio(was.rss)}` : "?"}  ->  ${mib(median(runs))} ${ratio(median(runs))}` +
+      `   (${ratio(Math.min(...runs))}-${ratio(Math.max(...runs))} over ${runs.length} runs)`,
   );
 }
 console.log(`\n2a. import cost of each third-party package alone (rss and heap above the bare process)`);
@@ -221,7 +235,7 @@ for (const row of perService) {
       (running ? `   running idle (bundle) ${mib(running.rss)}` : ""),
   );
 }
-console.log(`\nreproduce: npm run build && SAMPLES=${SAMPLES} npm run bench:footprint`);
+console.log(`\nreproduce: npm run build && SAMPLES=${SAMPLES} IDLE_RUNS=${IDLE_RUNS} npm run bench:footprint`);
 
 /** The NODE_OPTIONS the Dockerfile sets for every service, or "" when it sets none. */
 function dockerfileNodeOptions(): string {
