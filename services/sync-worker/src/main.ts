@@ -4,35 +4,20 @@ import { SyncWorkerEnvSchema } from "./config.js";
 import { HostWriter } from "./host-writer.js";
 import { createBackSyncMetrics } from "./back-sync/metrics.js";
 import { createSyncMetrics } from "./metrics.js";
-import { startOwnership } from "./ownership.js";
+import { startOwnership, type Ownership } from "./ownership.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { Supervisor } from "./supervisor.js";
 
 const svc = await startService({ name: "sync-worker", envSchema: SyncWorkerEnvSchema, consumers: [] });
 const env = svc.env;
-// Leases and metrics start before the supervisor exists; they reach it through this box.
-const box: { supervisor?: Supervisor } = {};
+// The supervisor starts before the leases (see below); each reaches the other through this box.
+const box: { supervisor?: Supervisor; ownership?: Ownership } = {};
 const metrics = createSyncMetrics(svc.metrics.registry, () => box.supervisor?.queueDepths() ?? new Map());
 const hostClient = new JsonClient(svc.kc, { userAgent: svc.userAgent, timeoutMs: 30_000 });
 const budget = new RateLimiter(env.HOST_QPS, env.HOST_BURST);
 const writer = new HostWriter(hostClient, svc.objects.fieldManager, budget, (verb) =>
   metrics.hostRequests.inc({ verb }),
 );
-
-const ownership = await startOwnership({
-  nc: svc.nc,
-  bucket: env.LEASE_BUCKET,
-  partitions: env.PARTITIONS,
-  ttlMs: Math.round(env.LEASE_TTL_SECONDS * 1000),
-  identity: svc.identity,
-  logger: svc.logger,
-  registry: svc.metrics.registry,
-  signal: svc.signal,
-  onChange: (lost) => {
-    if (lost) box.supervisor?.stopTenants((tenant) => !ownership.owns(tenant));
-    box.supervisor?.reconcileAll();
-  },
-});
 
 const supervisor = new Supervisor({
   settings: {
@@ -59,12 +44,33 @@ const supervisor = new Supervisor({
   notify: async (tenant, uid, reason, message) => {
     await svc.events.record({ regarding: tenantRegarding(tenant, uid), type: "Normal", reason, message });
   },
-  owns: (tenant) => ownership.owns(tenant),
-  tenantsChanged: (tenants) => ownership.want(tenants),
+  owns: (tenant) => box.ownership?.owns(tenant) ?? false,
+  tenantsChanged: (tenants) => box.ownership?.want(tenants),
 });
 box.supervisor = supervisor;
 supervisor.start();
 await supervisor.synced;
+
+// Join only once the tenant list is in: a member lowers its peers' shares, so a worker that joined
+// before it knew which partitions to take would leave the ones they shed unowned meanwhile.
+const ownership = await startOwnership({
+  nc: svc.nc,
+  bucket: env.LEASE_BUCKET,
+  partitions: env.PARTITIONS,
+  ttlMs: Math.round(env.LEASE_TTL_SECONDS * 1000),
+  identity: svc.identity,
+  logger: svc.logger,
+  registry: svc.metrics.registry,
+  signal: svc.signal,
+  tenants: () => supervisor.tenantNames(),
+  onChange: (lost) => {
+    if (lost) supervisor.stopTenants((tenant) => !ownership.owns(tenant));
+    supervisor.reconcileAll();
+  },
+});
+box.ownership = ownership;
+// Tenants that came or went while the leases started.
+ownership.want(supervisor.tenantNames());
 svc.setReady(true);
 svc.logger.info({ partitions: env.PARTITIONS, bucket: env.LEASE_BUCKET }, "sync worker running");
 

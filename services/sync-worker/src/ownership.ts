@@ -26,6 +26,8 @@ export interface OwnershipOptions {
   identity: string;
   logger: Logger;
   registry: Registry;
+  /** The tenants that exist when the leases start; later changes go to {@link Ownership.want}. */
+  tenants: () => Iterable<string>;
   /** Stops waiting for JetStream at start (the service is shutting down). */
   signal?: AbortSignal;
   /** Called after a partition was acquired (`lost` false) or lost, fenced or released (`lost` true). */
@@ -60,11 +62,17 @@ export async function startOwnership(opts: OwnershipOptions): Promise<Ownership>
     },
   });
   // A JetStream still electing its leaders (a cluster coming up with the workers) is waited for.
-  await whenJetStreamAnswers(() => leases.start(), {
-    signal: opts.signal,
-    onRetry: (err, attempt, delayMs) =>
-      opts.logger.warn({ err: describe(err), attempt, delayMs }, "lease bucket not declared yet; retrying"),
-  });
+  await whenJetStreamAnswers(
+    () => {
+      leases.wantTenants(opts.tenants());
+      return leases.start();
+    },
+    {
+      signal: opts.signal,
+      onRetry: (err, attempt, delayMs) =>
+        opts.logger.warn({ err: describe(err), attempt, delayMs }, "lease bucket not declared yet; retrying"),
+    },
+  );
   return {
     owns: (tenant) => leases.ownsTenant(tenant),
     held: () => leases.held(),

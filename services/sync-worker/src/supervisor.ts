@@ -171,6 +171,11 @@ export class Supervisor {
     this.secretTimer = setInterval(() => this.reconcileAll(true), this.deps.settings.kubeconfigCheckMs);
   }
 
+  /** Every TenantCluster in the cache now. */
+  tenantNames(): string[] {
+    return this.tenants.list().map((t) => t.metadata.name);
+  }
+
   /** Tells tenantsChanged the tenant set once per burst of adds and deletes (a list brings hundreds). */
   private announceTenants(): void {
     if (this.announcing || this.deps.tenantsChanged === undefined) return;
@@ -178,7 +183,7 @@ export class Supervisor {
     setImmediate(() => {
       this.announcing = false;
       if (this.stopping) return;
-      this.deps.tenantsChanged?.(this.tenants.list().map((t) => t.metadata.name));
+      this.deps.tenantsChanged?.(this.tenantNames());
     });
   }
 
