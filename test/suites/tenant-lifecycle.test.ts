@@ -302,6 +302,9 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
   it("follows a profile change: updates, removes what the profile no longer produces, and explains both", async () => {
     const profile = example("isolationprofile.yaml") as KubernetesObject & { spec: Loose };
     profile.spec.resourceQuota.hard.pods = 20;
+    // A limit the profile stops setting goes from the quota: the quota was created, not applied,
+    // so this proves the create's fields were handed over to the apply that follows.
+    delete profile.spec.resourceQuota.hard["limits.memory"];
     profile.spec.network.allow.namespaces = [];
     profile.spec.podSecurity.warn = "baseline";
     await apply(profile);
@@ -318,6 +321,14 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
         )?.spec.hard.pods === "20",
       { timeoutMs: 60_000, description: "quota follows the profile" },
     );
+    const quota = await read<KubernetesObject & { spec: { hard: Record<string, string> } }>(
+      "v1",
+      "ResourceQuota",
+      "tenantplane-quota",
+      `tp-${tenant}`,
+    );
+    expect(quota?.spec.hard).not.toHaveProperty("limits.memory");
+    expect(quota?.spec.hard).toHaveProperty("limits.cpu");
     await waitFor(
       async () =>
         (await read("v1", "Namespace", `tp-${tenant}`))?.metadata?.labels?.["pod-security.kubernetes.io/warn"] ===

@@ -84,15 +84,24 @@ export async function applyTracked<T extends KubernetesObject>(
 ): Promise<ApplyOutcome<T>> {
   const meta = desired.metadata ?? {};
   const hashed = withAppliedHash(desired, objects.fieldManager);
-  const before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
+  let before = await objects.get<T>(desired.apiVersion!, desired.kind!, meta.name!, meta.namespace);
   if (before && decision) await publishRecordedDecision(objects, before, decision.decide);
   if (before && appliedUpToDate(before, hashed, objects.fieldManager)) return { action: undefined, object: before };
+  let pin = decision?.ifResourceVersion;
+  // An object this manager created (createTracked) holds its fields under the create's entry,
+  // which an apply never takes over: a field the apply stops sending would stay. Hand it over
+  // first, unless the caller pinned another version than the one read (the apply then fails).
+  if (before && createEntryAsApply(before.metadata?.managedFields, objects.fieldManager)) {
+    if (pin === undefined || pin === before.metadata?.resourceVersion) {
+      before = await handOverToApply(objects, before);
+      if (pin !== undefined) pin = before.metadata?.resourceVersion;
+    }
+  }
   if (!decision) {
     const after = await objects.apply(hashed);
     return { action: changeOf(before, after, objects.fieldManager), object: after };
   }
 
-  const pin = decision.ifResourceVersion;
   // Only an existing object needs the dry run: for an absent one the write is a Create.
   const action = before ? changeOf(before, await dryRunApply(objects, hashed, pin), objects.fieldManager) : "Create";
   if (!action) {
@@ -124,9 +133,8 @@ export async function applyTracked<T extends KubernetesObject>(
  * between create and publish loses nothing.
  *
  * A create records its fields under operation `Update`, which later server-side applies by
- * the same manager never take over: a field the apply stops sending would stay. A caller that
- * applies to the object later hands it over first (handOverToApply), when an apply is about to
- * change it.
+ * the same manager never take over: a field the apply stops sending would stay. applyTracked
+ * hands such an object over (handOverToApply) before the first apply that changes it.
  */
 export async function createTracked<T extends KubernetesObject>(
   objects: Objects,
