@@ -54,7 +54,7 @@ type Tc = {
 
 const tcPath = (name: string) => `/apis/tenantplane.io/v1alpha1/tenantclusters/${name}`;
 
-async function createTenant(name: string): Promise<void> {
+async function createTenant(name: string, extra: { size?: string; isolationProfile?: string } = {}): Promise<void> {
   await api.request("PATCH", tcPath(name), {
     query: { fieldManager: "e2e", force: true },
     contentType: "application/apply-patch+yaml",
@@ -62,7 +62,30 @@ async function createTenant(name: string): Promise<void> {
       apiVersion: "tenantplane.io/v1alpha1",
       kind: "TenantCluster",
       metadata: { name },
-      spec: { controlPlane: { storage: { size: "1Gi" }, expose: { loadBalancer: { enabled: true } } } },
+      spec: {
+        controlPlane: { storage: { size: extra.size ?? "1Gi" }, expose: { loadBalancer: { enabled: true } } },
+        ...(extra.isolationProfile ? { isolationProfileRef: { name: extra.isolationProfile } } : {}),
+      },
+    },
+  });
+}
+
+/**
+ * A profile spelling its quantities as the API server does not store them ("8192Mi" is kept as
+ * "8Gi", "0.5" as "500m"): a resync must still see the objects as up to date.
+ */
+async function createNonCanonicalProfile(name: string): Promise<void> {
+  await api.request("PATCH", `/apis/tenantplane.io/v1alpha1/isolationprofiles/${name}`, {
+    query: { fieldManager: "e2e", force: true },
+    contentType: "application/apply-patch+yaml",
+    body: {
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "IsolationProfile",
+      metadata: { name },
+      spec: {
+        resourceQuota: { hard: { pods: "50", "requests.memory": "8192Mi", "limits.cpu": "8000m" } },
+        limitRange: { container: { default: { cpu: "0.5", memory: "1024Mi" } } },
+      },
     },
   });
 }
@@ -149,10 +172,25 @@ describe("a tenant at rest costs nothing", () => {
   }, 400_000);
 
   it("a resync of an unchanged Ready tenant makes no write and no LIST, its RoleBindings included", async () => {
-    await createTenant("quiet");
+    await createNonCanonicalProfile("spelled-out");
+    await createTenant("quiet", { size: "1024Mi", isolationProfile: "spelled-out" });
     await setLoadBalancerIngress(host.kubeConfig, "tp-quiet", "k3s", "127.0.0.20");
     tenantApis.push(await startTenantStandIn(host.kubeConfig, "quiet", "127.0.0.20"));
     await waitForPhase("quiet", "Ready");
+    // Trust the server: it stored other spellings than the ones sent.
+    const quota = await api.request<{ spec: { hard: Record<string, string> } }>(
+      "GET",
+      "/api/v1/namespaces/tp-quiet/resourcequotas/tenantplane-quota",
+    );
+    expect(quota.spec.hard).toMatchObject({ "requests.memory": "8Gi", "limits.cpu": "8" });
+    const limits = await api.request<{ spec: { limits: Array<{ type: string; default?: Record<string, string> }> } }>(
+      "GET",
+      "/api/v1/namespaces/tp-quiet/limitranges/tenantplane-limits",
+    );
+    expect(limits.spec.limits.find((l) => l.type === "Container")?.default).toEqual({ cpu: "500m", memory: "1Gi" });
+    type Sts = { spec: { volumeClaimTemplates: Array<{ spec: { resources: { requests: { storage: string } } } }> } };
+    const sts = await api.request<Sts>("GET", "/apis/apps/v1/namespaces/tp-quiet/statefulsets/k3s");
+    expect(sts.spec.volumeClaimTemplates[0]?.spec.resources.requests.storage).toBe("1Gi");
     // The RoleBinding step ran: the services' roles are bound in the namespace.
     const bindings = await api.request<{ items: Array<{ metadata: { name: string } }> }>(
       "GET",
