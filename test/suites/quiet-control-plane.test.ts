@@ -54,19 +54,17 @@ type Tc = {
 
 const tcPath = (name: string) => `/apis/tenantplane.io/v1alpha1/tenantclusters/${name}`;
 
+/** Server-side applies one of tenantplane's cluster-scoped objects as the e2e field manager. */
+async function applyTenantplaneObject(plural: string, kind: string, name: string, spec: object): Promise<void> {
+  const body = { apiVersion: "tenantplane.io/v1alpha1", kind, metadata: { name }, spec };
+  const init = { query: { fieldManager: "e2e", force: true }, contentType: "application/apply-patch+yaml", body };
+  await api.request("PATCH", `/apis/tenantplane.io/v1alpha1/${plural}/${name}`, init);
+}
+
 async function createTenant(name: string, extra: { size?: string; isolationProfile?: string } = {}): Promise<void> {
-  await api.request("PATCH", tcPath(name), {
-    query: { fieldManager: "e2e", force: true },
-    contentType: "application/apply-patch+yaml",
-    body: {
-      apiVersion: "tenantplane.io/v1alpha1",
-      kind: "TenantCluster",
-      metadata: { name },
-      spec: {
-        controlPlane: { storage: { size: extra.size ?? "1Gi" }, expose: { loadBalancer: { enabled: true } } },
-        ...(extra.isolationProfile ? { isolationProfileRef: { name: extra.isolationProfile } } : {}),
-      },
-    },
+  await applyTenantplaneObject("tenantclusters", "TenantCluster", name, {
+    controlPlane: { storage: { size: extra.size ?? "1Gi" }, expose: { loadBalancer: { enabled: true } } },
+    ...(extra.isolationProfile ? { isolationProfileRef: { name: extra.isolationProfile } } : {}),
   });
 }
 
@@ -75,18 +73,9 @@ async function createTenant(name: string, extra: { size?: string; isolationProfi
  * "8Gi", "0.5" as "500m"): a resync must still see the objects as up to date.
  */
 async function createNonCanonicalProfile(name: string): Promise<void> {
-  await api.request("PATCH", `/apis/tenantplane.io/v1alpha1/isolationprofiles/${name}`, {
-    query: { fieldManager: "e2e", force: true },
-    contentType: "application/apply-patch+yaml",
-    body: {
-      apiVersion: "tenantplane.io/v1alpha1",
-      kind: "IsolationProfile",
-      metadata: { name },
-      spec: {
-        resourceQuota: { hard: { pods: "50", "requests.memory": "8192Mi", "limits.cpu": "8000m" } },
-        limitRange: { container: { default: { cpu: "0.5", memory: "1024Mi" } } },
-      },
-    },
+  await applyTenantplaneObject("isolationprofiles", "IsolationProfile", name, {
+    resourceQuota: { hard: { pods: "50", "requests.memory": "8192Mi", "limits.cpu": "8000m" } },
+    limitRange: { container: { default: { cpu: "0.5", memory: "1024Mi" } } },
   });
 }
 
