@@ -91,9 +91,10 @@ const silent: LeaseLogger = { debug() {}, info() {}, warn() {} };
  *
  * `start()` joins (membership key `m.<worker>`), watches the bucket and acquires up to ceil(P/N)
  * partitions, or ceil(W/N) of the W wanted ones with `onDemand` (`p.<n>`, created with
- * `kv.create`, renewed with a compare-and-set `kv.update`). A partition is owned from its create/CAS reply until `TTL - fenceMargin` after that request was
- * sent; a failed renewal past that point fences it (owns() turns false and onLost fires), a CAS
- * conflict or a watched expiry loses it at once. `stop()` reports every partition lost and deletes
+ * `kv.create`, renewed with a compare-and-set `kv.update`). A partition is owned from its
+ * create/CAS reply until `TTL - fenceMargin` after that request was sent; a failed renewal past
+ * that point fences it (owns() turns false and onLost fires), a CAS conflict or a watched expiry
+ * loses it at once. `stop()` reports every partition lost and deletes
  * the keys so peers take over without waiting for the TTL.
  */
 export class PartitionLeases {
