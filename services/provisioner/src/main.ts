@@ -63,6 +63,11 @@ const { wake } = consumeTenantChanges(
 // Readiness, load-balancer addresses, the isolation service's condition and hand edits arrive
 // as watch events: each wakes a pass for its tenant, so nothing is polled.
 svc.cache?.onChange((event) => {
+  // A deleted tenant's pass would find nothing to do: its timer goes with it.
+  if (event.type === "delete" && event.object.kind === "TenantCluster") {
+    clearTimeout(wakeTimers.get(event.object.metadata.name));
+    wakeTimers.delete(event.object.metadata.name);
+  }
   const tenant = tenantToWake(event, [
     "TenantCluster",
     "Namespace",
