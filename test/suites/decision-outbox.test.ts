@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -13,7 +12,7 @@ import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
 import { Objects } from "@tenantplane/kube";
-import { publishTenantChange, type Decision, type PlannedDecision } from "@tenantplane/messaging";
+import { consumers, publishTenantChange, type Decision, type PlannedDecision } from "@tenantplane/messaging";
 import {
   applyTracked,
   createTracked,
@@ -248,7 +247,17 @@ describe("no Decision is lost", () => {
 
   it("publishes the Decision of a write whose service was SIGKILLed before publishing, once", async () => {
     const crashing = await startFixture({ TENANTPLANE_FAULT_KILL_AFTER_HOST_WRITE: "1" });
-    await waitFor(() => /consumer|connected to NATS/.test(logOf(crashing)), { description: "fixture started" });
+    // Connected is not enough: until the fixture has declared the stream, a publish has no responder.
+    const jsm = await js.jetstreamManager();
+    const { stream, durable } = consumers.syncWorker;
+    await waitFor(
+      () =>
+        jsm.consumers.info(stream, durable).then(
+          () => true,
+          () => undefined,
+        ),
+      { timeoutMs: 60_000, description: "the fixture's stream and consumer declared" },
+    );
     await publishTenantChange(js, { tenant: "crash", reason: "TenantChanged" });
     expect(await crashing.exited).toBeNull();
 
@@ -480,11 +489,3 @@ describe("no Decision is lost", () => {
     (OUTAGE_SECONDS + 240) * 1000,
   );
 });
-
-function logOf(proc: ManagedProcess): string {
-  try {
-    return readFileSync(proc.logPath, "utf8");
-  } catch {
-    return "";
-  }
-}
