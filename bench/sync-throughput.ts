@@ -695,7 +695,6 @@ async function metricsText(): Promise<string | undefined> {
   });
 }
 
-/** Waits until no worker has queued keys, twice in a row: new owners have finished their first passes. */
 /** Waits until the running workers hold every partition with tenants, none more than its even share. */
 async function balanced(n: number): Promise<void> {
   await waitFor(
@@ -706,21 +705,17 @@ async function balanced(n: number): Promise<void> {
         held.push(await counter(w, "tenantplane_sync_partitions_held", ""));
         wanted.add(await counter(w, "tenantplane_sync_partitions_wanted", ""));
       }
-      const [all] = [...wanted];
-      const share = Math.ceil((all ?? 0) / n);
-      return (
-        (held.length === n &&
-          wanted.size === 1 &&
-          all! > 0 &&
-          held.reduce((a, b) => a + b, 0) === all &&
-          Math.max(...held) <= share) ||
-        undefined
-      );
+      // The workers must agree on how many partitions have tenants.
+      if (held.length !== n || wanted.size !== 1) return undefined;
+      const all = [...wanted][0]!;
+      const share = Math.ceil(all / n);
+      return (all > 0 && held.reduce((a, b) => a + b, 0) === all && Math.max(...held) <= share) || undefined;
     },
     { timeoutMs: 120_000, intervalMs: 500, description: `partitions balanced over ${n} workers` },
   );
 }
 
+/** Waits until no worker has queued keys, twice in a row: new owners have finished their first passes. */
 async function quiet(): Promise<void> {
   let calm = 0;
   await waitFor(

@@ -10,7 +10,8 @@ export interface LeaseMetrics {
 
 /**
  * Registers the lease metrics. The gauges (`tenantplane_sync_partitions_held`,
- * `tenantplane_sync_partitions_wanted`, `tenantplane_sync_lease_members`) read the leases at scrape time, so they are never stale.
+ * `tenantplane_sync_partitions_wanted`, `tenantplane_sync_lease_members`) read the leases at
+ * scrape time, so they are never stale.
  */
 export function createLeaseMetrics(
   registry: Registry,

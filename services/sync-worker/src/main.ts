@@ -62,14 +62,13 @@ const ownership = await startOwnership({
   logger: svc.logger,
   registry: svc.metrics.registry,
   signal: svc.signal,
-  tenants: () => supervisor.tenantNames(),
   onChange: (lost) => {
     if (lost) supervisor.stopTenants((tenant) => !ownership.owns(tenant));
     supervisor.reconcileAll();
   },
 });
 box.ownership = ownership;
-// Tenants that came or went while the leases started.
+// Every tenant known now (changes from here on arrive through tenantsChanged).
 ownership.want(supervisor.tenantNames());
 svc.setReady(true);
 svc.logger.info({ partitions: env.PARTITIONS, bucket: env.LEASE_BUCKET }, "sync worker running");

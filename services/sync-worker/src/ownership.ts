@@ -26,8 +26,6 @@ export interface OwnershipOptions {
   identity: string;
   logger: Logger;
   registry: Registry;
-  /** The tenants that exist when the leases start; later changes go to {@link Ownership.want}. */
-  tenants: () => Iterable<string>;
   /** Stops waiting for JetStream at start (the service is shutting down). */
   signal?: AbortSignal;
   /** Called after a partition was acquired (`lost` false) or lost, fenced or released (`lost` true). */
@@ -37,8 +35,9 @@ export interface OwnershipOptions {
 /**
  * Joins the partition leases: tenants map to partitions by `fnv1a32(tenant) % P` and this
  * worker syncs only tenants whose partition it holds. Only partitions with tenants are leased
- * (the caller names the tenants), shared out evenly among the live workers. A lost or fenced partition is
- * reported at once so its tenants stop before any peer can take them.
+ * (the caller names them with want(), which it may call as soon as this resolves: nothing is
+ * acquired before the lease watch's first snapshot), shared out evenly among the live workers.
+ * A lost or fenced partition is reported at once so its tenants stop before any peer can take them.
  */
 export async function startOwnership(opts: OwnershipOptions): Promise<Ownership> {
   const workerId = `${opts.identity.replace(/[^A-Za-z0-9_=-]/g, "-").slice(0, 100)}-${randomBytes(3).toString("hex")}`;
@@ -62,17 +61,11 @@ export async function startOwnership(opts: OwnershipOptions): Promise<Ownership>
     },
   });
   // A JetStream still electing its leaders (a cluster coming up with the workers) is waited for.
-  await whenJetStreamAnswers(
-    () => {
-      leases.wantTenants(opts.tenants());
-      return leases.start();
-    },
-    {
-      signal: opts.signal,
-      onRetry: (err, attempt, delayMs) =>
-        opts.logger.warn({ err: describe(err), attempt, delayMs }, "lease bucket not declared yet; retrying"),
-    },
-  );
+  await whenJetStreamAnswers(() => leases.start(), {
+    signal: opts.signal,
+    onRetry: (err, attempt, delayMs) =>
+      opts.logger.warn({ err: describe(err), attempt, delayMs }, "lease bucket not declared yet; retrying"),
+  });
   return {
     owns: (tenant) => leases.ownsTenant(tenant),
     held: () => leases.held(),

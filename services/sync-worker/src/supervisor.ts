@@ -150,7 +150,6 @@ export class Supervisor {
         this.reconcile(e.object.metadata.name);
       },
     });
-    void this.tenants.synced.then(() => this.announceTenants());
     this.policies = startListWatch({
       client: hostClient,
       path: `/apis/${API_VERSION}/${PLURAL_SYNC_POLICIES}`,
