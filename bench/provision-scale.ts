@@ -1,8 +1,10 @@
 // Provisioning at scale, on the real test stack with the API server's audit log on:
 //  1. burst: TENANTS TenantClusters applied at once, timed until every one of their host objects
 //     exists, against a baseline measured in the same run: a plain-HTTP script creating the
-//     same objects (copied from one tenant tenantplane provisioned) into as many fresh
-//     namespaces, ten tenants at a time;
+//     same objects (copied from one tenant tenantplane provisioned: every kind it creates in a
+//     tenant namespace, the tenant DNS server's ConfigMap and Deployment included) into as many
+//     fresh namespaces, ten tenants at a time, while the same once-a-second observer that
+//     times the burst polls the API server;
 //  2. requests per tenant made by tenantplane's services (counted by user agent in the audit
 //     log), and every component's requests per tenant for both runs;
 //  3. waiting: the tenants then wait for control planes that never answer (kwok runs the pods,
@@ -36,6 +38,8 @@ const command = `npm run build && ${TENANTS === 100 ? "" : `TENANTS=${TENANTS} `
 const BENCH_AGENT = "bench-observer/1";
 const RAW_AGENT = "bench-raw/1";
 const MANAGED = "app.kubernetes.io/managed-by=tenantplane";
+// What the baseline's copies carry instead (see neutral()).
+const COPY_MANAGED = "app.kubernetes.io/managed-by=bench-copy1";
 
 // Every kind tenantplane creates in a tenant's host namespace, as the raw script addresses them.
 const KINDS = [
@@ -43,8 +47,10 @@ const KINDS = [
   { kind: "LimitRange", apiVersion: "v1", plural: "limitranges" },
   { kind: "NetworkPolicy", apiVersion: "networking.k8s.io/v1", plural: "networkpolicies" },
   { kind: "Secret", apiVersion: "v1", plural: "secrets" },
+  { kind: "ConfigMap", apiVersion: "v1", plural: "configmaps" },
   { kind: "Service", apiVersion: "v1", plural: "services" },
   { kind: "StatefulSet", apiVersion: "apps/v1", plural: "statefulsets" },
+  { kind: "Deployment", apiVersion: "apps/v1", plural: "deployments" },
 ] as const;
 
 type Obj = { apiVersion?: string; kind?: string; metadata: Record<string, unknown> & { name: string } } & Record<
@@ -92,6 +98,8 @@ try {
   const rawStart = Date.now();
   const rawCpuFrom = cpuSnapshot();
   const rawTimes: number[] = [];
+  // The observer's once-a-second LISTs load the API server in the burst; they run here too.
+  const observing = observeBaseline();
   await pool(
     tenantIndexes().map((i) => async () => {
       const started = performance.now();
@@ -102,6 +110,7 @@ try {
   );
   const rawSeconds = (Date.now() - rawStart) / 1000;
   const rawCpu = formatCpu(cpuBetween(rawCpuFrom, cpuSnapshot()));
+  await observing.stop();
   const rawRequests = readAudit(host.auditLogPath!, rawStart).filter(
     (r) => r.receivedMs <= rawStart + rawSeconds * 1000,
   );
@@ -236,18 +245,38 @@ async function hostObjects(namespace: string): Promise<Obj[]> {
   return out;
 }
 
-// Objects per tp-* namespace, the namespace itself included: one cluster-wide LIST per kind.
-async function objectCounts(): Promise<Map<string, number>> {
+/**
+ * The burst's observer (objectCounts once a second) run against the baseline's namespaces,
+ * whose objects carry the renamed managed-by label: the same LISTs over as many objects.
+ */
+function observeBaseline(): { stop: () => Promise<void> } {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await objectCounts(COPY_MANAGED);
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+// Objects per namespace carrying `selector`, the namespace itself included: one cluster-wide LIST per kind.
+async function objectCounts(selector = MANAGED): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   const namespaces = await api.request<{ items: Obj[] }>("GET", "/api/v1/namespaces", {
-    query: { labelSelector: MANAGED },
+    query: { labelSelector: selector },
   });
   for (const n of namespaces.items) counts.set(n.metadata.name, 1);
   for (const k of KINDS) {
     const list = await api.request<{ items: Obj[] }>(
       "GET",
       `${k.apiVersion.includes("/") ? `/apis/${k.apiVersion}` : `/api/${k.apiVersion}`}/${k.plural}`,
-      { query: { labelSelector: MANAGED } },
+      { query: { labelSelector: selector } },
     );
     for (const o of list.items) {
       const ns = String(o.metadata.namespace);

@@ -1,5 +1,6 @@
 export * from "./constants.js";
 export * from "./quantity.js";
+export * from "./canonical-json.js";
 export * from "./validation-error.js";
 export * from "./object-meta.js";
 export * from "./condition.js";

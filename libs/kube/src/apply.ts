@@ -58,30 +58,41 @@ export class Objects {
     // A resourceVersion turns the apply into "update exactly what I read": it fails
     // with a conflict if the object changed and can never create one that is gone.
     if (opts.ifResourceVersion) body.metadata!.resourceVersion = opts.ifResourceVersion;
-    const written = await this.rest.request<T>({
-      method: "PATCH",
-      path: await this.pathOf(obj),
-      query: { fieldManager: this.fieldManager, force: true, dryRun: opts.dryRun ? "All" : undefined },
-      body,
-      contentType: APPLY_PATCH,
-      target: targetOf(obj),
-    });
-    if (!opts.dryRun) this.remember(obj, written);
-    return written;
+    const path = await this.pathOf(obj);
+    const done = opts.dryRun ? undefined : this.writing(obj);
+    try {
+      const written = await this.rest.request<T>({
+        method: "PATCH",
+        path,
+        query: { fieldManager: this.fieldManager, force: true, dryRun: opts.dryRun ? "All" : undefined },
+        body,
+        contentType: APPLY_PATCH,
+        target: targetOf(obj),
+      });
+      if (!opts.dryRun) this.remember(obj, written);
+      return written;
+    } finally {
+      done?.();
+    }
   }
 
   /** Creates an object; an existing one of the same name is a 409 (AlreadyExists), never overwritten. */
   async create<T extends KubernetesObject>(obj: T): Promise<T> {
     const info = await this.resources.lookup(obj.apiVersion!, obj.kind!);
-    const created = await this.rest.request<T>({
-      method: "POST",
-      path: resourcePath(obj.apiVersion!, info, obj.metadata?.namespace),
-      query: { fieldManager: this.fieldManager },
-      body: obj,
-      target: targetOf(obj),
-    });
-    this.remember(obj, created);
-    return created;
+    const done = this.writing(obj);
+    try {
+      const created = await this.rest.request<T>({
+        method: "POST",
+        path: resourcePath(obj.apiVersion!, info, obj.metadata?.namespace),
+        query: { fieldManager: this.fieldManager },
+        body: obj,
+        target: targetOf(obj),
+      });
+      this.remember(obj, created);
+      return created;
+    } finally {
+      done();
+    }
   }
 
   /**
@@ -89,16 +100,22 @@ export class Objects {
    * in the patch makes it conditional (409 if the object changed since it was read).
    */
   async mergePatch<T extends KubernetesObject>(obj: KubernetesObject, patch: Record<string, unknown>): Promise<T> {
-    const patched = await this.rest.request<T>({
-      method: "PATCH",
-      path: await this.pathOf(obj),
-      query: { fieldManager: this.fieldManager },
-      body: patch,
-      contentType: MERGE_PATCH,
-      target: targetOf(obj),
-    });
-    this.remember(obj, patched);
-    return patched;
+    const path = await this.pathOf(obj);
+    const done = this.writing(obj);
+    try {
+      const patched = await this.rest.request<T>({
+        method: "PATCH",
+        path,
+        query: { fieldManager: this.fieldManager },
+        body: patch,
+        contentType: MERGE_PATCH,
+        target: targetOf(obj),
+      });
+      this.remember(obj, patched);
+      return patched;
+    } finally {
+      done();
+    }
   }
 
   /**
@@ -191,15 +208,29 @@ export class Objects {
     status: Record<string, unknown>,
   ): Promise<void> {
     const apiVersion = `${ref.group}/${ref.version}`;
-    const written = await this.rest.request<KubernetesObject>({
-      method: "PATCH",
-      path: resourcePath(apiVersion, { resource: ref.plural, namespaced: false }, undefined, ref.name, "status"),
-      query: { fieldManager: this.fieldManager, force: true },
-      body: { apiVersion, kind: ref.kind, metadata: { name: ref.name }, status },
-      contentType: APPLY_PATCH,
-      target: { kind: ref.kind, name: ref.name },
-    });
-    this.remember({ apiVersion, kind: ref.kind, metadata: { name: ref.name } }, written);
+    const obj = { apiVersion, kind: ref.kind, metadata: { name: ref.name } };
+    const done = this.writing(obj);
+    try {
+      const written = await this.rest.request<KubernetesObject>({
+        method: "PATCH",
+        path: resourcePath(apiVersion, { resource: ref.plural, namespaced: false }, undefined, ref.name, "status"),
+        query: { fieldManager: this.fieldManager, force: true },
+        body: { ...obj, status },
+        contentType: APPLY_PATCH,
+        target: { kind: ref.kind, name: ref.name },
+      });
+      this.remember(obj, written);
+    } finally {
+      done();
+    }
+  }
+
+  // Tells the cache a write to `obj` is on its way (see ObjectCache.writing).
+  private writing(obj: KubernetesObject): () => void {
+    const { apiVersion, kind } = obj;
+    const name = obj.metadata?.name;
+    if (!this.cache || !apiVersion || !kind || !name) return () => undefined;
+    return this.cache.writing(apiVersion, kind, name, obj.metadata?.namespace);
   }
 
   private remember(obj: KubernetesObject, answer: KubernetesObject | null): void {

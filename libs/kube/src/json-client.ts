@@ -53,6 +53,11 @@ export class JsonClient {
       userAgent?: string;
       /** Request connections kept open at once (default 64); watches have their own, uncapped. */
       maxSockets?: number;
+      /**
+       * Keep connections open between requests (default true). A client used now and then (a
+       * readiness probe) says false: it keeps only its TLS context, which is the costly part.
+       */
+      keepAlive?: boolean;
     } = {},
   ) {
     const cluster = kc.getCurrentCluster();
@@ -132,7 +137,10 @@ export class JsonClient {
     await this.kc.applyToHTTPSOptions(options);
     options.agent = init.stream
       ? (this.watchAgent ??= this.newAgent(url, options, { keepAlive: false }))
-      : (this.agent ??= this.newAgent(url, options, { keepAlive: true, maxSockets: this.opts.maxSockets ?? 64 }));
+      : (this.agent ??= this.newAgent(url, options, {
+          keepAlive: this.opts.keepAlive ?? true,
+          maxSockets: this.opts.maxSockets ?? 64,
+        }));
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     const headers = options.headers as Record<string, string>;
     if (body !== undefined) {

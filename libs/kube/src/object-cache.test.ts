@@ -27,6 +27,7 @@ describe("matchesSelector", () => {
 // the first lists (its RoleBinding not seen yet); watches stay open until the client leaves.
 let server: http.Server;
 const openWatches = new Set<string>();
+const watchStreams = new Map<string, http.ServerResponse>();
 let refusalsLeft = 0;
 const secret = (namespace: string, name: string) => ({
   metadata: { name, namespace, resourceVersion: "5", labels: { "app.kubernetes.io/managed-by": "tenantplane" } },
@@ -43,9 +44,13 @@ beforeAll(async () => {
     }
     if (url.searchParams.get("watch") === "true") {
       openWatches.add(namespace);
+      watchStreams.set(namespace, res);
       res.writeHead(200, { "Content-Type": "application/json" });
       res.write("");
-      req.on("close", () => openWatches.delete(namespace));
+      req.on("close", () => {
+        openWatches.delete(namespace);
+        watchStreams.delete(namespace);
+      });
       return;
     }
     if (namespace === "tp-b" && refusalsLeft > 0) {
@@ -128,6 +133,64 @@ describe("ObjectCache, a kind cached per namespace", () => {
       await until(() => c.covers("v1", "Secret", "tp-b"));
       expect(refusalsLeft).toBe(0);
       expect(c.get("v1", "Secret", "tp-b-pki", "tp-b")?.metadata?.name).toBe("tp-b-pki");
+    } finally {
+      c.stop();
+    }
+  });
+});
+
+describe("ObjectCache, the service's own writes", () => {
+  const at = (name: string, resourceVersion: string) => ({
+    metadata: { ...secret("tp-a", name).metadata, resourceVersion },
+  });
+  const send = (type: string, object: unknown) =>
+    watchStreams.get("tp-a")!.write(`${JSON.stringify({ type, object })}\n`);
+
+  it("holds back a watch event that overtakes the answer to a write of ours, then calls it ours", async () => {
+    const c = cache();
+    const seen: Array<{ name: string; version: string | undefined; ours: boolean }> = [];
+    c.onChange((e) =>
+      seen.push({ name: e.object.metadata.name, version: e.object.metadata.resourceVersion, ours: e.ours }),
+    );
+    try {
+      c.watchNamespace("tp-a");
+      await until(() => c.covers("v1", "Secret", "tp-a") && watchStreams.has("tp-a"));
+      seen.length = 0; // the list's own adds
+
+      // The create's event arrives before its answer.
+      const done = c.writing("v1", "Secret", "mine", "tp-a");
+      send("ADDED", at("mine", "7"));
+      await new Promise((r) => setTimeout(r, 150));
+      expect(seen).toEqual([]);
+      c.observe("v1", "Secret", "mine", "tp-a", at("mine", "7"));
+      done();
+      expect(seen).toEqual([{ name: "mine", version: "7", ours: true }]);
+
+      // Someone else's change while a write of ours is on its way is still theirs once it answers.
+      const again = c.writing("v1", "Secret", "mine", "tp-a");
+      send("MODIFIED", at("mine", "8"));
+      await new Promise((r) => setTimeout(r, 150));
+      c.observe("v1", "Secret", "mine", "tp-a", at("mine", "9"));
+      again();
+      send("MODIFIED", at("mine", "9"));
+      await until(() => seen.length === 3);
+      expect(seen.slice(1)).toEqual([
+        { name: "mine", version: "8", ours: false },
+        { name: "mine", version: "9", ours: true },
+      ]);
+
+      // With no write on its way nothing waits; a failed write releases what it held.
+      send("MODIFIED", at("other", "10"));
+      await until(() => seen.length === 4);
+      expect(seen[3]).toEqual({ name: "other", version: "10", ours: false });
+      const failed = c.writing("v1", "Secret", "other", "tp-a");
+      send("MODIFIED", at("other", "11"));
+      await new Promise((r) => setTimeout(r, 150));
+      expect(seen).toHaveLength(4);
+      failed();
+      failed();
+      expect(seen[4]).toEqual({ name: "other", version: "11", ours: false });
+      expect(seen).toHaveLength(5);
     } finally {
       c.stop();
     }

@@ -54,6 +54,9 @@ export class ObjectCache {
   // The last few versions this service's own writes produced, per object.
   private readonly own = new Map<string, string[]>();
   private readonly listeners = new Set<(event: CacheEvent) => void>();
+  // Writes of ours on their way, per object, and the watch events held back until they answer.
+  private readonly inFlight = new Map<string, number>();
+  private readonly held = new Map<string, RawWatchEvent[]>();
 
   constructor(private readonly opts: ObjectCacheOptions) {
     for (const kind of opts.kinds) {
@@ -170,6 +173,33 @@ export class ObjectCache {
     if (version) this.own.set(id, [...(this.own.get(id) ?? []).slice(-(OWN_VERSIONS_KEPT - 1)), version]);
   }
 
+  /**
+   * Marks a write of ours to an object as on its way; call the returned function once it has
+   * answered (after `observe`) or failed. The watch may deliver the change before the write's
+   * answer arrives: such an event is held back until then, so it is recognised as ours instead
+   * of waking a pass for the service's own write.
+   */
+  writing(apiVersion: string, kind: string, name: string, namespace: string | undefined): () => void {
+    const found = this.watchFor(apiVersion, kind, namespace);
+    if (!found) return () => undefined;
+    const id = objectId(apiVersion, kind, found.namespace, name);
+    this.inFlight.set(id, (this.inFlight.get(id) ?? 0) + 1);
+    let settled = false;
+    return () => {
+      if (settled) return;
+      settled = true;
+      const left = (this.inFlight.get(id) ?? 1) - 1;
+      if (left > 0) {
+        this.inFlight.set(id, left);
+        return;
+      }
+      this.inFlight.delete(id);
+      const held = this.held.get(id) ?? [];
+      this.held.delete(id);
+      for (const event of held) this.deliver(id, event);
+    };
+  }
+
   /** Calls `listener` for every change the watches deliver; returns a function that removes it. */
   onChange(listener: (event: CacheEvent) => void): () => void {
     this.listeners.add(listener);
@@ -203,6 +233,17 @@ export class ObjectCache {
     return watch ? { entry, watch, namespace: ns } : undefined;
   }
 
+  private isOurs(id: string, event: RawWatchEvent): boolean {
+    const version = event.object.metadata.resourceVersion;
+    return version !== undefined && (this.own.get(id)?.includes(version) ?? false);
+  }
+
+  private deliver(id: string, event: RawWatchEvent): void {
+    const ours = this.isOurs(id, event);
+    if (event.type === "delete") this.own.delete(id);
+    for (const listener of this.listeners) listener({ ...event, ours });
+  }
+
   private startWatch(kind: CachedKind, namespace: string | undefined): ListWatch {
     return startListWatch({
       client: this.opts.client,
@@ -216,9 +257,10 @@ export class ObjectCache {
         const id = objectId(kind.apiVersion, kind.kind, namespace, name);
         // The watch caught up with (or overtook) what a write of ours put in the overlay.
         if (!olderThan(resourceVersion, this.overlay.get(id)?.metadata.resourceVersion)) this.overlay.delete(id);
-        const ours = resourceVersion !== undefined && (this.own.get(id)?.includes(resourceVersion) ?? false);
-        if (event.type === "delete") this.own.delete(id);
-        for (const listener of this.listeners) listener({ ...event, ours });
+        const held = this.held.get(id);
+        if (held) held.push(event);
+        else if (this.inFlight.has(id) && !this.isOurs(id, event)) this.held.set(id, [event]);
+        else this.deliver(id, event);
       },
     });
   }

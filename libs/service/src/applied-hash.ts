@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { compareQuantities } from "@tenantplane/api";
+import { canonicalJson, compareQuantities } from "@tenantplane/api";
 
 /**
  * The prefix of the annotation holding a hash of what a field manager last applied to an
@@ -77,16 +77,5 @@ export function contains(whole: unknown, part: unknown, inQuantityMap = false): 
       v,
       inQuantityMap || (QUANTITY_MAPS.has(k) && v !== null && typeof v === "object" && !Array.isArray(v)),
     ),
-  );
-}
-
-/** JSON with object keys sorted, so two equal values always serialise alike. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-        )
-      : v,
   );
 }

@@ -62,6 +62,37 @@ describe("tenantToWake", () => {
     ).toBe("a");
   });
 
+  it("wakes nothing when a StatefulSet's status changed but not its ready count", () => {
+    const at = (rv: string, status: Record<string, unknown>, replicas = 1) => ({
+      ...sts,
+      metadata: { ...sts.metadata, resourceVersion: rv },
+      spec: { replicas },
+      status,
+    });
+    const counting = {
+      type: "update" as const,
+      object: at("3", { replicas: 1, currentReplicas: 1, updateRevision: "k3s-1" }),
+      previous: at("2", { replicas: 1 }),
+      ours: false,
+    };
+    expect(tenantToWake(counting, ["StatefulSet"])).toBeUndefined();
+    const lostReady = {
+      type: "update" as const,
+      object: at("4", { replicas: 1 }),
+      previous: at("3", { replicas: 1, readyReplicas: 1 }),
+      ours: false,
+    };
+    expect(tenantToWake(lostReady, ["StatefulSet"])).toBe("a");
+    // Someone scaled it by hand: a change to the spec always wakes.
+    const scaled = {
+      type: "update" as const,
+      object: at("5", { replicas: 1 }, 0),
+      previous: at("4", { replicas: 1 }),
+      ours: false,
+    };
+    expect(tenantToWake(scaled, ["StatefulSet"])).toBe("a");
+  });
+
   it("wakes nothing when only the sync workers' progress changed, and wakes for anything else", () => {
     const tc = (rv: string, status: Record<string, unknown>) => ({
       apiVersion: "tenantplane.io/v1alpha1",

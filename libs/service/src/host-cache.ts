@@ -106,12 +106,24 @@ export function tenantToWake(event: CacheEvent, kinds: readonly HostKind[]): str
   if (kind === undefined || !kinds.includes(kind)) return undefined;
   if (kind === "TenantCluster") return onlySyncProgress(event) ? undefined : event.object.metadata.name;
   if (STATUS_UNREAD.has(kind) && onlyStatus(event)) return undefined;
+  const read = STATUS_READ[kind];
+  if (read && onlyStatus(event) && read.every((field) => sameStatusField(event, field))) return undefined;
   return event.object.metadata.labels?.[LABEL_TENANT];
 }
 
 // Kinds whose status no pass reads: a quota's usage changes with every Pod or Service the
 // sync worker creates in the namespace, and each change would otherwise cost a pass.
 const STATUS_UNREAD: ReadonlySet<HostKind> = new Set(["ResourceQuota", "LimitRange", "NetworkPolicy"]);
+
+// Kinds whose status passes read only in part: an update of the status alone that leaves these
+// fields as they were wakes nothing. A StatefulSet's status changes several times while its pod
+// starts (replicas, current and updated counts, revisions); a pass reads only the ready count.
+const STATUS_READ: Partial<Record<HostKind, readonly string[]>> = { StatefulSet: ["readyReplicas"] };
+
+function sameStatusField(event: CacheEvent, field: string): boolean {
+  const of = (obj: RawObject | undefined) => (obj?.["status"] as Record<string, unknown> | undefined)?.[field];
+  return JSON.stringify(of(event.previous)) === JSON.stringify(of(event.object));
+}
 
 /** True for an update that changed only the status (and with it the version and managed fields). */
 function onlyStatus(event: CacheEvent): boolean {

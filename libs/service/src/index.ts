@@ -39,6 +39,7 @@ export {
   type RecordedDelete,
 } from "./delete-tracked.js";
 export { consumeTenantChanges } from "./tenant-consumer.js";
+export { parseCachedTenantCluster } from "./cached-tenant.js";
 export {
   accessDenialOf,
   apiRefusalOf,

@@ -1,6 +1,7 @@
 import {
   API_VERSION,
   GROUP,
+  canonicalJson,
   KIND_TENANT_CLUSTER,
   PLURAL_TENANT_CLUSTERS,
   VERSION,
@@ -8,7 +9,6 @@ import {
   type TenantClusterStatus,
 } from "@tenantplane/api";
 import type { Objects } from "@tenantplane/kube";
-import { canonicalJson } from "./applied-hash.js";
 
 /** A condition as a service computes it, before transition bookkeeping. */
 export interface ConditionInput {

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, contentHash } from "./content-hash.js";
+import { canonicalJson } from "@tenantplane/api";
+import { contentHash } from "./content-hash.js";
 
 /** Property budget: JSON values checked for key-order independence. */
 const CANONICAL_RUNS = 500;

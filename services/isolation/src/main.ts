@@ -1,5 +1,4 @@
 import { CONDITION_ISOLATION_APPLIED } from "@tenantplane/api";
-import { publishTenantChange } from "@tenantplane/messaging";
 import { CommonEnvSchema } from "@tenantplane/runtime";
 import { consumeTenantChanges, startService, tenantToWake } from "@tenantplane/service";
 import { reconcileIsolation } from "./reconciler.js";
@@ -19,12 +18,6 @@ const { wake } = consumeTenantChanges(
       events: svc.events,
       publish: svc.publish,
       logger,
-      nudge: (changed, generation) =>
-        publishTenantChange(svc.js, {
-          tenant: changed,
-          ...(generation !== undefined ? { generation } : {}),
-          reason: "TenantChanged",
-        }),
       namespaceWatches: svc.cache,
     }),
   {

@@ -1,12 +1,12 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import {
   API_VERSION,
+  CONDITION_CONTROL_PLANE_READY,
   CONDITION_ISOLATION_APPLIED,
   KIND_ISOLATION_PROFILE,
   KIND_TENANT_CLUSTER,
   REASON_NAME_HELD_BY_FOREIGN_OBJECT,
   ValidationError,
-  parseTenantCluster,
   type Condition,
 } from "@tenantplane/api";
 import type { EventRecorder, NamespaceWatches, Objects } from "@tenantplane/kube";
@@ -32,6 +32,7 @@ import {
   tenantDecider,
   tenantRegarding,
   type ConditionInput,
+  parseCachedTenantCluster,
 } from "@tenantplane/service";
 import { describeIsolationObject, objectKey, staleObjects } from "./prune.js";
 
@@ -41,19 +42,19 @@ export interface IsolationDeps {
   events: EventRecorder;
   publish: (decision: PlannedDecision) => Promise<void>;
   logger: Logger;
-  /**
-   * Announces that IsolationApplied changed status, so the provisioner judges the phase with it
-   * at once instead of at its next pass. Best effort: the periodic resync is the safety net.
-   */
-  nudge?: (tenant: string, generation: number | undefined) => Promise<void>;
   /** Told when the tenant's namespace is there to act in, and when it is gone or going. */
   namespaceWatches?: NamespaceWatches | undefined;
 }
 
 type TenantObject = KubernetesObject & { status?: { conditions?: Condition[] } };
 
-/** How long after its creation a tenant's namespace is expected, not reported missing. */
-const NAMESPACE_GRACE_MS = 10_000;
+/**
+ * How long after its creation a tenant's namespace is expected, not reported missing: longer
+ * while the provisioner has not reported on the tenant's current spec at all (in a burst of new
+ * tenants it reaches the last ones only after a while, and reporting each of them missing would
+ * cost a read, a status write and a provisioner pass per tenant), shorter once it has.
+ */
+const NAMESPACE_GRACE_MS = { provisionerPending: 60_000, provisionerReported: 10_000 };
 
 /**
  * Converges the isolation objects of one tenant's host namespace with its
@@ -93,11 +94,6 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
         message: condition.message,
       });
     }
-    if (before !== condition.status && deps.nudge) {
-      await deps.nudge(tenant, generation).catch((err: unknown) => {
-        deps.logger.warn({ err, tenant }, "announcing the isolation change failed; the resync will carry it");
-      });
-    }
   };
   const warn = async (reason: string, message: string) => {
     const known = previous?.find((c) => c.type === CONDITION_ISOLATION_APPLIED);
@@ -114,7 +110,7 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
 
   let refName: string | undefined;
   try {
-    refName = parseTenantCluster(raw).spec.isolationProfileRef?.name;
+    refName = parseCachedTenantCluster(raw).spec.isolationProfileRef?.name;
   } catch (err) {
     if (err instanceof ValidationError) return warn("InvalidSpec", err.message);
     throw err;
@@ -131,10 +127,14 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   // cost a read and a status write each), and the message comes back once the grace is over.
   const cached = await deps.objects.get("v1", "Namespace", namespace);
   const age = Date.now() - new Date(raw.metadata?.creationTimestamp ?? 0).getTime();
-  if (!cached && age >= 0 && age < NAMESPACE_GRACE_MS) {
+  const provisioned = previous?.some(
+    (c) => c.type === CONDITION_CONTROL_PLANE_READY && c.observedGeneration === generation,
+  );
+  const grace = provisioned ? NAMESPACE_GRACE_MS.provisionerReported : NAMESPACE_GRACE_MS.provisionerPending;
+  if (!cached && age >= 0 && age < grace) {
     throw new TransientError(`host namespace ${namespace} not created yet`, {
       code: "WaitingForNamespace",
-      retryAfterMs: NAMESPACE_GRACE_MS - age,
+      retryAfterMs: grace - age,
     });
   }
   const ns = cached ?? (await deps.objects.get("v1", "Namespace", namespace, undefined, { fresh: true }));

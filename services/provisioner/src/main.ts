@@ -1,6 +1,9 @@
 import { CONDITION_CONTROL_PLANE_READY } from "@tenantplane/api";
 import { consumeTenantChanges, startService, tenantToWake } from "@tenantplane/service";
+import { hostNamespaceFor } from "@tenantplane/mapping";
 import { ProvisionerEnvSchema } from "./config.js";
+import { STATEFULSET_NAME } from "./control-plane.js";
+import { podChangeMatters } from "./pod-wake.js";
 import { reconcileTenant } from "./reconciler.js";
 
 const svc = await startService({
@@ -77,5 +80,10 @@ svc.cache?.onChange((event) => {
     "ControlPlanePod",
     "RoleBinding",
   ]);
-  if (tenant) wake(tenant);
+  if (!tenant) return;
+  if (event.object.kind === "Pod") {
+    const sts = svc.cache?.get("apps/v1", "StatefulSet", STATEFULSET_NAME, hostNamespaceFor(tenant));
+    if (!podChangeMatters(event.type, sts, Date.now())) return;
+  }
+  wake(tenant);
 });

@@ -13,7 +13,6 @@ import {
   KIND_ISOLATION_PROFILE,
   KIND_TENANT_CLUSTER,
   ValidationError,
-  parseTenantCluster,
   type Condition,
   type TenantCluster,
   type TenantClusterStatus,
@@ -27,29 +26,20 @@ import {
   type CompiledIsolation,
   type ProfileChoice,
 } from "@tenantplane/isolation";
-import {
-  JsonClient,
-  kubeConfigFromString,
-  type EventRecorder,
-  type NamespaceWatches,
-  type Objects,
-} from "@tenantplane/kube";
+import { type EventRecorder, type NamespaceWatches, type Objects } from "@tenantplane/kube";
 import { LABEL_CONTROL_PLANE, LABEL_MANAGED_BY, MANAGED_BY, hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { TransientError, describe as describeError, httpStatusOf, type Logger } from "@tenantplane/runtime";
 import {
   applyTenantStatus,
   applyTracked,
-  appliedUpToDate,
-  createEntryAsApply,
-  handOverToApply,
-  withAppliedHash,
   createTracked,
   publishRecordedDecision,
   statusUpToDate,
   tenantDecider,
   tenantRegarding,
   type Decide,
+  parseCachedTenantCluster,
 } from "@tenantplane/service";
 import { controlPlaneBlockers } from "./control-plane-admission.js";
 import {
@@ -82,8 +72,10 @@ import {
 import { withoutCreateEntry } from "./field-ownership.js";
 import { readyEvent } from "./lifecycle-events.js";
 import { describePodWait } from "./pod-wait.js";
+import { POD_LOOK_AFTER_MS } from "./pod-wake.js";
 import { decodeSecretData } from "./secret-data.js";
 import { ensureRoleBindings, type TenantRoleGrant } from "./role-bindings.js";
+import { ProbeClients } from "./probe-clients.js";
 import { teardown } from "./teardown.js";
 import { dnsConfigMap, dnsDeployment, dnsService } from "./tenant-dns.js";
 
@@ -93,17 +85,12 @@ export const FINALIZER = "tenantplane.io/teardown";
 export const DEFAULT_ADMIN_CERT_LIFETIME_MS = 365 * 24 * 60 * 60 * 1000;
 const ADMIN_USER = "tenantplane-admin";
 const READY_PROBE_TIMEOUT_MS = 5_000;
+const probeClients = new ProbeClients(READY_PROBE_TIMEOUT_MS);
 // How often a terminating namespace is looked at again.
 const NOT_READY_POLL_MS = 3_000;
 // How often a tenant API that does not answer yet (its pod is ready) is probed again: only the
 // tenant's API is asked, the host's answers come from caches.
 const API_PROBE_RETRY_MS = 5_000;
-/**
- * A control-plane pod not Ready this long after its StatefulSet was created is described in
- * ControlPlaneReady; before that, a pod on its way (its claim being bound, its image pulled)
- * would change the message, and the status, at every step.
- */
-const POD_LOOK_AFTER_MS = 20_000;
 
 /** What the provisioner needs from the outside world. */
 export interface ProvisionerDeps {
@@ -121,6 +108,8 @@ export interface ProvisionerDeps {
   dnsImage?: string | undefined;
   /** Told when a tenant namespace is bound (the services may act there) and when it is torn down. */
   namespaceWatches?: NamespaceWatches | undefined;
+  /** Clients of the authenticated readiness probe; one module-wide set when not given. */
+  probeClients?: ProbeClients;
   /**
    * Runs a pass for the tenant after `ms` in this process (no message is redelivered); the
    * one moment no watch event marks is a pod that has not become Ready within POD_LOOK_AFTER_MS.
@@ -184,13 +173,14 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
   if (!raw || raw.metadata?.deletionTimestamp) {
     // Its namespace is going (or kept for someone else's objects): nothing more to watch there.
     deps.namespaceWatches?.unwatchNamespace(hostNamespaceFor(tenant));
+    (deps.probeClients ?? probeClients).forget(tenant);
     // Gone without our finalizer having run (e.g. force-removed): clean up what is ours anyway.
     return teardown(tenant, raw, deps, FINALIZER);
   }
 
   let tc: TenantCluster;
   try {
-    tc = parseTenantCluster(raw);
+    tc = parseCachedTenantCluster(raw);
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
     return refuseSpec(raw, err.message, deps);
@@ -448,22 +438,15 @@ async function observeControlPlane(
   if (readyReplicas < 1) return waitingForPod(pass, sts, readyReplicas);
   if (pass.tc.spec.controlPlane.expose.loadBalancer.enabled && !pass.facts.externalEndpoint)
     return { state: "waiting-for-load-balancer" };
-  const kc = kubeConfigFromString(kubeconfig);
-  let client: JsonClient | undefined;
+  const { client, server } = (pass.deps.probeClients ?? probeClients).for(pass.tenant, kubeconfig);
   try {
-    client = new JsonClient(kc, { timeoutMs: READY_PROBE_TIMEOUT_MS });
     await withTimeout(client.request("GET", "/version"), READY_PROBE_TIMEOUT_MS);
-    return { state: "ready", server: kc.getCurrentCluster()?.server ?? "" };
+    return { state: "ready", server };
   } catch (err) {
     return { state: "api-unreachable", error: describeError(err) };
-  } finally {
-    client?.close();
   }
 }
 
-// A pod that is slow to become Ready is looked at, so the condition says why (not scheduled,
-// a container waiting, never created) instead of a bare count. Control-plane pods are cached
-// (and their changes wake a pass), so looking costs no request.
 async function waitingForPod(pass: Pass, sts: V1StatefulSet, readyReplicas: number): Promise<ControlPlaneObservation> {
   const age = Date.now() - new Date(sts.metadata?.creationTimestamp ?? Date.now()).getTime();
   if (age < POD_LOOK_AFTER_MS) {
@@ -614,22 +597,15 @@ async function updateOwned<T extends KubernetesObject>(
 ): Promise<T> {
   let after: T;
   try {
-    // An object still carrying its create's entry is handed over to apply before the first
-    // apply that changes it, so that apply owns what the create set and removes what it no
-    // longer sends (a load-balancer annotation, a resource limit). An apply that would change
-    // nothing needs no hand-over and writes nothing.
-    const { fieldManager } = pass.deps.objects;
-    const unchanged = appliedUpToDate(existing, withAppliedHash(desired, fieldManager), fieldManager);
-    const base =
-      !unchanged && createEntryAsApply(existing.metadata?.managedFields, fieldManager)
-        ? await handOverToApply(pass.deps.objects, existing)
-        : existing;
     // Tracked: the write records its Decision on the object and publishes it (nothing when the
-    // apply changes none of the fields this manager owns).
+    // apply changes none of the fields this manager owns). An object still carrying its create's
+    // entry is handed over to apply first, so the apply owns what the create set and removes
+    // what it no longer sends; if the cache has moved past the version judged here, the
+    // pinned apply fails with a conflict and the pass starts over.
     ({ object: after } = await applyTracked(pass.deps.objects, desired, {
       decide: pass.decide,
       reason,
-      ifResourceVersion: base.metadata?.resourceVersion,
+      ifResourceVersion: existing.metadata?.resourceVersion,
     }));
   } catch (err) {
     if (httpStatusOf(err) !== 409) throw err;

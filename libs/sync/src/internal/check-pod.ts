@@ -1,6 +1,6 @@
 import type { Toleration } from "@tenantplane/api";
 import type { HostRules } from "../host-rules.js";
-import { canonicalJson } from "../content-hash.js";
+import { canonicalJson } from "@tenantplane/api";
 import { isJsonObject, type JsonObject } from "./json.js";
 import { podSecurityViolations } from "./pod-security.js";
 import { items, podContainers, read, type Violation } from "./violation.js";
