@@ -15,7 +15,6 @@ describe("tenantKeyOf", () => {
       deletionTimestamp: undefined,
       isolationProfileRef: "strict",
       syncPolicyRef: "default",
-      conditions: undefined,
     });
   });
 
@@ -30,13 +29,14 @@ describe("tenantKeyOf", () => {
 
 describe("isMeaningfulUpdate", () => {
   const base = tenantKeyOf(tc("dev"))!;
-  it("ignores status-only writes", () => {
+  it("ignores status writes, conditions included", () => {
     expect(isMeaningfulUpdate(base, { ...base })).toBe(false);
+    const ready = tenantKeyOf(tc("dev", { status: { conditions: [{ type: "ControlPlaneReady", status: "True" }] } }))!;
+    expect(isMeaningfulUpdate(base, ready)).toBe(false);
   });
-  it("reacts to spec, deletion and condition changes", () => {
+  it("reacts to spec and deletion changes", () => {
     expect(isMeaningfulUpdate(base, { ...base, generation: 2 })).toBe(true);
     expect(isMeaningfulUpdate(base, { ...base, deletionTimestamp: "2026-01-01T00:00:00Z" })).toBe(true);
-    expect(isMeaningfulUpdate(base, { ...base, conditions: "ControlPlaneReady=True" })).toBe(true);
     expect(isMeaningfulUpdate(undefined, base)).toBe(true);
   });
 });

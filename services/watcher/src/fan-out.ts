@@ -7,8 +7,6 @@ export interface TenantKey {
   deletionTimestamp?: string | Date | undefined;
   isolationProfileRef?: string | undefined;
   syncPolicyRef?: string | undefined;
-  /** `type=status` pairs of the conditions, so readiness flips reach consumers that wait for them. */
-  conditions?: string | undefined;
 }
 
 /** Reads a TenantKey from a raw object without trusting its shape. */
@@ -16,38 +14,31 @@ export function tenantKeyOf(obj: unknown): TenantKey | undefined {
   const o = obj as {
     metadata?: { name?: unknown; generation?: unknown; deletionTimestamp?: unknown };
     spec?: { isolationProfileRef?: { name?: unknown }; syncPolicyRef?: { name?: unknown } };
-    status?: { conditions?: Array<{ type?: unknown; status?: unknown }> };
   };
   const name = o?.metadata?.name;
   if (typeof name !== "string" || name === "") return undefined;
   const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
-  const conditions = Array.isArray(o.status?.conditions)
-    ? o.status.conditions
-        .map((c) => `${String(c?.type)}=${String(c?.status)}`)
-        .sort()
-        .join(",")
-    : undefined;
   return {
     name,
     generation: typeof o.metadata?.generation === "number" ? o.metadata.generation : undefined,
     deletionTimestamp: o.metadata?.deletionTimestamp as string | undefined,
     isolationProfileRef: str(o.spec?.isolationProfileRef?.name),
     syncPolicyRef: str(o.spec?.syncPolicyRef?.name),
-    conditions,
   };
 }
 
 /**
- * Whether a TenantCluster update is worth a message: spec (generation),
- * deletion or condition changes. Status writes that change nothing else would
- * otherwise echo every service's own writes back to it.
+ * Whether a TenantCluster update is worth a message: a spec change (generation) or the start
+ * of its deletion. Status writes are not: every service that acts on another's condition (the
+ * provisioner on IsolationApplied, the sync workers on ControlPlaneReady) watches
+ * TenantClusters itself and wakes on the change, and a message would cost each consumer
+ * another pass per condition flip.
  */
 export function isMeaningfulUpdate(before: TenantKey | undefined, after: TenantKey): boolean {
   if (!before) return true;
   return (
     before.generation !== after.generation ||
-    Boolean(before.deletionTimestamp) !== Boolean(after.deletionTimestamp) ||
-    before.conditions !== after.conditions
+    Boolean(before.deletionTimestamp) !== Boolean(after.deletionTimestamp)
   );
 }
 
