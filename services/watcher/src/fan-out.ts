@@ -37,8 +37,7 @@ export function tenantKeyOf(obj: unknown): TenantKey | undefined {
 export function isMeaningfulUpdate(before: TenantKey | undefined, after: TenantKey): boolean {
   if (!before) return true;
   return (
-    before.generation !== after.generation ||
-    Boolean(before.deletionTimestamp) !== Boolean(after.deletionTimestamp)
+    before.generation !== after.generation || Boolean(before.deletionTimestamp) !== Boolean(after.deletionTimestamp)
   );
 }
 
