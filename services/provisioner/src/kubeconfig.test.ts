@@ -1,7 +1,13 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { buildKubeconfig, judgeKubeconfig, kubeconfigSecret, kubeconfigSecretRef } from "./kubeconfig.js";
+import {
+  buildKubeconfig,
+  issuedKubeconfigExpiry,
+  judgeKubeconfig,
+  kubeconfigSecret,
+  kubeconfigSecretRef,
+} from "./kubeconfig.js";
 import { generateTenantPki, signClientCertificate, type TenantPki } from "./pki.js";
 
 const input = {
@@ -100,6 +106,20 @@ describe("judgeKubeconfig", () => {
       // Certificates are backdated five minutes, so two thirds of 95 minutes from 23:55.
       renewAt: new Date("2026-01-01T00:58:20Z"),
     });
+  });
+
+  it("judges a kubeconfig it was told of at issuance as it judges one it reads", async () => {
+    const pki = await generateTenantPki("acme");
+    const issued = new Date("2026-01-01T00:00:00Z");
+    const admin = await signClientCertificate(pki.clientCa, { commonName: "admin", lifetimeMs: 90 * 60_000 }, issued);
+    const kubeconfig = buildKubeconfig({ tenant: "acme", server, caPem: pki.serverCa.certPem, ...admin });
+    const { now: _now, ...expectation } = expectFor(pki, issued);
+    expect(issuedKubeconfigExpiry(kubeconfig, admin.certPem, expectation)).toEqual(new Date("2026-01-01T01:30:00Z"));
+    for (const at of ["2026-01-01T00:30:00Z", "2026-01-01T00:58:20Z"]) {
+      const remembered = judgeKubeconfig(kubeconfig, expectFor(pki, new Date(at)));
+      // The same text with a trailing newline is another input: read and verified afresh.
+      expect(judgeKubeconfig(`${kubeconfig}\n`, expectFor(pki, new Date(at)))).toEqual(remembered);
+    }
   });
 
   it("renews after two thirds of the certificate's lifetime", async () => {

@@ -163,9 +163,25 @@ function readStoredKubeconfig(stored: string, expect: Omit<KubeconfigExpectation
   };
 }
 
-/** The expiry of the client certificate embedded in a kubeconfig built by {@link buildKubeconfig}. */
-export function clientCertificateExpiry(certPem: string): Date {
-  return new Date(new X509Certificate(certPem).validTo);
+/**
+ * The expiry of the client certificate in a kubeconfig just built by {@link buildKubeconfig}
+ * from `certPem`, signed by the client CA `expect` names. What judgeKubeconfig will read from
+ * it is known now, so it is remembered: the next pass judges the stored copy without parsing
+ * and verifying it again.
+ */
+export function issuedKubeconfigExpiry(
+  kubeconfig: string,
+  certPem: string,
+  expect: Omit<KubeconfigExpectation, "now">,
+): Date {
+  const cert = new X509Certificate(certPem);
+  readings.remember([kubeconfig, expect.server, expect.serverCaPem, expect.clientCaPem], {
+    renew: false,
+    notBefore: new Date(cert.validFrom).getTime(),
+    notAfter: new Date(cert.validTo).getTime(),
+    validTo: cert.validTo,
+  });
+  return new Date(cert.validTo);
 }
 
 function unbase64(text: string): string {

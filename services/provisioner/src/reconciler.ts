@@ -58,7 +58,7 @@ import {
   loadBalancerAddresses,
   pkiSecretName,
 } from "./control-plane.js";
-import { buildKubeconfig, clientCertificateExpiry, judgeKubeconfig, kubeconfigSecret } from "./kubeconfig.js";
+import { buildKubeconfig, issuedKubeconfigExpiry, judgeKubeconfig, kubeconfigSecret } from "./kubeconfig.js";
 import { InvalidPkiSecretError, generateTenantPki, signClientCertificate, type TenantPki } from "./pki.js";
 import { pkiFingerprint, pkiSecret, readPkiSecret, rememberPkiSecret } from "./pki-secret.js";
 import {
@@ -387,7 +387,11 @@ async function ensureKubeconfig(pass: Pass, pki: TenantPki, server: string): Pro
   } else {
     await createOrHalt(pass, desired, `admin kubeconfig for ${server}`);
   }
-  pass.facts.kubeconfigExpiresAt = clientCertificateExpiry(admin.certPem);
+  pass.facts.kubeconfigExpiresAt = issuedKubeconfigExpiry(kubeconfig, admin.certPem, {
+    server,
+    serverCaPem: pki.serverCa.certPem,
+    clientCaPem: pki.clientCa.certPem,
+  });
   return kubeconfig;
 }
 
