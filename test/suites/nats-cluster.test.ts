@@ -127,8 +127,15 @@ async function waitConverged(description: string): Promise<void> {
 
 /** Every message in DECISIONS, in stream order, parsed. */
 async function allDecisions(): Promise<Decision[]> {
-  const jsm = await jetstreamManager(nc);
-  const last = (await jsm.streams.info(subjects.decisionsStream)).state.last_seq;
+  // Right after the whole cluster restarts, the tenants may converge (their services wake on
+  // host watches) before JetStream answers again: this reader waits for it like the services do.
+  const last = await waitFor(
+    async () => {
+      const jsm = await jetstreamManager(nc);
+      return { seq: (await jsm.streams.info(subjects.decisionsStream)).state.last_seq };
+    },
+    { description: "JetStream to answer for DECISIONS", timeoutMs: 60_000, intervalMs: 500 },
+  ).then((r) => r.seq);
   const found: Decision[] = [];
   if (last === 0) return found;
   const consumer = await jetstream(nc).consumers.get(subjects.decisionsStream);
