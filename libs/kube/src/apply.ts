@@ -59,9 +59,8 @@ export class Objects {
     // with a conflict if the object changed and can never create one that is gone.
     if (opts.ifResourceVersion) body.metadata!.resourceVersion = opts.ifResourceVersion;
     const path = await this.pathOf(obj);
-    const done = opts.dryRun ? undefined : this.writing(obj);
-    try {
-      const written = await this.rest.request<T>({
+    const send = () =>
+      this.rest.request<T>({
         method: "PATCH",
         path,
         query: { fieldManager: this.fieldManager, force: true, dryRun: opts.dryRun ? "All" : undefined },
@@ -69,30 +68,21 @@ export class Objects {
         contentType: APPLY_PATCH,
         target: targetOf(obj),
       });
-      if (!opts.dryRun) this.remember(obj, written);
-      return written;
-    } finally {
-      done?.();
-    }
+    return opts.dryRun ? send() : this.write(obj, send);
   }
 
   /** Creates an object; an existing one of the same name is a 409 (AlreadyExists), never overwritten. */
   async create<T extends KubernetesObject>(obj: T): Promise<T> {
     const info = await this.resources.lookup(obj.apiVersion!, obj.kind!);
-    const done = this.writing(obj);
-    try {
-      const created = await this.rest.request<T>({
+    return this.write(obj, () =>
+      this.rest.request<T>({
         method: "POST",
         path: resourcePath(obj.apiVersion!, info, obj.metadata?.namespace),
         query: { fieldManager: this.fieldManager },
         body: obj,
         target: targetOf(obj),
-      });
-      this.remember(obj, created);
-      return created;
-    } finally {
-      done();
-    }
+      }),
+    );
   }
 
   /**
@@ -101,21 +91,16 @@ export class Objects {
    */
   async mergePatch<T extends KubernetesObject>(obj: KubernetesObject, patch: Record<string, unknown>): Promise<T> {
     const path = await this.pathOf(obj);
-    const done = this.writing(obj);
-    try {
-      const patched = await this.rest.request<T>({
+    return this.write<T>(obj, () =>
+      this.rest.request<T>({
         method: "PATCH",
         path,
         query: { fieldManager: this.fieldManager },
         body: patch,
         contentType: MERGE_PATCH,
         target: targetOf(obj),
-      });
-      this.remember(obj, patched);
-      return patched;
-    } finally {
-      done();
-    }
+      }),
+    );
   }
 
   /**
@@ -209,28 +194,36 @@ export class Objects {
   ): Promise<void> {
     const apiVersion = `${ref.group}/${ref.version}`;
     const obj = { apiVersion, kind: ref.kind, metadata: { name: ref.name } };
-    const done = this.writing(obj);
-    try {
-      const written = await this.rest.request<KubernetesObject>({
+    await this.write(obj, () =>
+      this.rest.request<KubernetesObject>({
         method: "PATCH",
         path: resourcePath(apiVersion, { resource: ref.plural, namespaced: false }, undefined, ref.name, "status"),
         query: { fieldManager: this.fieldManager, force: true },
         body: { ...obj, status },
         contentType: APPLY_PATCH,
         target: { kind: ref.kind, name: ref.name },
-      });
-      this.remember(obj, written);
-    } finally {
-      done();
-    }
+      }),
+    );
   }
 
-  // Tells the cache a write to `obj` is on its way (see ObjectCache.writing).
-  private writing(obj: KubernetesObject): () => void {
+  /**
+   * Sends a write to `obj` and folds the answer into the cache; the cache knows the write is on
+   * its way until then (see ObjectCache.writing), so the watch's echo of it is recognised as ours.
+   */
+  private async write<T extends KubernetesObject>(obj: KubernetesObject, send: () => Promise<T>): Promise<T> {
     const { apiVersion, kind } = obj;
     const name = obj.metadata?.name;
-    if (!this.cache || !apiVersion || !kind || !name) return () => undefined;
-    return this.cache.writing(apiVersion, kind, name, obj.metadata?.namespace);
+    const done =
+      this.cache && apiVersion && kind && name
+        ? this.cache.writing(apiVersion, kind, name, obj.metadata?.namespace)
+        : undefined;
+    try {
+      const answer = await send();
+      this.remember(obj, answer);
+      return answer;
+    } finally {
+      done?.();
+    }
   }
 
   private remember(obj: KubernetesObject, answer: KubernetesObject | null): void {
