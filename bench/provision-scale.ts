@@ -163,6 +163,12 @@ try {
   const grown = (name: "provisioner" | "isolation") => ((rss(name) - rssBefore[name]) * 1024) / TENANTS;
   const tp = (r: AuditRequest) => agentOf(r).startsWith("tenantplane-");
   const tpBurst = burstRequests.filter(tp);
+  // Events trail the burst (the recorder keeps few writes in flight): count them until waiting starts.
+  const tpUntilWaiting = readAudit(host.auditLogPath!, burstStart).filter((r) => r.receivedMs < waitStart && tp(r));
+  const lastEvent = Math.max(
+    burstStart,
+    ...tpUntilWaiting.filter((r) => agentOf(r) === "tenantplane-recorder").map((r) => r.receivedMs),
+  );
   const perT = (n: number) => (n / TENANTS).toFixed(1);
 
   console.log(`\n${TENANTS} TenantClusters applied at once (${perTenant} host objects each)`);
@@ -180,6 +186,9 @@ try {
   console.log(`  tenantplane's services: ${perT(tpBurst.length)} (${perT(tpBurst.filter(isWrite).length)} writes)`);
   for (const [agent, row] of byAgent(burstRequests))
     console.log(`    ${agent.padEnd(40)} ${perT(row.all).padStart(7)}  (${perT(row.writes)} writes)`);
+  console.log(
+    `  tenantplane's services until waiting starts, trailing Events included: ${perT(tpUntilWaiting.length)} (${perT(tpUntilWaiting.filter(isWrite).length)} writes; last recorder request ${fmt((lastEvent - burstStart) / 1000)} after the apply)`,
+  );
   console.log(`  tenantplane's services by request (per tenant; a dry run is not a write):`);
   for (const [what, n] of requestCounts(tpBurst).slice(0, 24))
     console.log(`    ${what.padEnd(58)} ${perT(n).padStart(7)}`);

@@ -1,13 +1,15 @@
-import { CoreV1Api, StorageV1Api, type KubeConfig, type V1PersistentVolumeClaim } from "@kubernetes/client-node";
+import { StorageV1Api, type KubeConfig } from "@kubernetes/client-node";
+import { JsonClient, startListWatch, type ListWatch, type RawObject } from "@tenantplane/kube";
+import { createLogger, httpStatusOf } from "@tenantplane/runtime";
 
 /** Name of the default StorageClass the harness creates and provisions for. */
 export const defaultStorageClassName = "standard";
 /** Provisioner name written on the StorageClass and on every PV the harness creates. */
 export const testProvisionerName = "tenantplane.io/test-hostpath";
 
-/** A running provisioning loop. */
+/** A running provisioner. */
 export interface VolumeProvisioner {
-  /** Stops the loop and waits for an in-flight pass to finish. */
+  /** Stops the watches and waits for an in-flight pass to finish. */
   stop(): Promise<void>;
 }
 
@@ -29,95 +31,139 @@ export async function createDefaultStorageClass(kc: KubeConfig): Promise<void> {
 /**
  * Plays a dynamic provisioner for the `standard` class: every pending claim of that class gets
  * a hostPath PV pre-bound through `claimRef` (the PV controller completes the binding), and
- * Released PVs it created are deleted, as the Delete reclaim policy asks. Level-triggered: each
- * pass lists current state, so a missed change is picked up by the next pass.
+ * Released PVs it created are deleted, as the Delete reclaim policy asks. It watches claims,
+ * volumes and classes like a real external provisioner and works from those caches, so it costs
+ * the API server nothing while nothing changes (a benchmark counting every component's
+ * requests sees the cluster as it would be without it). Level-triggered: every change runs a
+ * pass over the caches, and a pass whose write failed runs again after `retryMs`.
  */
-export function startVolumeProvisioner(kc: KubeConfig, hostPathRoot: string, intervalMs = 250): VolumeProvisioner {
-  const core = kc.makeApiClient(CoreV1Api);
+export function startVolumeProvisioner(kc: KubeConfig, hostPathRoot: string, retryMs = 1_000): VolumeProvisioner {
+  const client = new JsonClient(kc, { userAgent: "harness-volume-provisioner/1" });
+  const watchClient = new JsonClient(kc, { userAgent: "harness-volume-provisioner/1", timeoutMs: 60_000 });
+  const logger = createLogger("volume-provisioner", "warn");
   let stopped = false;
   let lastError = "";
+  let running: Promise<void> = Promise.resolve();
+  let again = false;
+  let retry: NodeJS.Timeout | undefined;
+
+  const watch = (path: string, apiVersion: string, kind: string): ListWatch =>
+    startListWatch({ client: watchClient, path, apiVersion, kind, logger, onEvent: () => kick() });
+  const classes = watch("/apis/storage.k8s.io/v1/storageclasses", "storage.k8s.io/v1", "StorageClass");
+  const claims = watch("/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaim");
+  const volumes = watch("/api/v1/persistentvolumes", "v1", "PersistentVolume");
+
   const pass = async () => {
     // Every StorageClass naming this provisioner is served, not only the default one.
-    const classes = await kc.makeApiClient(StorageV1Api).listStorageClass();
     const served = new Set(
-      classes.items.filter((c) => c.provisioner === testProvisionerName).map((c) => c.metadata?.name ?? ""),
+      classes
+        .list()
+        .filter((c) => c["provisioner"] === testProvisionerName)
+        .map((c) => c.metadata.name),
     );
-    const claims = await core.listPersistentVolumeClaimForAllNamespaces();
-    for (const claim of claims.items) {
-      if (needsVolume(claim, served)) await provision(core, claim, hostPathRoot);
+    for (const claim of claims.list()) {
+      if (needsVolume(claim, served) && !volumes.get(undefined, volumeName(claim))) {
+        await provision(client, claim, hostPathRoot);
+      }
     }
-    const volumes = await core.listPersistentVolume();
-    for (const pv of volumes.items) {
-      const ours = pv.metadata?.annotations?.["pv.kubernetes.io/provisioned-by"] === testProvisionerName;
-      if (ours && pv.status?.phase === "Released" && pv.metadata?.name !== undefined) {
-        await core.deletePersistentVolume({ name: pv.metadata.name }).catch(ignoreNotFound);
+    for (const pv of volumes.list()) {
+      const ours = pv.metadata.annotations?.["pv.kubernetes.io/provisioned-by"] === testProvisionerName;
+      const phase = (pv["status"] as { phase?: string } | undefined)?.phase;
+      if (ours && phase === "Released" && !pv.metadata.deletionTimestamp) {
+        await client
+          .request("DELETE", `/api/v1/persistentvolumes/${encodeURIComponent(pv.metadata.name)}`)
+          .catch(ignoreNotFound);
       }
     }
   };
-  const loop = (async () => {
-    while (!stopped) {
+  // One pass at a time; changes that arrive during a pass run one more after it.
+  const kick = (): void => {
+    if (stopped) return;
+    if (again) return;
+    again = true;
+    running = running.then(async () => {
+      again = false;
+      if (stopped) return;
       try {
         await pass();
         lastError = "";
       } catch (error) {
-        // Transient API errors (e.g. during shutdown) are retried by the next pass; report each new one once.
+        // Transient API errors (e.g. during shutdown) are retried; report each new one once.
         const message = error instanceof Error ? error.message : String(error);
         if (message !== lastError && !stopped) console.error(`[harness] volume provisioner: ${message}`);
         lastError = message;
+        clearTimeout(retry);
+        retry = setTimeout(kick, retryMs);
       }
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    }
-  })();
+    });
+  };
+  void Promise.all([classes.synced, claims.synced, volumes.synced]).then(kick);
+
   return {
     async stop() {
       stopped = true;
-      await loop;
+      clearTimeout(retry);
+      for (const w of [classes, claims, volumes]) w.stop();
+      await running;
     },
   };
 }
 
-function needsVolume(claim: V1PersistentVolumeClaim, served: ReadonlySet<string>): boolean {
+function needsVolume(claim: RawObject, served: ReadonlySet<string>): boolean {
+  const spec = claim["spec"] as { storageClassName?: string; volumeName?: string } | undefined;
+  const status = claim["status"] as { phase?: string } | undefined;
   return (
-    served.has(claim.spec?.storageClassName ?? "") &&
-    !claim.spec?.volumeName &&
-    claim.status?.phase === "Pending" &&
-    claim.metadata?.deletionTimestamp === undefined
+    served.has(spec?.storageClassName ?? "") &&
+    !spec?.volumeName &&
+    status?.phase === "Pending" &&
+    claim.metadata.deletionTimestamp === undefined
   );
 }
 
-async function provision(core: CoreV1Api, claim: V1PersistentVolumeClaim, hostPathRoot: string): Promise<void> {
-  const uid = claim.metadata?.uid ?? "";
-  const storage = claim.spec?.resources?.requests?.["storage"] ?? "1Gi";
-  await core
-    .createPersistentVolume({
+function volumeName(claim: RawObject): string {
+  return `pvc-${claim.metadata.uid ?? ""}`;
+}
+
+async function provision(client: JsonClient, claim: RawObject, hostPathRoot: string): Promise<void> {
+  const uid = claim.metadata.uid ?? "";
+  const spec = (claim["spec"] ?? {}) as {
+    storageClassName?: string;
+    accessModes?: string[];
+    volumeMode?: string;
+    resources?: { requests?: Record<string, string> };
+  };
+  await client
+    .request("POST", "/api/v1/persistentvolumes", {
       body: {
+        apiVersion: "v1",
+        kind: "PersistentVolume",
         metadata: {
-          name: `pvc-${uid}`,
+          name: volumeName(claim),
           annotations: { "pv.kubernetes.io/provisioned-by": testProvisionerName },
         },
         spec: {
-          capacity: { storage },
-          accessModes: claim.spec?.accessModes ?? ["ReadWriteOnce"],
+          capacity: { storage: spec.resources?.requests?.["storage"] ?? "1Gi" },
+          accessModes: spec.accessModes ?? ["ReadWriteOnce"],
           persistentVolumeReclaimPolicy: "Delete",
-          storageClassName: claim.spec?.storageClassName ?? defaultStorageClassName,
-          volumeMode: claim.spec?.volumeMode ?? "Filesystem",
+          storageClassName: spec.storageClassName ?? defaultStorageClassName,
+          volumeMode: spec.volumeMode ?? "Filesystem",
           hostPath: { path: `${hostPathRoot}/${uid}`, type: "DirectoryOrCreate" },
           claimRef: {
             apiVersion: "v1",
             kind: "PersistentVolumeClaim",
-            namespace: claim.metadata?.namespace ?? "",
-            name: claim.metadata?.name ?? "",
+            namespace: claim.metadata.namespace ?? "",
+            name: claim.metadata.name,
             uid,
           },
         },
       },
     })
     .catch((error: unknown) => {
-      // The previous pass already created it; the PV controller just has not bound it yet.
-      if ((error as { code?: number }).code !== 409) throw error;
+      // The watch has not shown it yet; the PV controller binds it.
+      if (httpStatusOf(error) !== 409) throw error;
     });
 }
 
 function ignoreNotFound(error: unknown): void {
-  if ((error as { code?: number }).code !== 404) throw error;
+  if (httpStatusOf(error) !== 404) throw error;
 }

@@ -83,4 +83,28 @@ describe("DecisionEvents", () => {
     for (let i = 0; i < 20; i++) await events.record({ ...input("m"), regarding: { ...tc, name: `t-${i}` } });
     expect(events.size).toBeLessThanOrEqual(3);
   });
+
+  it("keeps at most maxInFlight writes in flight over every object, dropping nothing", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const memory = new MemoryWriter();
+    const slow: EventWriter = {
+      create: async (namespace, event) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setTimeout(r, 2));
+        inFlight--;
+        await memory.create(namespace, event);
+      },
+      patch: (namespace, name, patch) => memory.patch(namespace, name, patch),
+    };
+    const events = new DecisionEvents(slow, { ...options, maxInFlight: 2 });
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        events.record({ ...input(`m-${i % 3}`), regarding: { ...tc, name: `t-${i % 10}` } }),
+      ),
+    );
+    expect(most).toBe(2);
+    expect(memory.total()).toBe(30);
+  });
 });

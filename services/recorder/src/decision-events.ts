@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { CoreV1Event } from "@kubernetes/client-node";
 import type { EventInput } from "@tenantplane/kube";
 import { httpStatusOf } from "@tenantplane/runtime";
-import { WaitingBucket } from "./rate.js";
+import { Slots, WaitingBucket } from "./rate.js";
 
 /** Where Events go; the recorder's main wires it to the core/v1 API. */
 export interface EventWriter {
@@ -29,6 +29,8 @@ export interface DecisionEventsOptions {
   similarLimit?: number;
   /** How long distinct messages count towards similarLimit. */
   similarWindowMs?: number;
+  /** Event writes in flight at once, over every object (unbounded when absent). */
+  maxInFlight?: number;
   now?: () => number;
 }
 
@@ -53,7 +55,8 @@ interface Series {
  * distinct messages for one object, type and reason within the window, further
  * ones are combined into a single Event. Writes per object are rate-limited by
  * waiting, and every write carries all Decisions that queued for it, so a noisy
- * tenant costs few API writes. `record` resolves only once the Decision is
+ * tenant costs few API writes; at most `maxInFlight` writes are in flight at once,
+ * and Decisions queued meanwhile ride on the next write of their series. `record` resolves only once the Decision is
  * counted in a stored Event, and rejects when that write failed (the caller
  * naks and the Decision comes back). Memory is bounded: least recently used
  * series and expired similarity windows are forgotten.
@@ -62,6 +65,7 @@ export class DecisionEvents {
   private readonly series = new Map<string, Series>();
   private readonly similar = new Map<string, { since: number; messages: Set<string> }>();
   private readonly buckets = new Map<string, WaitingBucket>();
+  private readonly slots: Slots;
   private readonly now: () => number;
 
   constructor(
@@ -69,6 +73,7 @@ export class DecisionEvents {
     private readonly opts: DecisionEventsOptions,
   ) {
     this.now = opts.now ?? Date.now;
+    this.slots = new Slots(opts.maxInFlight ?? Number.POSITIVE_INFINITY);
   }
 
   /** Number of series held in memory (bounded by maxSeries, plus those mid-write). */
@@ -105,9 +110,13 @@ export class DecisionEvents {
     return next;
   }
 
-  // Everything that queued before the token arrived rides on this one write.
+  // Everything that queued before the token and the slot arrived rides on this one write.
   private async write(series: Series, input: EventInput, objectKey: string): Promise<EventOutcome> {
     await this.bucketFor(objectKey).acquire();
+    return this.slots.run(() => this.send(series, input));
+  }
+
+  private async send(series: Series, input: EventInput): Promise<EventOutcome> {
     series.next = undefined;
     const n = series.pending;
     series.pending = 0;

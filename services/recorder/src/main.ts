@@ -15,6 +15,10 @@ const EnvSchema = CommonEnvSchema.extend({
   // thousands of objects costs the host API about one Event write a second, not one per object.
   EVENT_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(25),
   EVENTS_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(1),
+  // Over every object: Events follow the API server's pace (a busy server answers slower, so
+  // fewer are written meanwhile) instead of competing with the writes they explain; a burst of
+  // a hundred new tenants is provisioned first and explained moments later, nothing dropped.
+  EVENT_WRITES_IN_FLIGHT: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(2),
   /** Decision ids remembered to drop redelivered and republished Decisions. */
   DEDUPE_IDS: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(50_000),
   // Events on host objects are a convenience copy of what the TenantCluster's Events, the
@@ -58,6 +62,7 @@ const decisionEvents = new DecisionEvents(
     clusterEventsNamespace: svc.env.EVENTS_NAMESPACE,
     burst: svc.env.EVENT_BURST,
     perSecond: svc.env.EVENTS_PER_SECOND,
+    maxInFlight: svc.env.EVENT_WRITES_IN_FLIGHT,
   },
 );
 const recorded = new RecentIds(svc.env.DEDUPE_IDS);

@@ -1,11 +1,13 @@
 /**
  * A token bucket that waits instead of refusing: `burst` writes at once, then
- * `perSecond`. Callers queue for a token, so a noisy tenant slows down its own
- * Event writes without anything being dropped.
+ * `perSecond`. Callers queue for a token in arrival order (only the head of the
+ * queue sleeps, so a thousand waiters cost one timer), and a noisy tenant slows
+ * down its own Event writes without anything being dropped.
  */
 export class WaitingBucket {
   private tokens: number;
   private last: number;
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly burst: number,
@@ -17,8 +19,14 @@ export class WaitingBucket {
     this.last = now();
   }
 
-  /** Resolves once a token was taken. */
-  async acquire(): Promise<void> {
+  /** Resolves once a token was taken, after every earlier caller got theirs. */
+  acquire(): Promise<void> {
+    const turn = this.queue.then(() => this.take());
+    this.queue = turn;
+    return turn;
+  }
+
+  private async take(): Promise<void> {
     for (;;) {
       const t = this.now();
       this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.perSecond);
@@ -28,6 +36,34 @@ export class WaitingBucket {
         return;
       }
       await this.sleep(Math.ceil(((1 - this.tokens) / this.perSecond) * 1000));
+    }
+  }
+}
+
+/**
+ * At most `max` holders at once; the rest wait in arrival order. Bounds the
+ * recorder's Event writes in flight, so that like client-go's broadcaster (one
+ * write at a time) Events follow the API server's pace instead of competing
+ * with the work they explain: a busy API server answers slower, and fewer
+ * Events are written meanwhile.
+ */
+export class Slots {
+  private held = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly max: number) {}
+
+  /** Runs `work` in a slot, waiting for one first. */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.held >= this.max) await new Promise<void>((r) => this.waiting.push(r));
+    else this.held++;
+    try {
+      return await work();
+    } finally {
+      // The slot passes straight to the next waiter, so a newcomer cannot jump the queue.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.held--;
     }
   }
 }
