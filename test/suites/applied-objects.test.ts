@@ -20,6 +20,7 @@ import {
   fieldsNotStored,
   installCrds,
   liveProcesses,
+  readAudit,
   startHostCluster,
   trackFailures,
   type HostCluster,
@@ -114,7 +115,7 @@ const failures = trackFailures();
 const tenantClusterUid = "6c3f1f0e-2b6a-4b7e-9d0a-4f3c2a1b0c9d";
 
 beforeAll(async () => {
-  cluster = await startHostCluster({ name: "applied-objects" });
+  cluster = await startHostCluster({ name: "applied-objects", auditLog: true });
   await installCrds(cluster.kubeConfig, crdManifests());
   isolationWriter = new Objects(cluster.kubeConfig, "tenantplane-isolation");
   provisionerWriter = new Objects(cluster.kubeConfig, "tenantplane-provisioner");
@@ -262,8 +263,17 @@ describe("events, leases and TenantCluster writes are stored exactly as sent", (
     const stop = new AbortController();
     let leading!: () => void;
     const led = new Promise<void>((resolve) => (leading = resolve));
+    const electionFrom = Date.now();
     const election = runWithLeaderElection(
-      { kc, namespace: "default", name: "applied-objects", identity: "candidate-1", retryPeriodMs: 200, logger },
+      {
+        kc,
+        namespace: "default",
+        name: "applied-objects",
+        identity: "candidate-1",
+        retryPeriodMs: 200,
+        logger,
+        userAgent: "applied-objects-elector/1",
+      },
       stop.signal,
       async (lost) => {
         leading();
@@ -279,8 +289,21 @@ describe("events, leases and TenantCluster writes are stored exactly as sent", (
     );
     expect(lease?.spec).toMatchObject({ holderIdentity: "candidate-1", leaseDurationSeconds: 15, leaseTransitions: 0 });
     expect(lease?.spec.renewTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+    // A leader renews from the Lease it last wrote: one request per renewal, no read before it,
+    // each sent with the elector's user agent.
+    await new Promise((r) => setTimeout(r, 1_500));
     stop.abort();
     await election;
+    const leaseRequests = readAudit(cluster!.auditLogPath!, electionFrom).filter(
+      (r) => r.resource === "leases" && r.name === "applied-objects",
+    );
+    const elector = (r: { userAgent: string }) => r.userAgent === "applied-objects-elector/1";
+    // The only other request for it is this test's own read above.
+    expect(leaseRequests.filter((r) => !elector(r)).map((r) => r.verb)).toEqual(["get"]);
+    const verbs = leaseRequests.filter(elector).map((r) => r.verb);
+    // The acquiring read (404), the create, then renewals, and the releasing read and update.
+    expect(verbs.filter((v) => v === "update").length).toBeGreaterThanOrEqual(4);
+    expect(verbs.filter((v) => v === "get")).toHaveLength(2);
 
     // Status through the status subresource, and the finalizer released by a merge patch.
     const status = {

@@ -29,6 +29,7 @@ const done = runWithLeaderElection(
     renewDeadlineMs: Math.round(leaseMs * 0.66),
     retryPeriodMs: Math.max(500, Math.round(leaseMs / 7)),
     logger: svc.logger,
+    userAgent: svc.userAgent,
   },
   svc.signal,
   async (lost) => {
