@@ -72,3 +72,35 @@ function groupOf(args: string[]): string | undefined {
   }
   return undefined;
 }
+
+/** The whole machine's CPU ticks from /proc/stat: busy, stolen by the hypervisor, and all. */
+export interface MachineTicks {
+  busy: number;
+  steal: number;
+  total: number;
+}
+
+export function machineTicks(): MachineTicks {
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
+    .split("\n")[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number) as number[];
+  const busy = user! + nice! + system! + irq! + softirq!;
+  return { busy, steal: steal!, total: busy + idle! + iowait! + steal! };
+}
+
+/**
+ * How busy the machine was between two readings: cores in use, and the share of time the
+ * hypervisor gave to someone else (steal), which makes one run's CPU-second worth less than another's.
+ */
+export function formatMachine(before: MachineTicks, after: MachineTicks): string {
+  const total = after.total - before.total;
+  const cores = readFileSync("/proc/stat", "utf8")
+    .split("\n")
+    .filter((l) => /^cpu\d/.test(l)).length;
+  const share = (n: number) => (total > 0 ? n / total : 0);
+  return `${(share(after.busy - before.busy) * cores).toFixed(2)} of ${cores} cores busy, steal ${(share(after.steal - before.steal) * 100).toFixed(1)}%`;
+}

@@ -28,7 +28,7 @@ import {
   type AuditRequest,
 } from "../test/harness/index.js";
 import { byAgent, byRequest } from "./audit-summary.js";
-import { cpuBetween, cpuSnapshot, formatCpu } from "./cpu-usage.js";
+import { cpuBetween, cpuSnapshot, formatCpu, formatMachine, machineTicks } from "./cpu-usage.js";
 import { pct, pool } from "./stats.js";
 
 const TENANTS = Number(process.env.TENANTS ?? 100);
@@ -104,6 +104,7 @@ try {
   // ---- baseline: the same objects, created by a plain script, 10 tenants at a time ----
   const rawStart = Date.now();
   const rawCpuFrom = cpuSnapshot();
+  const rawMachineFrom = machineTicks();
   const rawTimes: number[] = [];
   // The observer's once-a-second LISTs load the API server in the burst; they run here too.
   const observing = observeBaseline();
@@ -117,6 +118,7 @@ try {
   );
   const rawSeconds = (Date.now() - rawStart) / 1000;
   const rawCpu = formatCpu(cpuBetween(rawCpuFrom, cpuSnapshot()));
+  const rawMachine = formatMachine(rawMachineFrom, machineTicks());
   await observing.stop();
   const rawRequests = readAudit(host.auditLogPath!, rawStart).filter(
     (r) => r.receivedMs <= rawStart + rawSeconds * 1000,
@@ -139,6 +141,7 @@ try {
   const rssBefore = { provisioner: rss("provisioner"), isolation: rss("isolation") };
   const burstStart = Date.now();
   const burstCpuFrom = cpuSnapshot();
+  const burstMachineFrom = machineTicks();
   await Promise.all(Array.from({ length: TENANTS }, (_, i) => applyTenant(`scale-${i}`)));
   const doneAt = new Map<string, number>();
   await waitFor(
@@ -154,6 +157,7 @@ try {
   );
   const allDone = Math.max(...doneAt.values());
   const burstCpu = formatCpu(cpuBetween(burstCpuFrom, cpuSnapshot()));
+  const burstMachine = formatMachine(burstMachineFrom, machineTicks());
   const tpSeconds = (allDone - burstStart) / 1000;
   const perTenantSeconds = [...doneAt.values()].map((t) => (t - burstStart) / 1000);
   const burstRequests = readAudit(host.auditLogPath!, burstStart).filter((r) => r.receivedMs <= allDone);
@@ -188,6 +192,7 @@ try {
   console.log(`  ratio tenantplane / baseline             ${(tpSeconds / rawSeconds).toFixed(2)}x`);
   console.log(`  CPU, baseline:    ${rawCpu}`);
   console.log(`  CPU, tenantplane: ${burstCpu}`);
+  console.log(`  machine, baseline: ${rawMachine}; tenantplane: ${burstMachine}`);
   console.log(`  tenants done by second: ${doneBySecond(perTenantSeconds)}`);
   console.log(`\nRequests per tenant during the burst (apply -> all objects exist)`);
   console.log(`  tenantplane's services: ${perT(tpBurst.length)} (${perT(tpBurst.filter(isWrite).length)} writes)`);
