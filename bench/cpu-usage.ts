@@ -73,23 +73,25 @@ function groupOf(args: string[]): string | undefined {
   return undefined;
 }
 
-/** The whole machine's CPU ticks from /proc/stat: busy, stolen by the hypervisor, and all. */
+/** The whole machine's CPU ticks from /proc/stat: busy, stolen by the hypervisor, and all; and its cores. */
 export interface MachineTicks {
   busy: number;
   steal: number;
   total: number;
+  cores: number;
 }
 
 export function machineTicks(): MachineTicks {
+  const lines = readFileSync("/proc/stat", "utf8").split("\n");
   // cpu user nice system idle iowait irq softirq steal guest guest_nice
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
-    .split("\n")[0]!
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = lines[0]!
     .trim()
     .split(/\s+/)
     .slice(1)
     .map(Number) as number[];
   const busy = user! + nice! + system! + irq! + softirq!;
-  return { busy, steal: steal!, total: busy + idle! + iowait! + steal! };
+  const cores = lines.filter((l) => /^cpu\d/.test(l)).length;
+  return { busy, steal: steal!, total: busy + idle! + iowait! + steal!, cores };
 }
 
 /**
@@ -98,9 +100,7 @@ export function machineTicks(): MachineTicks {
  */
 export function formatMachine(before: MachineTicks, after: MachineTicks): string {
   const total = after.total - before.total;
-  const cores = readFileSync("/proc/stat", "utf8")
-    .split("\n")
-    .filter((l) => /^cpu\d/.test(l)).length;
+  const { cores } = after;
   const share = (n: number) => (total > 0 ? n / total : 0);
   return `${(share(after.busy - before.busy) * cores).toFixed(2)} of ${cores} cores busy, steal ${(share(after.steal - before.steal) * 100).toFixed(1)}%`;
 }

@@ -304,6 +304,15 @@ describe("events, leases and TenantCluster writes are stored exactly as sent", (
     // The acquiring read (404), the create, then renewals, and the releasing read and update.
     expect(verbs.filter((v) => v === "update").length).toBeGreaterThanOrEqual(4);
     expect(verbs.filter((v) => v === "get")).toHaveLength(2);
+    // What the renewals stored: the same holder (released now), no transition, a later renewTime.
+    const renewed = await isolationWriter.get<KubernetesObject & { spec: Record<string, unknown> }>(
+      "coordination.k8s.io/v1",
+      "Lease",
+      "applied-objects",
+      "default",
+    );
+    expect(renewed?.spec).toMatchObject({ holderIdentity: "", leaseTransitions: 0 });
+    expect(Date.parse(String(renewed?.spec.renewTime))).toBeGreaterThan(Date.parse(String(lease?.spec.renewTime)));
 
     // Status through the status subresource, and the finalizer released by a merge patch.
     const status = {

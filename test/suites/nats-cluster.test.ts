@@ -3,7 +3,7 @@ import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } 
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
-import { DecisionSchema, subjects, type Decision } from "@tenantplane/messaging";
+import { DecisionSchema, subjects, whenJetStreamAnswers, type Decision } from "@tenantplane/messaging";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -129,13 +129,10 @@ async function waitConverged(description: string): Promise<void> {
 async function allDecisions(): Promise<Decision[]> {
   // Right after the whole cluster restarts, the tenants may converge (their services wake on
   // host watches) before JetStream answers again: this reader waits for it like the services do.
-  const last = await waitFor(
-    async () => {
-      const jsm = await jetstreamManager(nc);
-      return { seq: (await jsm.streams.info(subjects.decisionsStream)).state.last_seq };
-    },
-    { description: "JetStream to answer for DECISIONS", timeoutMs: 60_000, intervalMs: 500 },
-  ).then((r) => r.seq);
+  const last = await whenJetStreamAnswers(
+    async () => (await (await jetstreamManager(nc)).streams.info(subjects.decisionsStream)).state.last_seq,
+    { onRetry: () => undefined, signal: AbortSignal.timeout(60_000), baseMs: 500 },
+  );
   const found: Decision[] = [];
   if (last === 0) return found;
   const consumer = await jetstream(nc).consumers.get(subjects.decisionsStream);

@@ -99,9 +99,7 @@ export interface KubeconfigExpectation {
  */
 export function judgeKubeconfig(stored: string | undefined, expect: KubeconfigExpectation): KubeconfigVerdict {
   if (stored === undefined) return { renew: true, why: "no kubeconfig yet" };
-  const facts = readings.get([stored, expect.server, expect.serverCaPem, expect.clientCaPem], () =>
-    readStoredKubeconfig(stored, expect),
-  );
+  const facts = readings.get(readingKey(stored, expect), () => readStoredKubeconfig(stored, expect));
   if (facts.renew) return facts;
   const renewAt = new Date(facts.notBefore + ((facts.notAfter - facts.notBefore) * 2) / 3);
   if (expect.now.getTime() >= renewAt.getTime()) {
@@ -121,6 +119,12 @@ type KubeconfigReading =
 // Every pass judges the tenant's kubeconfig; parsing it and checking its certificate's issuer
 // through OpenSSL is worth doing once per content (one entry per tenant in a steady state).
 const readings = new ContentMemo<KubeconfigReading>(2048);
+const readingKey = (kubeconfig: string, expect: Omit<KubeconfigExpectation, "now">) => [
+  kubeconfig,
+  expect.server,
+  expect.serverCaPem,
+  expect.clientCaPem,
+];
 
 function readStoredKubeconfig(stored: string, expect: Omit<KubeconfigExpectation, "now">): KubeconfigReading {
   let parsed: { server?: string; caPem?: string; certPem?: string };
@@ -175,7 +179,7 @@ export function issuedKubeconfigExpiry(
   expect: Omit<KubeconfigExpectation, "now">,
 ): Date {
   const cert = new X509Certificate(certPem);
-  readings.remember([kubeconfig, expect.server, expect.serverCaPem, expect.clientCaPem], {
+  readings.remember(readingKey(kubeconfig, expect), {
     renew: false,
     notBefore: new Date(cert.validFrom).getTime(),
     notAfter: new Date(cert.validTo).getTime(),

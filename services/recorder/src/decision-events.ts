@@ -56,9 +56,9 @@ interface Series {
  * ones are combined into a single Event. Writes per object are rate-limited by
  * waiting, and every write carries all Decisions that queued for it, so a noisy
  * tenant costs few API writes; at most `maxInFlight` writes are in flight at once,
- * and Decisions queued meanwhile ride on the next write of their series. `record` resolves only once the Decision is
- * counted in a stored Event, and rejects when that write failed (the caller
- * naks and the Decision comes back). Memory is bounded: least recently used
+ * and Decisions queued meanwhile ride on the next write of their series. `record`
+ * resolves only once the Decision is counted in a stored Event, and rejects when
+ * that write failed (the caller naks and the Decision comes back). Memory is bounded: least recently used
  * series and expired similarity windows are forgotten.
  */
 export class DecisionEvents {

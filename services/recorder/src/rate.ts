@@ -1,3 +1,5 @@
+import { TokenBucket } from "@tenantplane/kube";
+
 /**
  * A token bucket that waits instead of refusing: `burst` writes at once, then
  * `perSecond`. Callers queue for a token in arrival order (only the head of the
@@ -5,38 +7,25 @@
  * down its own Event writes without anything being dropped.
  */
 export class WaitingBucket {
-  private tokens: number;
-  private last: number;
+  private readonly bucket: TokenBucket;
   private queue: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly burst: number,
-    private readonly perSecond: number,
-    private readonly now: () => number = Date.now,
+    burst: number,
+    perSecond: number,
+    now: () => number = Date.now,
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {
-    this.tokens = burst;
-    this.last = now();
+    this.bucket = new TokenBucket(burst, perSecond, now);
   }
 
   /** Resolves once a token was taken, after every earlier caller got theirs. */
   acquire(): Promise<void> {
-    const turn = this.queue.then(() => this.take());
+    const turn = this.queue.then(async () => {
+      while (!this.bucket.take()) await this.sleep(this.bucket.waitMs());
+    });
     this.queue = turn;
     return turn;
-  }
-
-  private async take(): Promise<void> {
-    for (;;) {
-      const t = this.now();
-      this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.perSecond);
-      this.last = t;
-      if (this.tokens >= 1) {
-        this.tokens -= 1;
-        return;
-      }
-      await this.sleep(Math.ceil(((1 - this.tokens) / this.perSecond) * 1000));
-    }
   }
 }
 
