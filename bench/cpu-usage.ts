@@ -100,7 +100,45 @@ export function machineTicks(): MachineTicks {
  */
 export function formatMachine(before: MachineTicks, after: MachineTicks): string {
   const total = after.total - before.total;
-  const { cores } = after;
   const share = (n: number) => (total > 0 ? n / total : 0);
-  return `${(share(after.busy - before.busy) * cores).toFixed(2)} of ${cores} cores busy, steal ${(share(after.steal - before.steal) * 100).toFixed(1)}%`;
+  return `${busyCores(before, after).toFixed(2)} of ${after.cores} cores busy, steal ${(share(after.steal - before.steal) * 100).toFixed(1)}%`;
+}
+
+/** Cores in use between two readings. */
+export function busyCores(before: MachineTicks, after: MachineTicks): number {
+  const total = after.total - before.total;
+  return total > 0 ? ((after.busy - before.busy) / total) * after.cores : 0;
+}
+
+/** How a wait for a quiet machine ended: how long it took, how busy the last interval was. */
+export interface Settled {
+  waitedMs: number;
+  busyCores: number;
+  quiet: boolean;
+}
+
+/**
+ * Waits until the machine has been quiet (at most `maxBusyCores` in use over `intervalMs`) or
+ * `timeoutMs` have passed. A window measured while the last one's work (or a fresh cluster's
+ * start-up) still runs is charged for it: a baseline measured seconds after the API server
+ * started took from 6 to 12 s for the same objects.
+ */
+export async function settle(
+  opts: { maxBusyCores?: number; intervalMs?: number; timeoutMs?: number } = {},
+): Promise<Settled> {
+  const { maxBusyCores = 0.3, intervalMs = 5_000, timeoutMs = 180_000 } = opts;
+  const started = Date.now();
+  for (;;) {
+    const before = machineTicks();
+    await new Promise((r) => setTimeout(r, intervalMs));
+    const busy = busyCores(before, machineTicks());
+    const waitedMs = Date.now() - started;
+    if (busy <= maxBusyCores || waitedMs >= timeoutMs)
+      return { waitedMs, busyCores: busy, quiet: busy <= maxBusyCores };
+  }
+}
+
+/** One line on a {@link settle}: e.g. "quiet after 15 s (0.12 cores busy)". */
+export function formatSettled(s: Settled): string {
+  return `${s.quiet ? "quiet" : "NOT quiet"} after ${(s.waitedMs / 1000).toFixed(0)} s (${s.busyCores.toFixed(2)} cores busy)`;
 }

@@ -28,7 +28,7 @@ import {
   type AuditRequest,
 } from "../test/harness/index.js";
 import { byAgent, byRequest } from "./audit-summary.js";
-import { cpuBetween, cpuSnapshot, formatCpu, formatMachine, machineTicks } from "./cpu-usage.js";
+import { cpuBetween, cpuSnapshot, formatCpu, formatMachine, formatSettled, machineTicks, settle } from "./cpu-usage.js";
 import { pct, pool } from "./stats.js";
 
 const TENANTS = Number(process.env.TENANTS ?? 100);
@@ -102,6 +102,8 @@ try {
   const perTenant = template.length + 1;
 
   // ---- baseline: the same objects, created by a plain script, 10 tenants at a time ----
+  // Both windows start on a quiet machine: the cluster's start-up work is not the baseline's.
+  const rawSettled = await settle();
   const rawStart = Date.now();
   const rawCpuFrom = cpuSnapshot();
   const rawMachineFrom = machineTicks();
@@ -135,7 +137,7 @@ try {
       ),
     { timeoutMs: 600_000, intervalMs: 2_000, description: "the baseline's namespaces to be deleted" },
   );
-  await new Promise((r) => setTimeout(r, 5_000));
+  const burstSettled = await settle();
 
   // ---- burst: TENANTS TenantClusters at once ----
   const rssBefore = { provisioner: rss("provisioner"), isolation: rss("isolation") };
@@ -195,6 +197,9 @@ try {
   console.log(`  CPU, baseline:    ${rawCpu}`);
   console.log(`  CPU, tenantplane: ${burstCpu}`);
   console.log(`  machine, baseline: ${rawMachine}; tenantplane: ${burstMachine}`);
+  console.log(
+    `  before each window, the machine was: baseline ${formatSettled(rawSettled)}; tenantplane ${formatSettled(burstSettled)}`,
+  );
   console.log(`  tenants done by second: ${doneBySecond(perTenantSeconds)}`);
   console.log(`\nRequests per tenant during the burst (apply -> all objects exist)`);
   console.log(`  tenantplane's services: ${perT(tpBurst.length)} (${perT(tpBurst.filter(isWrite).length)} writes)`);

@@ -21,6 +21,7 @@ import {
   requestsOfResync,
   type AuditRequest,
   type HostCluster,
+  type RunningService,
   type NatsServer,
   type TenantApiServer,
 } from "../harness/index.js";
@@ -38,6 +39,7 @@ let api: JsonClient;
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
+let isolation: RunningService;
 const tenantApis: TenantApiServer[] = [];
 const SERVICES = ["tenantplane-provisioner", "tenantplane-isolation"];
 const DURABLES = ["provisioner", "isolation"];
@@ -105,7 +107,7 @@ beforeAll(async () => {
     natsUrl: nats.url,
     env: { RESYNC_INTERVAL_SECONDS: "3600", POD_NAMESPACE: "tenantplane-system" },
   });
-  await Promise.all([
+  [, , isolation] = await Promise.all([
     fleet.start("watcher"),
     fleet.start("provisioner", { TENANT_ROLE_BINDINGS: ROLE_BINDINGS }),
     fleet.start("isolation"),
@@ -245,4 +247,84 @@ describe("a tenant at rest costs nothing", () => {
     // No message brought the repair: the resync is an hour away and nobody published.
     expect((await jsm.streams.info("TENANTS")).state.last_seq).toBe(lastMessage);
   });
+});
+
+describe("a new tenant's first condition", () => {
+  // The provisioner's grace for the isolation service's first report (ISOLATION_REPORT_GRACE_MS).
+  const GRACE_MS = 10_000;
+  type Created = { metadata: { creationTimestamp: string } };
+  const createdAt = async (name: string) =>
+    Date.parse((await api.request<Created>("GET", tcPath(name))).metadata.creationTimestamp);
+  const statusWrites = (name: string, since: number) =>
+    byServices(since).filter(
+      (r) =>
+        agentOf(r) === "tenantplane-provisioner" &&
+        r.uri.split("?")[0]!.endsWith(`/tenantclusters/${name}/status`) &&
+        isWrite(r),
+    );
+  const stsCreated = (name: string, since: number) =>
+    byServices(since).find((r) => r.verb === "create" && r.resource === "statefulsets" && r.namespace === `tp-${name}`)
+      ?.receivedMs;
+
+  it("is not a report of waiting for isolation while the isolation service is about to report", async () => {
+    const since = Date.now();
+    await applyTenantplaneObject("tenantclusters", "TenantCluster", "prompt", {
+      controlPlane: { storage: { size: "1Gi" } },
+    });
+    await waitFor(async () => stsCreated("prompt", since), {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      description: "prompt's StatefulSet created",
+    });
+    const created = await createdAt("prompt");
+    const stsAt = stsCreated("prompt", since)!;
+    // The creation timestamp is cut to the second; the grace counts from it.
+    const early = statusWrites("prompt", since).filter(
+      (r) => r.receivedMs < stsAt && r.receivedMs < created + GRACE_MS,
+    );
+    expect(describeRequests(early)).toEqual([]);
+    const ready = (await api.request<Tc>("GET", tcPath("prompt"))).status?.conditions?.find(
+      (c) => c.type === "IsolationApplied",
+    );
+    expect(ready?.status).toBe("True");
+    // The first report came with the control plane, not before it.
+    await waitFor(
+      async () =>
+        ["WaitingForPod", "ApiServerUnreachable"].includes(
+          (await api.request<Tc>("GET", tcPath("prompt"))).status?.conditions?.find(
+            (c) => c.type === "ControlPlaneReady",
+          )?.reason ?? "",
+        ),
+      { timeoutMs: 60_000, intervalMs: 500, description: "prompt reports its control plane" },
+    );
+  }, 300_000);
+
+  it("names a stalled isolation service once the grace is over, and goes on when it reports", async () => {
+    await isolation.stop();
+    const since = Date.now();
+    await applyTenantplaneObject("tenantclusters", "TenantCluster", "stalled", {
+      controlPlane: { storage: { size: "1Gi" } },
+    });
+    const waiting = async () =>
+      (await api.request<Tc>("GET", tcPath("stalled"))).status?.conditions?.find((c) => c.type === "ControlPlaneReady")
+        ?.reason === "WaitingForIsolation";
+    await waitFor(waiting, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      description: "stalled: WaitingForIsolation after the grace",
+    });
+    const created = await createdAt("stalled");
+    const writes = statusWrites("stalled", since);
+    expect(writes.length).toBeGreaterThan(0);
+    // Held for the grace, then written by the pass its timer woke (no message, no resync).
+    expect(Math.min(...writes.map((r) => r.receivedMs))).toBeGreaterThanOrEqual(created + GRACE_MS - 1_000);
+    expect(stsCreated("stalled", since)).toBeUndefined();
+
+    isolation = await fleet.start("isolation");
+    await waitFor(async () => stsCreated("stalled", since), {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      description: "stalled's StatefulSet once isolation reports",
+    });
+  }, 300_000);
 });

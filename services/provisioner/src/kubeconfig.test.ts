@@ -114,7 +114,7 @@ describe("judgeKubeconfig", () => {
     const admin = await signClientCertificate(pki.clientCa, { commonName: "admin", lifetimeMs: 90 * 60_000 }, issued);
     const kubeconfig = buildKubeconfig({ tenant: "acme", server, caPem: pki.serverCa.certPem, ...admin });
     const { now: _now, ...expectation } = expectFor(pki, issued);
-    expect(issuedKubeconfigExpiry(kubeconfig, admin.certPem, expectation)).toEqual(new Date("2026-01-01T01:30:00Z"));
+    expect(issuedKubeconfigExpiry(kubeconfig, admin, expectation)).toEqual(new Date("2026-01-01T01:30:00Z"));
     for (const at of ["2026-01-01T00:30:00Z", "2026-01-01T00:58:20Z"]) {
       const remembered = judgeKubeconfig(kubeconfig, expectFor(pki, new Date(at)));
       // The same text with a trailing newline is another input: read and verified afresh.

@@ -4,6 +4,7 @@ import { hostNamespaceFor } from "@tenantplane/mapping";
 import YAML from "yaml";
 import { KUBECONFIG_KEY, kubeconfigSecretName, tenantLabels } from "./control-plane.js";
 import { ContentMemo } from "./internal/content-memo.js";
+import type { IssuedCertificate } from "./pki.js";
 import { encodeSecretData } from "./secret-data.js";
 
 /** What an admin kubeconfig for one tenant is made of; all PEM material is embedded. */
@@ -105,16 +106,14 @@ export function judgeKubeconfig(stored: string | undefined, expect: KubeconfigEx
   if (expect.now.getTime() >= renewAt.getTime()) {
     return {
       renew: true,
-      why: `two thirds of the client certificate's lifetime have passed (expires ${facts.validTo})`,
+      why: `two thirds of the client certificate's lifetime have passed (expires ${new Date(facts.notAfter).toISOString()})`,
     };
   }
   return { renew: false, expiresAt: new Date(facts.notAfter), renewAt };
 }
 
 /** What a stored kubeconfig says against the tenant's server, CAs: all but the clock's part of the verdict. */
-type KubeconfigReading =
-  | { renew: true; why: string }
-  | { renew: false; notBefore: number; notAfter: number; validTo: string };
+type KubeconfigReading = { renew: true; why: string } | { renew: false; notBefore: number; notAfter: number };
 
 // Every pass judges the tenant's kubeconfig; parsing it and checking its certificate's issuer
 // through OpenSSL is worth doing once per content (one entry per tenant in a steady state).
@@ -163,29 +162,26 @@ function readStoredKubeconfig(stored: string, expect: Omit<KubeconfigExpectation
     renew: false,
     notBefore: new Date(cert.validFrom).getTime(),
     notAfter: new Date(cert.validTo).getTime(),
-    validTo: cert.validTo,
   };
 }
 
 /**
- * The expiry of the client certificate in a kubeconfig just built by {@link buildKubeconfig}
- * from `certPem`, signed by the client CA `expect` names. What judgeKubeconfig will read from
+ * The expiry of the client certificate `issued` in a kubeconfig just built from it by
+ * {@link buildKubeconfig}, signed by the client CA `expect` names. What judgeKubeconfig will read from
  * it is known now, so it is remembered: the next pass judges the stored copy without parsing
  * and verifying it again.
  */
 export function issuedKubeconfigExpiry(
   kubeconfig: string,
-  certPem: string,
+  issued: Pick<IssuedCertificate, "notBefore" | "notAfter">,
   expect: Omit<KubeconfigExpectation, "now">,
 ): Date {
-  const cert = new X509Certificate(certPem);
   readings.remember(readingKey(kubeconfig, expect), {
     renew: false,
-    notBefore: new Date(cert.validFrom).getTime(),
-    notAfter: new Date(cert.validTo).getTime(),
-    validTo: cert.validTo,
+    notBefore: issued.notBefore.getTime(),
+    notAfter: issued.notAfter.getTime(),
   });
-  return new Date(cert.validTo);
+  return issued.notAfter;
 }
 
 function unbase64(text: string): string {

@@ -168,6 +168,34 @@ describe("signClientCertificate", () => {
     expect(nodeCert.keyUsage).toEqual(["1.3.6.1.5.5.7.3.2"]);
   });
 
+  it("signs alike under a CA generated here and the same CA read back from its PEM", async () => {
+    const readBack = parsePkiSecret(pkiSecretData(pki)).clientCa;
+    const [fresh, reread] = await Promise.all(
+      [pki.clientCa, readBack].map((ca) => signClientCertificate(ca, { commonName: "u", lifetimeMs: DAY_MS }, NOW)),
+    );
+    const nodeCa = new X509Certificate(pki.clientCa.certPem);
+    const akiOf = (pem: string) =>
+      new x509.X509Certificate(pem).getExtension(x509.AuthorityKeyIdentifierExtension)?.keyId;
+    for (const issued of [fresh!, reread!]) {
+      const cert = new X509Certificate(issued.certPem);
+      expect(cert.checkIssued(nodeCa)).toBe(true);
+      expect(cert.verify(nodeCa.publicKey)).toBe(true);
+      expect(akiOf(issued.certPem)).toBe(
+        new x509.X509Certificate(pki.clientCa.certPem).getExtension(x509.SubjectKeyIdentifierExtension)?.keyId,
+      );
+    }
+    expect(new X509Certificate(reread!.certPem).issuer).toBe(new X509Certificate(fresh!.certPem).issuer);
+  });
+
+  it("says the validity it encoded, cut to whole seconds", async () => {
+    const now = new Date("2026-03-01T12:00:00.987Z");
+    const issued = await signClientCertificate(pki.clientCa, { commonName: "u", lifetimeMs: DAY_MS + 600 }, now);
+    const cert = new X509Certificate(issued.certPem);
+    expect(issued.notAfter).toEqual(new Date(cert.validTo));
+    expect(issued.notBefore).toEqual(new Date(cert.validFrom));
+    expect(issued.notAfter).toEqual(new Date("2026-03-02T12:00:01Z"));
+  });
+
   it("does not verify against a different CA", async () => {
     const issued = await signClientCertificate(pki.clientCa, { commonName: "u", lifetimeMs: 1 * DAY_MS }, NOW);
     const nodeCert = new X509Certificate(issued.certPem);

@@ -20,6 +20,12 @@ export interface KeyPairPem {
   keyPem: string;
 }
 
+/** A certificate just signed, with the validity it encodes (whole seconds, as X.509 keeps them). */
+export interface IssuedCertificate extends KeyPairPem {
+  notBefore: Date;
+  notAfter: Date;
+}
+
 /**
  * Everything a tenant control plane needs to trust and be trusted: the three CAs k3s would
  * otherwise generate at first start, and the service-account token signing key.
@@ -132,7 +138,7 @@ export async function signClientCertificate(
   ca: KeyPairPem,
   request: ClientCertificateRequest,
   now: Date = new Date(),
-): Promise<KeyPairPem> {
+): Promise<IssuedCertificate> {
   return signLeaf(ca, {
     subject: { commonName: request.commonName, organizations: request.organizations ?? [] },
     usage: CLIENT_AUTH,
@@ -144,17 +150,57 @@ export async function signClientCertificate(
 function createCa(commonName: string, now: Date): KeyPairPem {
   const keys = generateKeyPair();
   const name = distinguishedName({ commonName });
+  const notAfter = new Date(now.getTime() + CA_VALIDITY_DAYS * DAY_MS);
   const certPem = issueCertificate({
     subject: name,
     issuer: name,
     publicKey: keys.publicKey,
     signingKey: keys.privateKey,
     notBefore: new Date(now.getTime() - BACKDATE_MS),
-    notAfter: new Date(now.getTime() + CA_VALIDITY_DAYS * DAY_MS),
+    notAfter,
     ca: true,
     keyUsage: [KEY_USAGE.keyCertSign, KEY_USAGE.cRLSign, KEY_USAGE.digitalSignature],
   });
-  return { certPem, keyPem: privateKeyPem(keys.privateKey) };
+  const ca = { certPem, keyPem: privateKeyPem(keys.privateKey) };
+  issuers.set(ca, {
+    signingKey: keys.privateKey,
+    subject: name,
+    keyId: keyIdentifier(keys.publicKey),
+    validTo: wholeSeconds(notAfter),
+  });
+  return ca;
+}
+
+/** What signing under a CA takes from it: its key, its subject as encoded, its key id and expiry. */
+interface Issuer {
+  signingKey: KeyObject;
+  subject: Buffer;
+  keyId: Buffer;
+  validTo: Date;
+}
+
+// Per CA object: a PKI generated in this process, or read back once from its Secret (which
+// readPkiSecret remembers by content), is parsed at most once. OpenSSL's decoders take about a
+// millisecond per key, which every kubeconfig signed in a burst of new tenants paid again.
+const issuers = new WeakMap<KeyPairPem, Issuer>();
+
+function issuerOf(ca: KeyPairPem): Issuer {
+  const known = issuers.get(ca);
+  if (known) return known;
+  const caCert = new X509Certificate(ca.certPem);
+  const signingKey = createPrivateKey(ca.keyPem);
+  if (signingKey.asymmetricKeyType !== "ec" || signingKey.asymmetricKeyDetails?.namedCurve !== "prime256v1") {
+    throw new Error("the CA key must be an ECDSA P-256 key: regenerate the tenant PKI");
+  }
+  const issuer = {
+    signingKey,
+    // The CA's encoded subject is reused verbatim: verifiers match issuer to subject byte for byte.
+    subject: subjectOf(caCert),
+    keyId: keyIdentifier(caCert.publicKey),
+    validTo: new Date(caCert.validTo),
+  };
+  issuers.set(ca, issuer);
+  return issuer;
 }
 
 interface LeafSpec {
@@ -165,33 +211,39 @@ interface LeafSpec {
   now: Date;
 }
 
-function signLeaf(ca: KeyPairPem, spec: LeafSpec): KeyPairPem {
+function signLeaf(ca: KeyPairPem, spec: LeafSpec): IssuedCertificate {
   if (!(spec.lifetimeMs > 0)) {
     throw new Error(`lifetimeMs must be a positive number, got ${spec.lifetimeMs}`);
   }
-  const caCert = new X509Certificate(ca.certPem);
-  const caKey = createPrivateKey(ca.keyPem);
-  if (caKey.asymmetricKeyType !== "ec" || caKey.asymmetricKeyDetails?.namedCurve !== "prime256v1") {
-    throw new Error("the CA key must be an ECDSA P-256 key: regenerate the tenant PKI");
-  }
+  const issuer = issuerOf(ca);
   const keys = generateKeyPair();
-  const notAfter = new Date(Math.min(spec.now.getTime() + spec.lifetimeMs, new Date(caCert.validTo).getTime()));
+  const notAfter = new Date(Math.min(spec.now.getTime() + spec.lifetimeMs, issuer.validTo.getTime()));
+  // A short-lived certificate is backdated by at most a tenth of its lifetime, so renewal at
+  // two thirds of notBefore..notAfter still falls after it was issued.
+  const notBefore = new Date(spec.now.getTime() - Math.min(BACKDATE_MS, spec.lifetimeMs / 10));
   const certPem = issueCertificate({
     subject: distinguishedName(spec.subject),
-    // The CA's encoded subject is reused verbatim: verifiers match issuer to subject byte for byte.
-    issuer: subjectOf(caCert),
+    issuer: issuer.subject,
     publicKey: keys.publicKey,
-    signingKey: caKey,
-    // A short-lived certificate is backdated by at most a tenth of its lifetime, so renewal at
-    // two thirds of notBefore..notAfter still falls after it was issued.
-    notBefore: new Date(spec.now.getTime() - Math.min(BACKDATE_MS, spec.lifetimeMs / 10)),
+    signingKey: issuer.signingKey,
+    notBefore,
     notAfter,
     ca: false,
     keyUsage: [KEY_USAGE.digitalSignature],
     extendedKeyUsage: [spec.usage],
-    authorityKeyId: keyIdentifier(caCert.publicKey),
+    authorityKeyId: issuer.keyId,
   });
-  return { certPem, keyPem: privateKeyPem(keys.privateKey) };
+  return {
+    certPem,
+    keyPem: privateKeyPem(keys.privateKey),
+    notBefore: wholeSeconds(notBefore),
+    notAfter: wholeSeconds(notAfter),
+  };
+}
+
+// A certificate's times are encoded to the second, cut, not rounded.
+function wholeSeconds(at: Date): Date {
+  return new Date(Math.floor(at.getTime() / 1000) * 1000);
 }
 
 // Synchronous: a P-256 key takes well under a millisecond, less than handing it to a thread.

@@ -7,6 +7,8 @@ import {
   controlPlaneReadyInput,
   describeControlPlane,
   findCondition,
+  firstReportHoldMs,
+  ISOLATION_REPORT_GRACE_MS,
   namespaceDeletionProgress,
   outcomeWithoutNamespace,
   phaseFor,
@@ -290,5 +292,45 @@ describe("outcomeWithoutNamespace", () => {
     expect(outcomeWithoutNamespace("tp-dev", kept)).toBe("kept");
     expect(outcomeWithoutNamespace("tp-dev", { reason: "Ready", message: "ready" })).toBe("absent");
     expect(outcomeWithoutNamespace("tp-dev", undefined)).toBe("absent");
+  });
+});
+
+describe("firstReportHoldMs", () => {
+  const created = "2026-03-01T12:00:00Z";
+  const at = (seconds: number) => Date.parse(created) + seconds * 1000;
+  const waiting: ControlPlaneObservation = {
+    state: "waiting-for-isolation",
+    detail: "the isolation service has not reported yet",
+  };
+  const fresh = { metadata: { creationTimestamp: created } };
+
+  it("holds a new tenant's wait for isolation for the rest of the grace", () => {
+    expect(firstReportHoldMs(waiting, fresh, at(0))).toBe(ISOLATION_REPORT_GRACE_MS);
+    expect(firstReportHoldMs(waiting, fresh, at(3))).toBe(ISOLATION_REPORT_GRACE_MS - 3000);
+    expect(firstReportHoldMs(waiting, { metadata: { creationTimestamp: new Date(created) } }, at(3))).toBe(
+      ISOLATION_REPORT_GRACE_MS - 3000,
+    );
+  });
+
+  it("writes once the grace is over, or when the clocks disagree or the age is unknown", () => {
+    expect(firstReportHoldMs(waiting, fresh, at(ISOLATION_REPORT_GRACE_MS / 1000))).toBe(0);
+    expect(firstReportHoldMs(waiting, fresh, at(-5))).toBe(0);
+    expect(firstReportHoldMs(waiting, {}, at(1))).toBe(0);
+  });
+
+  it("writes at once when either service has reported, so isolation's problem is named", () => {
+    for (const type of ["IsolationApplied", "ControlPlaneReady"]) {
+      const status = { conditions: [condition(type, "False", "ProfileNotFound")] };
+      expect(firstReportHoldMs(waiting, { ...fresh, status }, at(1))).toBe(0);
+    }
+  });
+
+  it("never holds any other observation", () => {
+    const others: ControlPlaneObservation[] = [
+      { state: "waiting-for-pod", readyReplicas: 0 },
+      { state: "waiting-for-load-balancer" },
+      { state: "blocked-by-isolation", source: "the built-in isolation profile", rules: ["quota"] },
+    ];
+    for (const observation of others) expect(firstReportHoldMs(observation, fresh, at(1))).toBe(0);
   });
 });

@@ -114,6 +114,31 @@ export type ControlPlaneObservation =
   | { state: "waiting-for-isolation"; detail: string }
   | { state: "blocked-by-isolation"; source: string; rules: readonly string[] };
 
+/** How long a new tenant's first condition may wait for the isolation service's first report. */
+export const ISOLATION_REPORT_GRACE_MS = 10_000;
+
+/**
+ * How long the report of `observation` on a brand-new tenant may wait (0: write it now).
+ * Waiting for the isolation service's first report is the normal course of a tenant's first
+ * seconds; saying so costs a status write, and a pass of every service that watches
+ * TenantClusters, per new tenant: in a burst of them, as much as creating one of its objects.
+ * So while neither service has reported on the tenant and it is younger than the grace, the
+ * condition waits: isolation's report wakes the next pass, and a timer writes it once the
+ * grace is over, so a stalled isolation service is still named.
+ */
+export function firstReportHoldMs(
+  observation: ControlPlaneObservation,
+  tenant: { metadata?: { creationTimestamp?: Date | string | undefined }; status?: TenantClusterStatus | undefined },
+  nowMs: number,
+): number {
+  if (observation.state !== "waiting-for-isolation") return 0;
+  const conditions = tenant.status?.conditions ?? [];
+  if (conditions.some((c) => c.type === CONDITION_CONTROL_PLANE_READY || c.type === CONDITION_ISOLATION_APPLIED))
+    return 0;
+  const age = nowMs - new Date(tenant.metadata?.creationTimestamp ?? Number.NaN).getTime();
+  return age >= 0 && age < ISOLATION_REPORT_GRACE_MS ? ISOLATION_REPORT_GRACE_MS - age : 0;
+}
+
 /** Observations a person must act on: each is also recorded as a Warning on the TenantCluster. */
 export function needsAttention(observation: ControlPlaneObservation): boolean {
   return ["immutable-change", "invalid-pki", "foreign-object", "blocked-by-isolation"].includes(observation.state);

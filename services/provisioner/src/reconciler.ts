@@ -64,6 +64,7 @@ import { pkiFingerprint, pkiSecret, readPkiSecret, rememberPkiSecret } from "./p
 import {
   controlPlaneReadyInput,
   findCondition,
+  firstReportHoldMs,
   isCurrentAndTrue,
   needsAttention,
   provisionerStatusFields,
@@ -387,7 +388,7 @@ async function ensureKubeconfig(pass: Pass, pki: TenantPki, server: string): Pro
   } else {
     await createOrHalt(pass, desired, `admin kubeconfig for ${server}`);
   }
-  pass.facts.kubeconfigExpiresAt = issuedKubeconfigExpiry(kubeconfig, admin.certPem, {
+  pass.facts.kubeconfigExpiresAt = issuedKubeconfigExpiry(kubeconfig, admin, {
     server,
     serverCaPem: pki.serverCa.certPem,
     clientCaPem: pki.clientCa.certPem,
@@ -475,6 +476,11 @@ async function waitingForPod(pass: Pass, sts: V1StatefulSet, readyReplicas: numb
 // and only an unreachable tenant API, which no host watch can see, is probed again later.
 async function report(pass: Pass, observation: ControlPlaneObservation): Promise<void> {
   const { deps, tenant } = pass;
+  const holdFor = firstReportHoldMs(observation, pass.raw, (deps.now?.() ?? new Date()).getTime());
+  if (holdFor > 0) {
+    deps.wakeAfter?.(tenant, holdFor);
+    return;
+  }
   const condition = controlPlaneReadyInput(observation, pass.generation);
   const current = pass.raw.status;
   const fields = provisionerStatusFields({

@@ -18,7 +18,7 @@ const EnvSchema = CommonEnvSchema.extend({
   // Over every object: Events follow the API server's pace (a busy server answers slower, so
   // fewer are written meanwhile) instead of competing with the writes they explain; a burst of
   // a hundred new tenants is provisioned first and explained moments later, nothing dropped.
-  EVENT_WRITES_IN_FLIGHT: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(2),
+  EVENT_WRITES_IN_FLIGHT: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(1),
   /** Decision ids remembered to drop redelivered and republished Decisions. */
   DEDUPE_IDS: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(50_000),
   // Events on host objects are a convenience copy of what the TenantCluster's Events, the
