@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TokenBucket } from "./token-bucket.js";
+import { RequestBudget, TokenBucket } from "./token-bucket.js";
 
 describe("TokenBucket", () => {
   it("allows a burst, then refills at the given rate", () => {
@@ -11,5 +11,41 @@ describe("TokenBucket", () => {
     expect(bucket.take()).toBe(false);
     now += 10_000;
     expect([bucket.take(), bucket.take(), bucket.take(), bucket.take()]).toEqual([true, true, true, false]);
+  });
+
+  it("says when its next token is due", () => {
+    let now = 0;
+    const bucket = new TokenBucket(1, 10, () => now);
+    expect(bucket.waitMs()).toBe(0);
+    bucket.take();
+    expect(bucket.waitMs()).toBe(100);
+    now = 60;
+    expect(bucket.waitMs()).toBe(40);
+  });
+});
+
+describe("RequestBudget", () => {
+  it("lets a burst go at once, then one request per 1/perSecond, in arrival order", async () => {
+    const budget = new RequestBudget(20, 2);
+    const started = performance.now();
+    const order: number[] = [];
+    const at: number[] = [];
+    await Promise.all(
+      [0, 1, 2, 3, 4].map((i) =>
+        budget.wait().then(() => {
+          order.push(i);
+          at.push(performance.now() - started);
+        }),
+      ),
+    );
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+    // Two at once, then three more 50 ms apart: at least 150 ms for the last (timers never fire early).
+    expect(at[1]!).toBeLessThan(50);
+    expect(at[4]!).toBeGreaterThanOrEqual(145);
+  });
+
+  it("refuses a budget that could never let a request go", () => {
+    expect(() => new RequestBudget(0, 1)).toThrow(RangeError);
+    expect(() => new RequestBudget(1, 0)).toThrow(RangeError);
   });
 });

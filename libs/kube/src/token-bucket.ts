@@ -34,7 +34,8 @@ export class TokenBucket {
 
 /**
  * A request budget shared by every request of a client: `perSecond` on average, up to `burst`
- * at once. `wait()` resolves when the request may go; waiters go in arrival order.
+ * at once. `wait()` resolves when the request may go; waiters go in arrival order, and only the
+ * first of them sleeps, until its token is due.
  */
 export class RequestBudget {
   private readonly bucket: TokenBucket;
@@ -43,13 +44,20 @@ export class RequestBudget {
   constructor(
     readonly perSecond: number,
     readonly burst: number,
+    now: () => number = Date.now,
   ) {
-    this.bucket = new TokenBucket(Math.max(1, burst), perSecond);
+    if (!(perSecond > 0) || !(burst >= 1)) throw new RangeError("a request budget needs perSecond > 0 and burst >= 1");
+    this.bucket = new TokenBucket(burst, perSecond, now);
+  }
+
+  /** Milliseconds until the budget has a request's token (0 when it has one now). */
+  waitMs(): number {
+    return this.bucket.waitMs();
   }
 
   wait(): Promise<void> {
     const turn = this.queue.then(async () => {
-      while (!this.bucket.take()) await new Promise((r) => setTimeout(r, Math.ceil(1000 / this.perSecond)));
+      while (!this.bucket.take()) await new Promise((r) => setTimeout(r, Math.max(1, this.bucket.waitMs())));
     });
     this.queue = turn;
     return turn;

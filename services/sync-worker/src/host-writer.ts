@@ -1,7 +1,6 @@
-import { ApiError, resourcePath, type JsonClient, type RawObject } from "@tenantplane/kube";
+import { ApiError, resourcePath, type JsonClient, type RawObject, type RequestBudget } from "@tenantplane/kube";
 import type { HostObject } from "@tenantplane/sync";
 import { httpStatusOf } from "@tenantplane/runtime";
-import type { RateLimiter } from "./rate-limiter.js";
 
 /** REST resource names of the synced kinds (all core/v1). */
 export const PLURALS: Readonly<Record<string, string>> = {
@@ -37,7 +36,7 @@ export class HostWriter {
   constructor(
     private readonly client: JsonClient,
     private readonly fieldManager: string,
-    private readonly budget: RateLimiter,
+    private readonly budget: RequestBudget,
     private readonly count: (verb: HostVerb) => void = () => undefined,
   ) {}
 
@@ -115,7 +114,7 @@ export class HostWriter {
   }
 
   private async spend(verb: HostVerb): Promise<void> {
-    await this.budget.take();
+    await this.budget.wait();
     this.count(verb);
   }
 }

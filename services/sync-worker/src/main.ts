@@ -1,11 +1,10 @@
-import { JsonClient } from "@tenantplane/kube";
+import { JsonClient, RequestBudget } from "@tenantplane/kube";
 import { startService, tenantRegarding } from "@tenantplane/service";
 import { SyncWorkerEnvSchema } from "./config.js";
 import { HostWriter } from "./host-writer.js";
 import { createBackSyncMetrics } from "./back-sync/metrics.js";
 import { createSyncMetrics } from "./metrics.js";
 import { startOwnership, type Ownership } from "./ownership.js";
-import { RateLimiter } from "./rate-limiter.js";
 import { Supervisor } from "./supervisor.js";
 
 const svc = await startService({ name: "sync-worker", envSchema: SyncWorkerEnvSchema, consumers: [] });
@@ -14,7 +13,7 @@ const env = svc.env;
 const box: { supervisor?: Supervisor; ownership?: Ownership } = {};
 const metrics = createSyncMetrics(svc.metrics.registry, () => box.supervisor?.queueDepths() ?? new Map());
 const hostClient = new JsonClient(svc.kc, { userAgent: svc.userAgent, timeoutMs: 30_000 });
-const budget = new RateLimiter(env.HOST_QPS, env.HOST_BURST);
+const budget = new RequestBudget(env.HOST_QPS, env.HOST_BURST);
 const writer = new HostWriter(hostClient, svc.objects.fieldManager, budget, (verb) =>
   metrics.hostRequests.inc({ verb }),
 );

@@ -10,6 +10,7 @@ import {
 } from "@tenantplane/api";
 import {
   JsonClient,
+  RequestBudget,
   kubeConfigFromString,
   startListWatch,
   type ListWatch,
@@ -26,7 +27,6 @@ import type { BackSyncMetrics } from "./back-sync/metrics.js";
 import { FairQueue } from "./fair-queue.js";
 import type { HostWriter } from "./host-writer.js";
 import type { SyncMetrics } from "./metrics.js";
-import { RateLimiter } from "./rate-limiter.js";
 import { syncedCondition, syncStatusField } from "./sync-status.js";
 import { planTenant, syncerIdentity } from "./tenant-directory.js";
 import { SharedWatches } from "./shared-watches.js";
@@ -110,7 +110,7 @@ export class Supervisor {
   private readonly chains = new Map<string, Promise<void>>();
   /** Tenants with a reconcile queued on their chain that has not started yet, and whether it re-reads the kubeconfig. */
   private readonly queued = new Map<string, boolean>();
-  private readonly limits = new Map<string, RateLimiter>();
+  private readonly limits = new Map<string, RequestBudget>();
   private readonly reported = new Map<string, string>();
   private readonly retired = new Set<TenantSyncer>();
   private tenants!: ListWatch;
@@ -354,7 +354,7 @@ export class Supervisor {
     const logger = this.deps.logger.child({ tenant });
     let limiter = this.limits.get(tenant);
     if (limiter === undefined) {
-      limiter = new RateLimiter(this.deps.settings.tenantWriteQps, this.deps.settings.tenantWriteBurst);
+      limiter = new RequestBudget(this.deps.settings.tenantWriteQps, this.deps.settings.tenantWriteBurst);
       this.limits.set(tenant, limiter);
     }
     const tenantLimiter = limiter;
@@ -380,7 +380,7 @@ export class Supervisor {
       warn: (reason, message) =>
         this.deps.warn(tenant, this.tenants.get(undefined, tenant)?.metadata.uid, reason, message),
       onStatus: () => this.scheduleStatus(tenant),
-      writeToken: () => tenantLimiter.take(),
+      writeToken: () => tenantLimiter.wait(),
       mayWrite: () => this.deps.owns(tenant),
       tenantCaPem,
       tokenRefreshMaxSeconds: this.deps.settings.tokenRefreshMaxSeconds,
