@@ -4,7 +4,8 @@
 //     same objects (copied from one tenant tenantplane provisioned: every kind it creates in a
 //     tenant namespace, the tenant DNS server's ConfigMap and Deployment included) into as many
 //     fresh namespaces, ten tenants at a time, while the same once-a-second observer that
-//     times the burst polls the API server;
+//     times the burst polls the API server; once before the burst and once after the tenants
+//     are deleted, each on a quiet machine, the ratio taken against their mean;
 //  2. requests per tenant made by tenantplane's services (counted by user agent in the audit
 //     log), and every component's requests per tenant for both runs;
 //  3. waiting: the tenants then wait for control planes that never answer (kwok runs the pods,
@@ -102,41 +103,7 @@ try {
   const perTenant = template.length + 1;
 
   // ---- baseline: the same objects, created by a plain script, 10 tenants at a time ----
-  // Both windows start on a quiet machine: the cluster's start-up work is not the baseline's.
-  const rawSettled = await settle();
-  const rawStart = Date.now();
-  const rawCpuFrom = cpuSnapshot();
-  const rawMachineFrom = machineTicks();
-  const rawTimes: number[] = [];
-  // The observer's once-a-second LISTs load the API server in the burst; they run here too.
-  const observing = observeBaseline();
-  await pool(
-    tenantIndexes().map((i) => async () => {
-      const started = performance.now();
-      await createLike(`raw-${i}`, namespaceTemplate, template);
-      rawTimes.push((performance.now() - started) / 1000);
-    }),
-    RAW_CONCURRENCY,
-  );
-  const rawSeconds = (Date.now() - rawStart) / 1000;
-  const rawCpu = formatCpu(cpuBetween(rawCpuFrom, cpuSnapshot()));
-  const rawMachine = formatMachine(rawMachineFrom, machineTicks());
-  await observing.stop();
-  const rawRequests = readAudit(host.auditLogPath!, rawStart).filter(
-    (r) => r.receivedMs <= rawStart + rawSeconds * 1000,
-  );
-  // The baseline's namespaces go before the burst, so their pods and claims do not load it.
-  await pool(
-    tenantIndexes().map((i) => () => api.request("DELETE", `/api/v1/namespaces/raw-${i}`)),
-    RAW_CONCURRENCY,
-  );
-  await waitFor(
-    async () =>
-      (await api.request<{ items: Obj[] }>("GET", "/api/v1/namespaces")).items.every(
-        (n) => !n.metadata.name.startsWith("raw-"),
-      ),
-    { timeoutMs: 600_000, intervalMs: 2_000, description: "the baseline's namespaces to be deleted" },
-  );
+  const before = await baseline("raw-", namespaceTemplate, template);
   const burstSettled = await settle();
 
   // ---- burst: TENANTS TenantClusters at once ----
@@ -174,6 +141,23 @@ try {
     (r) => r.receivedMs >= waitStart && r.receivedMs < waitEnd && agentOf(r) !== BENCH_AGENT.split("/")[0],
   );
 
+  // ---- the baseline again, once the tenants are gone: the same work costs this machine from
+  // one minute to the next up to half again as much CPU, so one baseline is not a yardstick ----
+  await Promise.all(
+    Array.from({ length: TENANTS }, (_, i) =>
+      api.request("DELETE", `/apis/tenantplane.io/v1alpha1/tenantclusters/scale-${i}`),
+    ),
+  );
+  await waitFor(
+    async () =>
+      (await api.request<{ items: Obj[] }>("GET", "/api/v1/namespaces")).items.every(
+        (n) => !n.metadata.name.startsWith("tp-scale-"),
+      ),
+    { timeoutMs: 900_000, intervalMs: 2_000, description: "the tenants' namespaces to be deleted" },
+  );
+  const after = await baseline("raw2-", namespaceTemplate, template);
+  const baselineMean = (before.seconds + after.seconds) / 2;
+
   const peak = (name: "provisioner" | "isolation") => procStatusMib(services[name]!.process.pid, "VmHWM");
   const grown = (name: "provisioner" | "isolation") => ((rss(name) - rssBefore[name]) * 1024) / TENANTS;
   const tp = (r: AuditRequest) => agentOf(r).startsWith("tenantplane-");
@@ -188,17 +172,22 @@ try {
 
   console.log(`\n${TENANTS} TenantClusters applied at once (${perTenant} host objects each)`);
   console.log(
-    `  baseline: plain script, ${RAW_CONCURRENCY} tenants at a time   ${fmt(rawSeconds)}   (p50 per tenant ${fmt(pct(rawTimes, 50))})`,
+    `  baseline: plain script, ${RAW_CONCURRENCY} tenants at a time: before the burst ${fmt(before.seconds)} (p50 per tenant ${fmt(pct(before.times, 50))}), after it ${fmt(after.seconds)} (p50 ${fmt(pct(after.times, 50))})`,
   );
   console.log(
     `  tenantplane: all host objects exist     ${fmt(tpSeconds)}   (p50 per tenant ${fmt(pct(perTenantSeconds, 50))})`,
   );
-  console.log(`  ratio tenantplane / baseline             ${(tpSeconds / rawSeconds).toFixed(2)}x`);
-  console.log(`  CPU, baseline:    ${rawCpu}`);
-  console.log(`  CPU, tenantplane: ${burstCpu}`);
-  console.log(`  machine, baseline: ${rawMachine}; tenantplane: ${burstMachine}`);
   console.log(
-    `  before each window, the machine was: baseline ${formatSettled(rawSettled)}; tenantplane ${formatSettled(burstSettled)}`,
+    `  ratio tenantplane / baseline             ${(tpSeconds / baselineMean).toFixed(2)}x against their mean (${(tpSeconds / before.seconds).toFixed(2)}x before, ${(tpSeconds / after.seconds).toFixed(2)}x after)`,
+  );
+  console.log(`  CPU, baseline before: ${before.cpu}`);
+  console.log(`  CPU, tenantplane:     ${burstCpu}`);
+  console.log(`  CPU, baseline after:  ${after.cpu}`);
+  console.log(
+    `  machine, baseline before: ${before.machine}; tenantplane: ${burstMachine}; baseline after: ${after.machine}`,
+  );
+  console.log(
+    `  before each window, the machine was: baseline ${formatSettled(before.settled)}; tenantplane ${formatSettled(burstSettled)}; baseline after ${formatSettled(after.settled)}`,
   );
   console.log(`  tenants done by second: ${doneBySecond(perTenantSeconds)}`);
   console.log(`\nRequests per tenant during the burst (apply -> all objects exist)`);
@@ -214,9 +203,9 @@ try {
   console.log(`  when tenantplane's requests were made (s after the apply: first, median, last; count):`);
   for (const line of timeline(tpBurst, burstStart)) console.log(`    ${line}`);
   console.log(
-    `  baseline, every component: ${perT(rawRequests.length)} (${perT(rawRequests.filter(isWrite).length)} writes)`,
+    `  baseline before the burst, every component: ${perT(before.requests.length)} (${perT(before.requests.filter(isWrite).length)} writes)`,
   );
-  for (const [agent, row] of byAgent(rawRequests))
+  for (const [agent, row] of byAgent(before.requests))
     console.log(`    ${agent.padEnd(40)} ${perT(row.all).padStart(7)}  (${perT(row.writes)} writes)`);
   console.log(
     `\n${TENANTS} tenants waiting for their control planes, ${WAIT_WINDOW_S} s from ${((waitStart - burstStart) / 1000).toFixed(0)} s after the apply`,
@@ -244,6 +233,48 @@ try {
   await fleet.stop();
   await nats.stop();
   await host.stop();
+}
+
+/**
+ * The plain script's run on a quiet machine: TENANTS namespaces named `<prefix><i>` with copies
+ * of the calibration tenant's objects, ten tenants at a time, timed, with the CPU each process
+ * used and the requests the API server logged; the namespaces are deleted afterwards.
+ */
+async function baseline(prefix: string, namespaceTemplate: Obj, template: Obj[]) {
+  // Every window starts on a quiet machine: the cluster's start-up work is not the baseline's.
+  const settled = await settle();
+  const start = Date.now();
+  const cpuFrom = cpuSnapshot();
+  const machineFrom = machineTicks();
+  const times: number[] = [];
+  // The observer's once-a-second LISTs load the API server in the burst; they run here too.
+  const observing = observeBaseline();
+  await pool(
+    tenantIndexes().map((i) => async () => {
+      const started = performance.now();
+      await createLike(`${prefix}${i}`, namespaceTemplate, template);
+      times.push((performance.now() - started) / 1000);
+    }),
+    RAW_CONCURRENCY,
+  );
+  const seconds = (Date.now() - start) / 1000;
+  const cpu = formatCpu(cpuBetween(cpuFrom, cpuSnapshot()));
+  const machine = formatMachine(machineFrom, machineTicks());
+  await observing.stop();
+  const requests = readAudit(host.auditLogPath!, start).filter((r) => r.receivedMs <= start + seconds * 1000);
+  // The namespaces go before the next window, so their pods and claims do not load it.
+  await pool(
+    tenantIndexes().map((i) => () => api.request("DELETE", `/api/v1/namespaces/${prefix}${i}`)),
+    RAW_CONCURRENCY,
+  );
+  await waitFor(
+    async () =>
+      (await api.request<{ items: Obj[] }>("GET", "/api/v1/namespaces")).items.every(
+        (n) => !n.metadata.name.startsWith(prefix),
+      ),
+    { timeoutMs: 600_000, intervalMs: 2_000, description: "the baseline's namespaces to be deleted" },
+  );
+  return { seconds, times, cpu, machine, requests, settled };
 }
 
 async function applyTenant(name: string): Promise<void> {
