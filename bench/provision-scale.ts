@@ -136,6 +136,8 @@ try {
   await new Promise((r) => setTimeout(r, Math.max(0, waitEnd - Date.now()) + 3_000));
   // One read of the audit log for the burst, the Events that trail it and the waiting window.
   const sinceBurst = readAudit(host.auditLogPath!, burstStart);
+  // Read while the tenants still exist (they are deleted before the second baseline).
+  const rssWaiting = { provisioner: rss("provisioner"), isolation: rss("isolation") };
   const burstRequests = sinceBurst.filter((r) => r.receivedMs <= allDone);
   const waitRequests = sinceBurst.filter(
     (r) => r.receivedMs >= waitStart && r.receivedMs < waitEnd && agentOf(r) !== BENCH_AGENT.split("/")[0],
@@ -159,7 +161,7 @@ try {
   const baselineMean = (before.seconds + after.seconds) / 2;
 
   const peak = (name: "provisioner" | "isolation") => procStatusMib(services[name]!.process.pid, "VmHWM");
-  const grown = (name: "provisioner" | "isolation") => ((rss(name) - rssBefore[name]) * 1024) / TENANTS;
+  const grown = (name: "provisioner" | "isolation") => ((rssWaiting[name] - rssBefore[name]) * 1024) / TENANTS;
   const tp = (r: AuditRequest) => agentOf(r).startsWith("tenantplane-");
   const tpBurst = burstRequests.filter(tp);
   // Events trail the burst (the recorder keeps few writes in flight): count them until waiting starts.
@@ -226,7 +228,7 @@ try {
   console.log(`\nPeak resident memory (VmHWM)`);
   console.log(`  provisioner ${peak("provisioner").toFixed(1)} MiB   isolation ${peak("isolation").toFixed(1)} MiB`);
   console.log(
-    `  resident memory per tenant (growth over the burst / ${TENANTS}): provisioner ${grown("provisioner").toFixed(0)} KiB, isolation ${grown("isolation").toFixed(0)} KiB`,
+    `  resident memory per tenant (growth from before the burst to the end of waiting / ${TENANTS}): provisioner ${grown("provisioner").toFixed(0)} KiB, isolation ${grown("isolation").toFixed(0)} KiB`,
   );
   console.log(`\nreproduce: ${command}`);
 } finally {
