@@ -167,9 +167,9 @@ function readStoredKubeconfig(stored: string, expect: Omit<KubeconfigExpectation
 
 /**
  * The expiry of the client certificate `issued` in a kubeconfig just built from it by
- * {@link buildKubeconfig}, signed by the client CA `expect` names. What judgeKubeconfig will read from
- * it is known now, so it is remembered: the next pass judges the stored copy without parsing
- * and verifying it again.
+ * {@link buildKubeconfig}, signed by the client CA `expect` names. What judgeKubeconfig will
+ * read from it is known now, so it is remembered: the next pass judges the stored copy without
+ * parsing and verifying it again.
  */
 export function issuedKubeconfigExpiry(
   kubeconfig: string,

@@ -476,7 +476,8 @@ async function waitingForPod(pass: Pass, sts: V1StatefulSet, readyReplicas: numb
 // and only an unreachable tenant API, which no host watch can see, is probed again later.
 async function report(pass: Pass, observation: ControlPlaneObservation): Promise<void> {
   const { deps, tenant } = pass;
-  const holdFor = firstReportHoldMs(observation, pass.raw, (deps.now?.() ?? new Date()).getTime());
+  // Held only where a timer can write it later: a condition is never left out for good.
+  const holdFor = deps.wakeAfter ? firstReportHoldMs(observation, pass.raw, (deps.now?.() ?? new Date()).getTime()) : 0;
   if (holdFor > 0) {
     deps.wakeAfter?.(tenant, holdFor);
     return;
