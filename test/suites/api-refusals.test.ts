@@ -24,7 +24,9 @@ let fleet: ServiceFleet;
 let objects: Objects;
 
 type Condition = { type: string; status: string; reason: string; message: string };
-type Tc = KubernetesObject & { status?: { phase?: string; hostNamespace?: string; conditions?: Condition[] } };
+type Tc = KubernetesObject & {
+  status?: { phase?: string; hostNamespace?: string; endpoint?: string; conditions?: Condition[] };
+};
 type Event = KubernetesObject & {
   involvedObject: { kind: string; name: string };
   type: string;
@@ -159,8 +161,10 @@ describe("a write the API server refuses shows on the TenantCluster", () => {
       },
       { timeoutMs: 30_000, description: `${tenant} phase Failed` },
     );
-    // The provisioner's other status fields survive the refusal report.
+    // The provisioner's other status fields come with the refusal report, also when it is the
+    // provisioner's first (a new tenant's first condition waits for the isolation service).
     expect(tc.status?.hostNamespace).toBe(`tp-${tenant}`);
+    expect(tc.status?.endpoint).toBe(`https://k3s.tp-${tenant}.svc:6443`);
     await waitForWarning(tenant, "RejectedByApiServer", "exceeded quota");
   });
 });

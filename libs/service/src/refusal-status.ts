@@ -9,6 +9,11 @@ export interface RefusalReporting {
   condition: string;
   /** One sentence naming what to change for `tenant`, e.g. "Fix spec.controlPlane of TenantCluster a." */
   fix: (tenant: string) => string;
+  /**
+   * Status fields the service reports on every tenant whatever happens (e.g. its host
+   * namespace): written with a refusal too, so a tenant whose first report is a refusal shows them.
+   */
+  fields?: (tenant: string) => Record<string, unknown>;
 }
 
 type TenantObject = StatusHolder & { metadata?: { uid?: string; generation?: number } };
@@ -59,7 +64,7 @@ export async function reportApiRefusal(
       message,
       observedGeneration: tc.metadata?.generation,
     },
-    { ...ownedStatusFields(tc, deps.objects.fieldManager), phase: "Failed" },
+    { ...reporting.fields?.(tenant), ...ownedStatusFields(tc, deps.objects.fieldManager), phase: "Failed" },
   );
   await deps.events.record({
     regarding: tenantRegarding(tenant, tc.metadata?.uid),

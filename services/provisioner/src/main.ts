@@ -2,7 +2,7 @@ import { CONDITION_CONTROL_PLANE_READY } from "@tenantplane/api";
 import { consumeTenantChanges, startService, tenantToWake } from "@tenantplane/service";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import { ProvisionerEnvSchema } from "./config.js";
-import { STATEFULSET_NAME } from "./control-plane.js";
+import { STATEFULSET_NAME, endpointFor } from "./control-plane.js";
 import { podChangeMatters } from "./pod-wake.js";
 import { reconcileTenant } from "./reconciler.js";
 
@@ -61,6 +61,8 @@ const { wake } = consumeTenantChanges(
   {
     condition: CONDITION_CONTROL_PLANE_READY,
     fix: (tenant) => `Change spec.controlPlane of TenantCluster ${tenant} so the API server accepts it.`,
+    // A tenant's first report may be a refusal (its status waits for isolation's first report).
+    fields: (tenant) => ({ hostNamespace: hostNamespaceFor(tenant), endpoint: endpointFor(tenant) }),
   },
 );
 // Readiness, load-balancer addresses, the isolation service's condition and hand edits arrive
