@@ -150,13 +150,7 @@ try {
       api.request("DELETE", `/apis/tenantplane.io/v1alpha1/tenantclusters/scale-${i}`),
     ),
   );
-  await waitFor(
-    async () =>
-      (await api.request<{ items: Obj[] }>("GET", "/api/v1/namespaces")).items.every(
-        (n) => !n.metadata.name.startsWith("tp-scale-"),
-      ),
-    { timeoutMs: 900_000, intervalMs: 2_000, description: "the tenants' namespaces to be deleted" },
-  );
+  await namespacesGone("tp-scale-", "the tenants' namespaces to be deleted");
   const after = await baseline("raw2-", namespaceTemplate, template);
   const baselineMean = (before.seconds + after.seconds) / 2;
 
@@ -269,14 +263,18 @@ async function baseline(prefix: string, namespaceTemplate: Obj, template: Obj[])
     tenantIndexes().map((i) => () => api.request("DELETE", `/api/v1/namespaces/${prefix}${i}`)),
     RAW_CONCURRENCY,
   );
+  await namespacesGone(prefix, "the baseline's namespaces to be deleted");
+  return { seconds, times, cpu, machine, requests, settled };
+}
+
+async function namespacesGone(prefix: string, description: string): Promise<void> {
   await waitFor(
     async () =>
       (await api.request<{ items: Obj[] }>("GET", "/api/v1/namespaces")).items.every(
         (n) => !n.metadata.name.startsWith(prefix),
       ),
-    { timeoutMs: 600_000, intervalMs: 2_000, description: "the baseline's namespaces to be deleted" },
+    { timeoutMs: 900_000, intervalMs: 2_000, description },
   );
-  return { seconds, times, cpu, machine, requests, settled };
 }
 
 async function applyTenant(name: string): Promise<void> {

@@ -49,3 +49,47 @@ describe("RequestBudget", () => {
     expect(() => new RequestBudget(1, 0)).toThrow(RangeError);
   });
 });
+
+describe("RequestBudget waiting", () => {
+  it("grants the burst at once, then waits for refills instead of refusing", async () => {
+    let now = 0;
+    const slept: number[] = [];
+    const bucket = new RequestBudget(
+      4,
+      2,
+      () => now,
+      async (ms) => {
+        slept.push(ms);
+        now += ms;
+      },
+    );
+    for (let i = 0; i < 4; i++) await bucket.wait();
+    expect(slept).toEqual([250, 250]);
+  });
+});
+
+describe("RequestBudget queue", () => {
+  it("serves waiters in arrival order with one sleeper at a time", async () => {
+    let now = 0;
+    let sleepers = 0;
+    let most = 0;
+    const bucket = new RequestBudget(
+      10,
+      1,
+      () => now,
+      async (ms) => {
+        sleepers++;
+        most = Math.max(most, sleepers);
+        await Promise.resolve();
+        now += ms;
+        sleepers--;
+      },
+    );
+    const order: number[] = [];
+    await Promise.all(Array.from({ length: 20 }, (_, i) => bucket.wait().then(() => order.push(i))));
+    expect(order).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(most).toBe(1);
+    // 1 at once, then 19 refills of 100 ms each.
+    expect(now).toBe(1_900);
+  });
+});

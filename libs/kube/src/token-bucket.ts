@@ -45,6 +45,7 @@ export class RequestBudget {
     readonly perSecond: number,
     readonly burst: number,
     now: () => number = Date.now,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {
     if (!(perSecond > 0) || !(burst >= 1)) throw new RangeError("a request budget needs perSecond > 0 and burst >= 1");
     this.bucket = new TokenBucket(burst, perSecond, now);
@@ -57,7 +58,7 @@ export class RequestBudget {
 
   wait(): Promise<void> {
     const turn = this.queue.then(async () => {
-      while (!this.bucket.take()) await new Promise((r) => setTimeout(r, Math.max(1, this.bucket.waitMs())));
+      while (!this.bucket.take()) await this.sleep(Math.max(1, this.bucket.waitMs()));
     });
     this.queue = turn;
     return turn;

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { CoreV1Event } from "@kubernetes/client-node";
-import type { EventInput } from "@tenantplane/kube";
+import { RequestBudget, type EventInput } from "@tenantplane/kube";
 import { httpStatusOf } from "@tenantplane/runtime";
-import { Slots, WaitingBucket } from "./rate.js";
+import { Slots } from "./rate.js";
 
 /** Where Events go; the recorder's main wires it to the core/v1 API. */
 export interface EventWriter {
@@ -64,7 +64,7 @@ interface Series {
 export class DecisionEvents {
   private readonly series = new Map<string, Series>();
   private readonly similar = new Map<string, { since: number; messages: Set<string> }>();
-  private readonly buckets = new Map<string, WaitingBucket>();
+  private readonly buckets = new Map<string, RequestBudget>();
   private readonly slots: Slots;
   private readonly now: () => number;
 
@@ -112,7 +112,7 @@ export class DecisionEvents {
 
   // Everything that queued before the token and the slot arrived rides on this one write.
   private async write(series: Series, input: EventInput, objectKey: string): Promise<EventOutcome> {
-    await this.bucketFor(objectKey).acquire();
+    await this.bucketFor(objectKey).wait();
     return this.slots.run(() => this.send(series, input));
   }
 
@@ -193,12 +193,12 @@ export class DecisionEvents {
     }
   }
 
-  private bucketFor(objectKey: string): WaitingBucket {
+  private bucketFor(objectKey: string): RequestBudget {
     let bucket = this.buckets.get(objectKey);
     if (bucket) {
       this.buckets.delete(objectKey);
     } else {
-      bucket = new WaitingBucket(this.opts.burst, this.opts.perSecond, this.now);
+      bucket = new RequestBudget(this.opts.perSecond, this.opts.burst, this.now);
     }
     this.buckets.set(objectKey, bucket);
     while (this.buckets.size > (this.opts.maxSeries ?? 4096)) this.buckets.delete(this.buckets.keys().next().value!);

@@ -1,23 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RecentIds, Slots, WaitingBucket } from "./rate.js";
-
-describe("WaitingBucket", () => {
-  it("grants the burst at once, then waits for refills instead of refusing", async () => {
-    let now = 0;
-    const slept: number[] = [];
-    const bucket = new WaitingBucket(
-      2,
-      4,
-      () => now,
-      async (ms) => {
-        slept.push(ms);
-        now += ms;
-      },
-    );
-    for (let i = 0; i < 4; i++) await bucket.acquire();
-    expect(slept).toEqual([250, 250]);
-  });
-});
+import { RecentIds, Slots } from "./rate.js";
 
 describe("RecentIds", () => {
   it("remembers the newest ids up to its size", () => {
@@ -27,32 +9,6 @@ describe("RecentIds", () => {
     ids.add("a");
     ids.add("c");
     expect([ids.has("a"), ids.has("b"), ids.has("c"), ids.size]).toEqual([true, false, true, 2]);
-  });
-});
-
-describe("WaitingBucket queue", () => {
-  it("serves waiters in arrival order with one sleeper at a time", async () => {
-    let now = 0;
-    let sleepers = 0;
-    let most = 0;
-    const bucket = new WaitingBucket(
-      1,
-      10,
-      () => now,
-      async (ms) => {
-        sleepers++;
-        most = Math.max(most, sleepers);
-        await Promise.resolve();
-        now += ms;
-        sleepers--;
-      },
-    );
-    const order: number[] = [];
-    await Promise.all(Array.from({ length: 20 }, (_, i) => bucket.acquire().then(() => order.push(i))));
-    expect(order).toEqual(Array.from({ length: 20 }, (_, i) => i));
-    expect(most).toBe(1);
-    // 1 at once, then 19 refills of 100 ms each.
-    expect(now).toBe(1_900);
   });
 });
 

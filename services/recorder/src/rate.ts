@@ -1,34 +1,3 @@
-import { TokenBucket } from "@tenantplane/kube";
-
-/**
- * A token bucket that waits instead of refusing: `burst` writes at once, then
- * `perSecond`. Callers queue for a token in arrival order (only the head of the
- * queue sleeps, so a thousand waiters cost one timer), and a noisy tenant slows
- * down its own Event writes without anything being dropped.
- */
-export class WaitingBucket {
-  private readonly bucket: TokenBucket;
-  private queue: Promise<void> = Promise.resolve();
-
-  constructor(
-    burst: number,
-    perSecond: number,
-    now: () => number = Date.now,
-    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
-  ) {
-    this.bucket = new TokenBucket(burst, perSecond, now);
-  }
-
-  /** Resolves once a token was taken, after every earlier caller got theirs. */
-  acquire(): Promise<void> {
-    const turn = this.queue.then(async () => {
-      while (!this.bucket.take()) await this.sleep(this.bucket.waitMs());
-    });
-    this.queue = turn;
-    return turn;
-  }
-}
-
 /**
  * At most `max` holders at once; the rest wait in arrival order. Bounds the
  * recorder's Event writes in flight, so that like client-go's broadcaster (one
