@@ -108,6 +108,7 @@ try {
 
   // ---- burst: TENANTS TenantClusters at once ----
   const rssBefore = { provisioner: rss("provisioner"), isolation: rss("isolation") };
+  const passesBefore = await passCounts();
   const burstStart = Date.now();
   const burstCpuFrom = cpuSnapshot();
   const burstMachineFrom = machineTicks();
@@ -125,6 +126,7 @@ try {
     { timeoutMs: 900_000, intervalMs: 1_000, description: `host objects of ${TENANTS} tenants` },
   );
   const allDone = Math.max(...doneAt.values());
+  const passesInBurst = passesSince(passesBefore, await passCounts());
   const burstCpu = formatCpu(cpuBetween(burstCpuFrom, cpuSnapshot()));
   const burstMachine = formatMachine(burstMachineFrom, machineTicks());
   const tpSeconds = (allDone - burstStart) / 1000;
@@ -164,7 +166,6 @@ try {
     burstStart,
     ...tpUntilWaiting.filter((r) => agentOf(r) === "tenantplane-recorder").map((r) => r.receivedMs),
   );
-  const perT = (n: number) => (n / TENANTS).toFixed(1);
 
   console.log(`\n${TENANTS} TenantClusters applied at once (${perTenant} host objects each)`);
   console.log(
@@ -186,23 +187,30 @@ try {
     `  before each window, the machine was: baseline ${formatSettled(before.settled)}; tenantplane ${formatSettled(burstSettled)}; baseline after ${formatSettled(after.settled)}`,
   );
   console.log(`  tenants done by second: ${doneBySecond(perTenantSeconds)}`);
-  console.log(`\nRequests per tenant during the burst (apply -> all objects exist)`);
-  console.log(`  tenantplane's services: ${perT(tpBurst.length)} (${perT(tpBurst.filter(isWrite).length)} writes)`);
-  for (const [agent, row] of byAgent(burstRequests))
-    console.log(`    ${agent.padEnd(40)} ${perT(row.all).padStart(7)}  (${perT(row.writes)} writes)`);
   console.log(
-    `  tenantplane's services until waiting starts, trailing Events included: ${perT(tpUntilWaiting.length)} (${perT(tpUntilWaiting.filter(isWrite).length)} writes; last recorder request ${fmt((lastEvent - burstStart) / 1000)} after the apply)`,
+    `  passes per tenant until all objects exist (messages handled and local wakes, by outcome): ${[...passesInBurst]
+      .map(([service, outcomes]) => `${service} ${formatOutcomes(outcomes)}`)
+      .join("; ")}`,
+  );
+  console.log(`\nRequests per tenant during the burst (apply -> all objects exist)`);
+  console.log(
+    `  tenantplane's services: ${perTenantOf(tpBurst.length)} (${perTenantOf(tpBurst.filter(isWrite).length)} writes)`,
+  );
+  for (const [agent, row] of byAgent(burstRequests))
+    console.log(`    ${agent.padEnd(40)} ${perTenantOf(row.all).padStart(7)}  (${perTenantOf(row.writes)} writes)`);
+  console.log(
+    `  tenantplane's services until waiting starts, trailing Events included: ${perTenantOf(tpUntilWaiting.length)} (${perTenantOf(tpUntilWaiting.filter(isWrite).length)} writes; last recorder request ${fmt((lastEvent - burstStart) / 1000)} after the apply)`,
   );
   console.log(`  tenantplane's services by request (per tenant; a dry run is not a write):`);
   for (const [what, n] of requestCounts(tpBurst).slice(0, 24))
-    console.log(`    ${what.padEnd(58)} ${perT(n).padStart(7)}`);
+    console.log(`    ${what.padEnd(58)} ${perTenantOf(n).padStart(7)}`);
   console.log(`  when tenantplane's requests were made (s after the apply: first, median, last; count):`);
   for (const line of timeline(tpBurst, burstStart)) console.log(`    ${line}`);
   console.log(
-    `  baseline before the burst, every component: ${perT(before.requests.length)} (${perT(before.requests.filter(isWrite).length)} writes)`,
+    `  baseline before the burst, every component: ${perTenantOf(before.requests.length)} (${perTenantOf(before.requests.filter(isWrite).length)} writes)`,
   );
   for (const [agent, row] of byAgent(before.requests))
-    console.log(`    ${agent.padEnd(40)} ${perT(row.all).padStart(7)}  (${perT(row.writes)} writes)`);
+    console.log(`    ${agent.padEnd(40)} ${perTenantOf(row.all).padStart(7)}  (${perTenantOf(row.writes)} writes)`);
   console.log(
     `\n${TENANTS} tenants waiting for their control planes, ${WAIT_WINDOW_S} s from ${((waitStart - burstStart) / 1000).toFixed(0)} s after the apply`,
   );
@@ -415,6 +423,46 @@ function timeline(requests: AuditRequest[], start: number): string[] {
       (r) =>
         `${r.what.padEnd(58)} ${r.first.toFixed(1).padStart(6)} ${r.p50.toFixed(1).padStart(6)} ${r.last.toFixed(1).padStart(6)}   (${r.n})`,
     );
+}
+
+type Outcomes = Map<string, number>;
+
+// Reconcile passes so far, by service and outcome, from each service's tenantplane_messages_total.
+async function passCounts(): Promise<Map<string, Outcomes>> {
+  const counts = new Map<string, Outcomes>();
+  for (const name of ["provisioner", "isolation"] as const) {
+    const { body } = await services[name]!.probe("/metrics");
+    const outcomes: Outcomes = new Map();
+    for (const line of body.split("\n")) {
+      const m = /^tenantplane_messages_total\{(.*)\} (\S+)$/.exec(line);
+      const outcome = m && /outcome="([^"]+)"/.exec(m[1]!)?.[1];
+      if (outcome) outcomes.set(outcome, Number(m[2]));
+    }
+    counts.set(name, outcomes);
+  }
+  return counts;
+}
+
+function passesSince(from: Map<string, Outcomes>, to: Map<string, Outcomes>): Map<string, Outcomes> {
+  return new Map(
+    [...to].map(([service, outcomes]) => [
+      service,
+      new Map([...outcomes].map(([outcome, n]) => [outcome, n - (from.get(service)?.get(outcome) ?? 0)])),
+    ]),
+  );
+}
+
+function formatOutcomes(outcomes: Outcomes): string {
+  const total = [...outcomes.values()].reduce((a, b) => a + b, 0);
+  const parts = [...outcomes]
+    .filter(([, n]) => n > 0)
+    .map(([outcome, n]) => `${outcome} ${perTenantOf(n)}`)
+    .join(", ");
+  return `${perTenantOf(total)} (${parts})`;
+}
+
+function perTenantOf(n: number): string {
+  return (n / TENANTS).toFixed(1);
 }
 
 function tenantIndexes(): number[] {

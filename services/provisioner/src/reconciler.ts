@@ -73,7 +73,7 @@ import {
 import { withoutCreateEntry } from "./field-ownership.js";
 import { readyEvent } from "./lifecycle-events.js";
 import { describePodWait } from "./pod-wait.js";
-import { POD_LOOK_AFTER_MS } from "./pod-wake.js";
+import { API_PROBE_RETRY_MS, POD_LOOK_AFTER_MS, apiProbeRetryMs } from "./pod-wake.js";
 import { decodeSecretData } from "./secret-data.js";
 import { ensureRoleBindings, type TenantRoleGrant } from "./role-bindings.js";
 import { ProbeClients } from "./probe-clients.js";
@@ -89,9 +89,6 @@ const READY_PROBE_TIMEOUT_MS = 5_000;
 const probeClients = new ProbeClients(READY_PROBE_TIMEOUT_MS);
 // How often a terminating namespace is looked at again.
 const NOT_READY_POLL_MS = 3_000;
-// How often a tenant API that does not answer yet (its pod is ready) is probed again: only the
-// tenant's API is asked, the host's answers come from caches.
-const API_PROBE_RETRY_MS = 5_000;
 
 /** What the provisioner needs from the outside world. */
 export interface ProvisionerDeps {
@@ -118,6 +115,7 @@ export interface ProvisionerDeps {
   wakeAfter?: (tenant: string, ms: number) => void;
 }
 
+const CONTROL_PLANE_POD = `${STATEFULSET_NAME}-0`;
 const TENANT_DNS_REASON =
   "tenant DNS server: host copies of tenant Pods resolve their tenant's Services and API through it";
 
@@ -152,7 +150,14 @@ interface Pass {
   deps: ProvisionerDeps;
   decide: Decide;
   /** What the steps saw; `*Observed` says a step ran, so what it reported is current. */
-  facts: { apiObserved?: boolean; externalEndpoint?: string; kubeconfigObserved?: boolean; kubeconfigExpiresAt?: Date };
+  facts: {
+    apiObserved?: boolean;
+    externalEndpoint?: string;
+    kubeconfigObserved?: boolean;
+    kubeconfigExpiresAt?: Date;
+    /** When a tenant API that did not answer is probed again. */
+    probeAgainMs?: number;
+  };
 }
 
 /** The isolation the namespace gets: the profile chosen for the tenant and what it compiles to. */
@@ -448,6 +453,9 @@ async function observeControlPlane(
     await withTimeout(client.request("GET", "/version"), READY_PROBE_TIMEOUT_MS);
     return { state: "ready", server };
   } catch (err) {
+    // Only the tenant's API is asked again; the pod comes from the cache.
+    const pod = (await controlPlanePods(pass, sts)).find((p) => p.metadata?.name === CONTROL_PLANE_POD);
+    pass.facts.probeAgainMs = apiProbeRetryMs(pod, (pass.deps.now?.() ?? new Date()).getTime());
     return { state: "api-unreachable", error: describeError(err) };
   }
 }
@@ -458,7 +466,13 @@ async function waitingForPod(pass: Pass, sts: V1StatefulSet, readyReplicas: numb
     pass.deps.wakeAfter?.(pass.tenant, POD_LOOK_AFTER_MS - age);
     return { state: "waiting-for-pod", readyReplicas };
   }
-  // The cache's own selector terms are part of it, or the cache could not answer.
+  const pods = await controlPlanePods(pass, sts);
+  return { state: "waiting-for-pod", readyReplicas, pod: describePodWait(pods, CONTROL_PLANE_POD) };
+}
+
+// Listed, not read by name: the cache answers a list that carries its own selector terms, and
+// the provisioner may list pods but not get them.
+async function controlPlanePods(pass: Pass, sts: V1StatefulSet): Promise<V1Pod[]> {
   const selector = Object.entries({
     ...(sts.spec?.selector?.matchLabels ?? controlPlaneSelector(pass.tenant)),
     [LABEL_MANAGED_BY]: MANAGED_BY,
@@ -466,8 +480,7 @@ async function waitingForPod(pass: Pass, sts: V1StatefulSet, readyReplicas: numb
   })
     .map(([key, value]) => `${key}=${value}`)
     .join(",");
-  const pods = await pass.deps.objects.list<V1Pod>("v1", "Pod", { namespace: pass.namespace, labelSelector: selector });
-  return { state: "waiting-for-pod", readyReplicas, pod: describePodWait(pods, `${STATEFULSET_NAME}-0`) };
+  return pass.deps.objects.list<V1Pod>("v1", "Pod", { namespace: pass.namespace, labelSelector: selector });
 }
 
 // Writes the status from the observation (nothing when it already shows it); a person's problem
@@ -518,7 +531,7 @@ async function report(pass: Pass, observation: ControlPlaneObservation): Promise
   if (observation.state === "api-unreachable")
     throw new TransientError(`tenant ${tenant} not ready: ${condition.message}`, {
       code: "NotReady",
-      retryAfterMs: API_PROBE_RETRY_MS,
+      retryAfterMs: pass.facts.probeAgainMs ?? API_PROBE_RETRY_MS,
     });
 }
 
