@@ -40,6 +40,7 @@ let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
 let isolation: RunningService;
+let watcher: RunningService;
 const tenantApis: TenantApiServer[] = [];
 const SERVICES = ["tenantplane-provisioner", "tenantplane-isolation"];
 const DURABLES = ["provisioner", "isolation"];
@@ -107,7 +108,7 @@ beforeAll(async () => {
     natsUrl: nats.url,
     env: { RESYNC_INTERVAL_SECONDS: "3600", POD_NAMESPACE: "tenantplane-system" },
   });
-  [, , isolation] = await Promise.all([
+  [watcher, , isolation] = await Promise.all([
     fleet.start("watcher"),
     fleet.start("provisioner", { TENANT_ROLE_BINDINGS: ROLE_BINDINGS }),
     fleet.start("isolation"),
@@ -326,5 +327,46 @@ describe("a new tenant's first condition", () => {
       intervalMs: 500,
       description: "stalled's StatefulSet once isolation reports",
     });
+  }, 300_000);
+});
+
+describe("a change whose message comes before the service's own watch sees it", () => {
+  // The watcher's message and a service's watch race: a pass run for the message may read the
+  // cache as it was. The cache catching up must wake a pass of its own, so here the watcher is
+  // stopped and the change reaches the isolation service through its watch alone.
+  const quotaPods = async (tenant: string) => {
+    type Quotas = { items: Array<{ spec: { hard?: Record<string, string> } }> };
+    const quotas = await api.request<Quotas>("GET", `/api/v1/namespaces/tp-${tenant}/resourcequotas`, {
+      query: { labelSelector: "app.kubernetes.io/managed-by=tenantplane" },
+    });
+    return quotas.items.map((q) => q.spec.hard?.["pods"]);
+  };
+  const profile = (name: string, pods: string) =>
+    applyTenantplaneObject("isolationprofiles", "IsolationProfile", name, { resourceQuota: { hard: { pods } } });
+  const quotaSays = (tenant: string, pods: string, what: string) =>
+    waitFor(async () => (await quotaPods(tenant)).join() === pods, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      description: `${tenant}'s quota allows ${pods} pods (${what})`,
+    });
+
+  it("applies a new profile reference and a profile edit that no message announces", async () => {
+    // Stopped before the tenant exists, so no message about it is waiting for redelivery either.
+    await watcher.stop();
+    try {
+      await Promise.all([profile("catchup-first", "11"), profile("catchup-second", "12")]);
+      const spec = (ref: string) => ({
+        controlPlane: { storage: { size: "1Gi" } },
+        isolationProfileRef: { name: ref },
+      });
+      await applyTenantplaneObject("tenantclusters", "TenantCluster", "catchup", spec("catchup-first"));
+      await quotaSays("catchup", "11", "woken by the new namespace");
+      await applyTenantplaneObject("tenantclusters", "TenantCluster", "catchup", spec("catchup-second"));
+      await quotaSays("catchup", "12", "woken by the TenantCluster's new generation");
+      await profile("catchup-second", "13");
+      await quotaSays("catchup", "13", "woken by the IsolationProfile it references");
+    } finally {
+      watcher = await fleet.start("watcher");
+    }
   }, 300_000);
 });

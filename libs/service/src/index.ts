@@ -39,6 +39,13 @@ export {
   type RecordedDelete,
 } from "./delete-tracked.js";
 export { consumeTenantChanges } from "./tenant-consumer.js";
+export {
+  isMeaningfulUpdate,
+  profileReferrersOf,
+  tenantKeyOf,
+  tenantSpecChangeOf,
+  type TenantKey,
+} from "./tenant-key.js";
 export { parseCachedTenantCluster } from "./cached-tenant.js";
 export {
   accessDenialOf,

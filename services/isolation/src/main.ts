@@ -1,6 +1,12 @@
-import { CONDITION_ISOLATION_APPLIED } from "@tenantplane/api";
 import { CommonEnvSchema } from "@tenantplane/runtime";
-import { consumeTenantChanges, startService, tenantToWake } from "@tenantplane/service";
+import { API_VERSION, CONDITION_ISOLATION_APPLIED, KIND_TENANT_CLUSTER } from "@tenantplane/api";
+import {
+  consumeTenantChanges,
+  profileReferrersOf,
+  startService,
+  tenantSpecChangeOf,
+  tenantToWake,
+} from "@tenantplane/service";
 import { reconcileIsolation } from "./reconciler.js";
 
 const svc = await startService({
@@ -27,8 +33,13 @@ const { wake } = consumeTenantChanges(
   },
 );
 // A new host namespace, and any hand edit or deletion of an isolation object, wakes a pass for
-// its tenant at once: repair takes one watch event, not one resync.
+// its tenant at once: repair takes one watch event, not one resync. So does this service's own
+// watch catching up with a TenantCluster or IsolationProfile change whose message came first
+// (the pass it ran read the cache as it was); status writes to TenantClusters wake nothing.
 svc.cache?.onChange((event) => {
-  const tenant = tenantToWake(event, ["Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange"]);
+  const tenant =
+    tenantToWake(event, ["Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange"]) ?? tenantSpecChangeOf(event);
   if (tenant) wake(tenant);
+  for (const referrer of profileReferrersOf(event, svc.cache?.list(API_VERSION, KIND_TENANT_CLUSTER) ?? []))
+    wake(referrer);
 });

@@ -1,5 +1,5 @@
-import { CONDITION_CONTROL_PLANE_READY } from "@tenantplane/api";
-import { consumeTenantChanges, startService, tenantToWake } from "@tenantplane/service";
+import { API_VERSION, CONDITION_CONTROL_PLANE_READY, KIND_TENANT_CLUSTER } from "@tenantplane/api";
+import { consumeTenantChanges, profileReferrersOf, startService, tenantToWake } from "@tenantplane/service";
 import { hostNamespaceFor } from "@tenantplane/mapping";
 import { ProvisionerEnvSchema } from "./config.js";
 import { STATEFULSET_NAME, endpointFor } from "./control-plane.js";
@@ -82,6 +82,10 @@ svc.cache?.onChange((event) => {
     "ControlPlanePod",
     "RoleBinding",
   ]);
+  // A profile change the watcher's message announced may reach this cache after the pass that
+  // message ran (which then checked the control plane against the profile as it was).
+  for (const referrer of profileReferrersOf(event, svc.cache?.list(API_VERSION, KIND_TENANT_CLUSTER) ?? []))
+    wake(referrer);
   if (!tenant) return;
   if (event.object.kind === "Pod") {
     const sts = svc.cache?.get("apps/v1", "StatefulSet", STATEFULSET_NAME, hostNamespaceFor(tenant));

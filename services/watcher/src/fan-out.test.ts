@@ -1,44 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { InitialListGate, isMeaningfulUpdate, referencingChanges, tenantKeyOf } from "./fan-out.js";
+import { tenantKeyOf } from "@tenantplane/service";
+import { InitialListGate, referencingChanges } from "./fan-out.js";
 
 const tc = (name: string, extra: Record<string, unknown> = {}) => ({
   metadata: { name, generation: 1 },
   spec: { isolationProfileRef: { name: "strict" }, syncPolicyRef: { name: "default" } },
   ...extra,
-});
-
-describe("tenantKeyOf", () => {
-  it("extracts the key fields", () => {
-    expect(tenantKeyOf(tc("dev"))).toEqual({
-      name: "dev",
-      generation: 1,
-      deletionTimestamp: undefined,
-      isolationProfileRef: "strict",
-      syncPolicyRef: "default",
-    });
-  });
-
-  it("tolerates malformed objects", () => {
-    expect(tenantKeyOf(undefined)).toBeUndefined();
-    expect(tenantKeyOf({ metadata: {} })).toBeUndefined();
-    expect(
-      tenantKeyOf({ metadata: { name: "x" }, spec: { isolationProfileRef: "oops" } })?.isolationProfileRef,
-    ).toBeUndefined();
-  });
-});
-
-describe("isMeaningfulUpdate", () => {
-  const base = tenantKeyOf(tc("dev"))!;
-  it("ignores status writes, conditions included", () => {
-    expect(isMeaningfulUpdate(base, { ...base })).toBe(false);
-    const ready = tenantKeyOf(tc("dev", { status: { conditions: [{ type: "ControlPlaneReady", status: "True" }] } }))!;
-    expect(isMeaningfulUpdate(base, ready)).toBe(false);
-  });
-  it("reacts to spec and deletion changes", () => {
-    expect(isMeaningfulUpdate(base, { ...base, generation: 2 })).toBe(true);
-    expect(isMeaningfulUpdate(base, { ...base, deletionTimestamp: "2026-01-01T00:00:00Z" })).toBe(true);
-    expect(isMeaningfulUpdate(undefined, base)).toBe(true);
-  });
 });
 
 describe("referencingChanges", () => {

@@ -1,45 +1,5 @@
 import type { TenantChange } from "@tenantplane/messaging";
-
-/** The few TenantCluster fields the watcher looks at; everything else is the consumers' business. */
-export interface TenantKey {
-  name: string;
-  generation?: number | undefined;
-  deletionTimestamp?: string | Date | undefined;
-  isolationProfileRef?: string | undefined;
-  syncPolicyRef?: string | undefined;
-}
-
-/** Reads a TenantKey from a raw object without trusting its shape. */
-export function tenantKeyOf(obj: unknown): TenantKey | undefined {
-  const o = obj as {
-    metadata?: { name?: unknown; generation?: unknown; deletionTimestamp?: unknown };
-    spec?: { isolationProfileRef?: { name?: unknown }; syncPolicyRef?: { name?: unknown } };
-  };
-  const name = o?.metadata?.name;
-  if (typeof name !== "string" || name === "") return undefined;
-  const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
-  return {
-    name,
-    generation: typeof o.metadata?.generation === "number" ? o.metadata.generation : undefined,
-    deletionTimestamp: o.metadata?.deletionTimestamp as string | undefined,
-    isolationProfileRef: str(o.spec?.isolationProfileRef?.name),
-    syncPolicyRef: str(o.spec?.syncPolicyRef?.name),
-  };
-}
-
-/**
- * Whether a TenantCluster update is worth a message: a spec change (generation) or the start
- * of its deletion. Status writes are not: every service that acts on another's condition (the
- * provisioner on IsolationApplied, the sync workers on ControlPlaneReady) watches
- * TenantClusters itself and wakes on the change, and a message would cost each consumer
- * another pass per condition flip.
- */
-export function isMeaningfulUpdate(before: TenantKey | undefined, after: TenantKey): boolean {
-  if (!before) return true;
-  return (
-    before.generation !== after.generation || Boolean(before.deletionTimestamp) !== Boolean(after.deletionTimestamp)
-  );
-}
+import type { TenantKey } from "@tenantplane/service";
 
 /** One change per TenantCluster that references the changed IsolationProfile or SyncPolicy. */
 export function referencingChanges(

@@ -10,7 +10,8 @@ import { startListWatch, type JsonClient, type ListWatch, type RawWatchEvent } f
 import { publishTenantChange, type TenantChange } from "@tenantplane/messaging";
 import { backoffDelay, sleep, type Logger } from "@tenantplane/runtime";
 import { Counter, type Registry } from "prom-client";
-import { InitialListGate, isMeaningfulUpdate, referencingChanges, tenantKeyOf, type TenantKey } from "./fan-out.js";
+import { isMeaningfulUpdate, tenantKeyOf, type TenantKey } from "@tenantplane/service";
+import { InitialListGate, referencingChanges } from "./fan-out.js";
 
 const PUBLISHED_METRIC = "tenantplane_watcher_published_total";
 

@@ -1,0 +1,75 @@
+import type { CacheEvent } from "@tenantplane/kube";
+
+/** The few TenantCluster fields the watcher looks at; everything else is the consumers' business. */
+export interface TenantKey {
+  name: string;
+  generation?: number | undefined;
+  deletionTimestamp?: string | Date | undefined;
+  isolationProfileRef?: string | undefined;
+  syncPolicyRef?: string | undefined;
+}
+
+/** Reads a TenantKey from a raw object without trusting its shape. */
+export function tenantKeyOf(obj: unknown): TenantKey | undefined {
+  const o = obj as {
+    metadata?: { name?: unknown; generation?: unknown; deletionTimestamp?: unknown };
+    spec?: { isolationProfileRef?: { name?: unknown }; syncPolicyRef?: { name?: unknown } };
+  };
+  const name = o?.metadata?.name;
+  if (typeof name !== "string" || name === "") return undefined;
+  const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+  return {
+    name,
+    generation: typeof o.metadata?.generation === "number" ? o.metadata.generation : undefined,
+    deletionTimestamp: o.metadata?.deletionTimestamp as string | undefined,
+    isolationProfileRef: str(o.spec?.isolationProfileRef?.name),
+    syncPolicyRef: str(o.spec?.syncPolicyRef?.name),
+  };
+}
+
+/**
+ * Whether a TenantCluster update changes what a pass must do whatever the status says: a spec
+ * change (generation) or the start of its deletion. The watcher publishes a message for these
+ * only; status writes are not worth one: every service that acts on another's condition (the
+ * provisioner on IsolationApplied, the sync workers on ControlPlaneReady) watches
+ * TenantClusters itself and wakes on the change, and a message would cost each consumer
+ * another pass per condition flip.
+ */
+export function isMeaningfulUpdate(before: TenantKey | undefined, after: TenantKey): boolean {
+  if (!before) return true;
+  return (
+    before.generation !== after.generation || Boolean(before.deletionTimestamp) !== Boolean(after.deletionTimestamp)
+  );
+}
+
+/**
+ * The tenant whose pass a TenantCluster cache event calls for in a service that reads only its
+ * spec and deletion: a new TenantCluster, a spec change, the start of its deletion, or its removal.
+ *
+ * The watcher's message about the same change may arrive before this service's own watch has
+ * delivered it; the pass it runs then reads the cache as it was (no tenant yet, or the previous
+ * spec). This event is the cache catching up, so it wakes the pass that sees the change.
+ */
+export function tenantSpecChangeOf(event: CacheEvent): string | undefined {
+  if (event.ours || event.object.kind !== "TenantCluster") return undefined;
+  const after = tenantKeyOf(event.object);
+  if (!after) return undefined;
+  if (event.type !== "update") return after.name;
+  return isMeaningfulUpdate(tenantKeyOf(event.previous), after) ? after.name : undefined;
+}
+
+/**
+ * The tenants whose pass an IsolationProfile cache event calls for: every cached TenantCluster
+ * that names the profile. As with tenantSpecChangeOf, the watcher's message about the profile
+ * can overtake this service's own watch of it.
+ */
+export function profileReferrersOf(event: CacheEvent, tenants: Iterable<unknown>): string[] {
+  if (event.ours || event.object.kind !== "IsolationProfile") return [];
+  const profile = event.object.metadata.name;
+  const out: string[] = [];
+  for (const tenant of tenants) {
+    const key = tenantKeyOf(tenant);
+    if (key?.isolationProfileRef === profile) out.push(key.name);
+  }
+  return out;
+}
