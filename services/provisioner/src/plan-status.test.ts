@@ -8,12 +8,14 @@ import {
   describeControlPlane,
   findCondition,
   firstReportHoldMs,
+  heldUnreachableCondition,
   ISOLATION_REPORT_GRACE_MS,
   namespaceDeletionProgress,
   outcomeWithoutNamespace,
   phaseFor,
   provisionerStatusFields,
   teardownStatus,
+  UNREACHABLE_REWORDING_HOLD_MS,
   type ControlPlaneObservation,
 } from "./plan-status.js";
 
@@ -332,5 +334,62 @@ describe("firstReportHoldMs", () => {
       { state: "blocked-by-isolation", source: "the built-in isolation profile", rules: ["quota"] },
     ];
     for (const observation of others) expect(firstReportHoldMs(observation, fresh, at(1))).toBe(0);
+  });
+});
+
+describe("heldUnreachableCondition", () => {
+  const now = Date.parse("2026-12-01T12:00:00Z");
+  const manager = "tenantplane-provisioner";
+  const unreachable = (error: string, generation = 3) =>
+    controlPlaneReadyInput({ state: "api-unreachable", error }, generation);
+  const stored = (error: string, writtenAgoMs: number, extra: { generation?: number; subresource?: string } = {}) => {
+    const input = unreachable(error, extra.generation ?? 3);
+    return {
+      metadata: {
+        managedFields: [
+          { manager: "e2e", time: new Date(now - 1_000).toISOString() },
+          { manager, subresource: extra.subresource ?? "status", time: new Date(now - writtenAgoMs).toISOString() },
+        ],
+      },
+      status: { conditions: [{ ...nextCondition(undefined, input), lastTransitionTime: "2026-12-01T11:00:00Z" }] },
+    };
+  };
+
+  it("keeps the stored wording of the same failure while the last status write is recent", () => {
+    const held = heldUnreachableCondition(
+      unreachable("no answer within 5000 ms"),
+      stored("getaddrinfo ENOTFOUND k3s.tp-a.svc", 60_000),
+      manager,
+      now,
+    );
+    expect(held.message).toBe(unreachable("getaddrinfo ENOTFOUND k3s.tp-a.svc").message);
+    expect(held.reason).toBe(CONTROL_PLANE_REASONS.apiServerUnreachable);
+  });
+
+  it("writes the new wording once the last status write is UNREACHABLE_REWORDING_HOLD_MS old", () => {
+    const next = unreachable("no answer within 5000 ms");
+    expect(heldUnreachableCondition(next, stored("ECONNREFUSED", UNREACHABLE_REWORDING_HOLD_MS), manager, now)).toBe(
+      next,
+    );
+  });
+
+  it("never holds a new reason, status or generation", () => {
+    const ready = controlPlaneReadyInput({ state: "ready", server: "https://k3s.tp-a.svc:6443" }, 3);
+    expect(heldUnreachableCondition(ready, stored("ECONNREFUSED", 1_000), manager, now)).toBe(ready);
+    const newer = unreachable("timeout", 4);
+    expect(heldUnreachableCondition(newer, stored("ECONNREFUSED", 1_000), manager, now)).toBe(newer);
+    const waiting = controlPlaneReadyInput({ state: "waiting-for-pod", readyReplicas: 0 }, 3);
+    const pod = {
+      ...stored("x", 1_000),
+      status: { conditions: [{ ...nextCondition(undefined, waiting), lastTransitionTime: "2026-12-01T11:00:00Z" }] },
+    };
+    const next = unreachable("ECONNREFUSED");
+    expect(heldUnreachableCondition(next, pod, manager, now)).toBe(next);
+  });
+
+  it("writes the new wording when no status write of this manager is on record", () => {
+    const next = unreachable("timeout");
+    expect(heldUnreachableCondition(next, stored("ECONNREFUSED", 1_000, { subresource: "" }), manager, now)).toBe(next);
+    expect(heldUnreachableCondition(next, stored("ECONNREFUSED", 1_000), "tenantplane-isolation", now)).toBe(next);
   });
 });

@@ -114,6 +114,44 @@ export type ControlPlaneObservation =
   | { state: "waiting-for-isolation"; detail: string }
   | { state: "blocked-by-isolation"; source: string; rules: readonly string[] };
 
+/** How long a new wording of a tenant API's unchanged failure waits before it is written. */
+export const UNREACHABLE_REWORDING_HOLD_MS = 5 * 60_000;
+
+/**
+ * The ControlPlaneReady condition to write for a tenant API that still does not answer: the one
+ * stored, as it is, when only the error's wording changed (a lookup that fails at once on one
+ * probe and times out on the next) and `manager` last changed the status less than
+ * UNREACHABLE_REWORDING_HOLD_MS ago, by the time the API server recorded for that write in
+ * managedFields; `next` otherwise. Every rewording would be a status write, and a pass of every
+ * service watching TenantClusters, per probe of every waiting tenant. A new reason, status or
+ * generation is never held.
+ */
+export function heldUnreachableCondition(
+  next: ConditionInput,
+  tenant: {
+    metadata?: { managedFields?: ReadonlyArray<{ manager?: string; subresource?: string; time?: Date | string }> };
+    status?: TenantClusterStatus | undefined;
+  },
+  manager: string,
+  nowMs: number,
+): ConditionInput {
+  if (next.reason !== CONTROL_PLANE_REASONS.apiServerUnreachable) return next;
+  const stored = findCondition(tenant.status?.conditions, next.type);
+  if (
+    !stored ||
+    stored.status !== next.status ||
+    stored.reason !== next.reason ||
+    stored.observedGeneration !== next.observedGeneration ||
+    stored.message === next.message
+  )
+    return next;
+  const written = tenant.metadata?.managedFields?.find(
+    (f) => f.manager === manager && f.subresource === "status",
+  )?.time;
+  const age = nowMs - new Date(written ?? Number.NaN).getTime();
+  return age >= 0 && age < UNREACHABLE_REWORDING_HOLD_MS ? { ...next, message: stored.message } : next;
+}
+
 /** How long a new tenant's first condition may wait for the isolation service's first report. */
 export const ISOLATION_REPORT_GRACE_MS = 10_000;
 
@@ -173,7 +211,7 @@ export function describeControlPlane(observation: ControlPlaneObservation): Omit
       return {
         status: "False",
         reason: CONTROL_PLANE_REASONS.apiServerUnreachable,
-        message: `the pod is ready but the tenant API did not answer /readyz: ${observation.error}`,
+        message: `the pod is ready but the tenant API did not answer GET /version: ${observation.error}`,
       };
     case "immutable-change":
       return {

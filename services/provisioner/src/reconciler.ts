@@ -65,6 +65,7 @@ import {
   controlPlaneReadyInput,
   findCondition,
   firstReportHoldMs,
+  heldUnreachableCondition,
   isCurrentAndTrue,
   needsAttention,
   provisionerStatusFields,
@@ -495,7 +496,12 @@ async function report(pass: Pass, observation: ControlPlaneObservation): Promise
     deps.wakeAfter?.(tenant, holdFor);
     return;
   }
-  const condition = controlPlaneReadyInput(observation, pass.generation);
+  const condition = heldUnreachableCondition(
+    controlPlaneReadyInput(observation, pass.generation),
+    pass.raw,
+    deps.objects.fieldManager,
+    (deps.now?.() ?? new Date()).getTime(),
+  );
   const current = pass.raw.status;
   const fields = provisionerStatusFields({
     tenant,
