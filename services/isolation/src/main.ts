@@ -7,6 +7,7 @@ import {
   tenantSpecChangeOf,
   tenantToWake,
 } from "@tenantplane/service";
+import { hostNamespaceFor } from "@tenantplane/mapping";
 import { reconcileIsolation } from "./reconciler.js";
 
 const svc = await startService({
@@ -39,7 +40,13 @@ const { wake } = consumeTenantChanges(
 svc.cache?.onChange((event) => {
   const tenant =
     tenantToWake(event, ["Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange"]) ?? tenantSpecChangeOf(event);
-  if (tenant) wake(tenant);
+  if (tenant && !(event.type === "add" && namespaceNotYet(tenant))) wake(tenant);
   for (const referrer of profileReferrersOf(event, svc.cache?.list(API_VERSION, KIND_TENANT_CLUSTER) ?? []))
     wake(referrer);
 });
+
+// A new TenantCluster's namespace is created after it, and that creation wakes the pass that can
+// do something: until then a pass would only find nothing to isolate.
+function namespaceNotYet(tenant: string): boolean {
+  return svc.cache?.get("v1", "Namespace", hostNamespaceFor(tenant)) === null;
+}
