@@ -1,6 +1,6 @@
 import type { CacheEvent } from "@tenantplane/kube";
 
-/** The few TenantCluster fields the watcher looks at; everything else is the consumers' business. */
+/** The few TenantCluster fields the watcher publishes on and the services wake on; the rest is each pass's business. */
 export interface TenantKey {
   name: string;
   generation?: number | undefined;
