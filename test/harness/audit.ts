@@ -13,6 +13,8 @@ export interface AuditRequest {
   code: number;
   /** Milliseconds since the epoch when the server received the request. */
   receivedMs: number;
+  /** Milliseconds since the epoch of the first stage logged: its response, for all but watches. */
+  completedMs: number;
   dryRun: boolean;
 }
 
@@ -52,6 +54,7 @@ export function readAudit(path: string, sinceMs = 0): AuditRequest[] {
       name: event.objectRef?.name ?? "",
       code: event.responseStatus?.code ?? 0,
       receivedMs,
+      completedMs: Date.parse(event.stageTimestamp ?? event.requestReceivedTimestamp),
       dryRun: /[?&]dryRun=/.test(event.requestURI),
     });
   }
@@ -69,6 +72,7 @@ interface AuditEvent {
   userAgent?: string;
   requestURI: string;
   requestReceivedTimestamp: string;
+  stageTimestamp?: string;
   objectRef?: { resource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
 }
