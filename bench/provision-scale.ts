@@ -146,7 +146,7 @@ try {
   const sinceBurst = readAudit(host.auditLogPath!, burstStart);
   // Read while the tenants still exist (they are deleted before the second baseline).
   const rssWaiting = { provisioner: rss("provisioner"), isolation: rss("isolation") };
-  const burstRequests = sinceBurst.filter((r) => r.receivedMs <= allDone);
+  const burstRequests = sinceBurst.filter((r) => r.receivedMs <= burstStart + tpSeconds * 1000);
   const waitRequests = sinceBurst.filter(
     (r) => r.receivedMs >= waitStart && r.receivedMs < waitEnd && agentOf(r) !== BENCH_AGENT.split("/")[0],
   );
