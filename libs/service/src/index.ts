@@ -42,6 +42,7 @@ export { consumeTenantChanges } from "./tenant-consumer.js";
 export {
   isMeaningfulUpdate,
   profileReferrersOf,
+  referrersOf,
   tenantKeyOf,
   tenantSpecChangeOf,
   type TenantKey,

@@ -58,18 +58,30 @@ export function tenantSpecChangeOf(event: CacheEvent): string | undefined {
   return isMeaningfulUpdate(tenantKeyOf(event.previous), after) ? after.name : undefined;
 }
 
+/** The tenants among `tenants` that name the IsolationProfile or SyncPolicy `name`. */
+export function referrersOf(
+  kind: "IsolationProfile" | "SyncPolicy",
+  name: string,
+  tenants: Iterable<TenantKey>,
+): TenantKey[] {
+  const out: TenantKey[] = [];
+  for (const t of tenants)
+    if ((kind === "IsolationProfile" ? t.isolationProfileRef : t.syncPolicyRef) === name) out.push(t);
+  return out;
+}
+
 /**
  * The tenants whose pass an IsolationProfile cache event calls for: every cached TenantCluster
  * that names the profile. As with tenantSpecChangeOf, the watcher's message about the profile
- * can overtake this service's own watch of it.
+ * can overtake this service's own watch of it. `tenants` is read only for a profile's event:
+ * every other event (the bulk of them) costs no walk over the tenants.
  */
-export function profileReferrersOf(event: CacheEvent, tenants: Iterable<unknown>): string[] {
+export function profileReferrersOf(event: CacheEvent, tenants: () => Iterable<unknown>): string[] {
   if (event.ours || event.object.kind !== "IsolationProfile") return [];
-  const profile = event.object.metadata.name;
-  const out: string[] = [];
-  for (const tenant of tenants) {
+  const keys: TenantKey[] = [];
+  for (const tenant of tenants()) {
     const key = tenantKeyOf(tenant);
-    if (key?.isolationProfileRef === profile) out.push(key.name);
+    if (key) keys.push(key);
   }
-  return out;
+  return referrersOf("IsolationProfile", event.object.metadata.name, keys).map((t) => t.name);
 }

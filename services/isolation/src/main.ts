@@ -41,7 +41,7 @@ svc.cache?.onChange((event) => {
   const tenant =
     tenantToWake(event, ["Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange"]) ?? tenantSpecChangeOf(event);
   if (tenant && !(event.type === "add" && namespaceNotYet(tenant))) wake(tenant);
-  for (const referrer of profileReferrersOf(event, svc.cache?.list(API_VERSION, KIND_TENANT_CLUSTER) ?? []))
+  for (const referrer of profileReferrersOf(event, () => svc.cache?.list(API_VERSION, KIND_TENANT_CLUSTER) ?? []))
     wake(referrer);
 });
 

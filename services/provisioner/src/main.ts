@@ -84,7 +84,7 @@ svc.cache?.onChange((event) => {
   ]);
   // A profile change the watcher's message announced may reach this cache after the pass that
   // message ran (which then checked the control plane against the profile as it was).
-  for (const referrer of profileReferrersOf(event, svc.cache?.list(API_VERSION, KIND_TENANT_CLUSTER) ?? []))
+  for (const referrer of profileReferrersOf(event, () => svc.cache?.list(API_VERSION, KIND_TENANT_CLUSTER) ?? []))
     wake(referrer);
   if (!tenant) return;
   if (event.object.kind === "Pod") {

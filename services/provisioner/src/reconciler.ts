@@ -490,8 +490,9 @@ async function controlPlanePods(pass: Pass, sts: V1StatefulSet): Promise<V1Pod[]
 // and only an unreachable tenant API, which no host watch can see, is probed again later.
 async function report(pass: Pass, observation: ControlPlaneObservation): Promise<void> {
   const { deps, tenant } = pass;
+  const nowMs = (deps.now?.() ?? new Date()).getTime();
   // Held only where a timer can write it later: a condition is never left out for good.
-  const holdFor = deps.wakeAfter ? firstReportHoldMs(observation, pass.raw, (deps.now?.() ?? new Date()).getTime()) : 0;
+  const holdFor = deps.wakeAfter ? firstReportHoldMs(observation, pass.raw, nowMs) : 0;
   if (holdFor > 0) {
     deps.wakeAfter?.(tenant, holdFor);
     return;
@@ -500,7 +501,7 @@ async function report(pass: Pass, observation: ControlPlaneObservation): Promise
     controlPlaneReadyInput(observation, pass.generation),
     pass.raw,
     deps.objects.fieldManager,
-    (deps.now?.() ?? new Date()).getTime(),
+    nowMs,
   );
   const current = pass.raw.status;
   const fields = provisionerStatusFields({

@@ -1,5 +1,5 @@
 import type { TenantChange } from "@tenantplane/messaging";
-import type { TenantKey } from "@tenantplane/service";
+import { referrersOf, type TenantKey } from "@tenantplane/service";
 
 /** One change per TenantCluster that references the changed IsolationProfile or SyncPolicy. */
 export function referencingChanges(
@@ -7,17 +7,10 @@ export function referencingChanges(
   name: string,
   tenants: Iterable<TenantKey>,
 ): TenantChange[] {
-  const out: TenantChange[] = [];
-  for (const t of tenants) {
-    const ref = kind === "IsolationProfile" ? t.isolationProfileRef : t.syncPolicyRef;
-    if (ref !== name) continue;
-    out.push({
-      tenant: t.name,
-      generation: t.generation,
-      reason: kind === "IsolationProfile" ? "IsolationProfileChanged" : "SyncPolicyChanged",
-    });
-  }
-  return out.sort((a, b) => a.tenant.localeCompare(b.tenant));
+  const reason = kind === "IsolationProfile" ? "IsolationProfileChanged" : "SyncPolicyChanged";
+  return referrersOf(kind, name, tenants)
+    .map((t): TenantChange => ({ tenant: t.name, generation: t.generation, reason }))
+    .sort((a, b) => a.tenant.localeCompare(b.tenant));
 }
 
 /**
