@@ -534,6 +534,31 @@ describe("PartitionLeases on demand, on nats-server", () => {
     await expect(leases.start()).rejects.toThrow(/may succeed once/);
   });
 
+  it("stops promptly when stop() follows start() at once, while the first watch is still being set up", async () => {
+    // start() resolves before its watch exists; a stop() whose leave write is answered first used to
+    // stop no watcher and then wait for ever on the one created after it.
+    const quick = await connect({ servers: nats.url, name: "start-stop" });
+    conns.push(quick);
+    const slow: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const leases = new PartitionLeases({
+        connection: quick,
+        workerId: `start-stop-${i}`,
+        partitions: P,
+        bucket: "partition-leases-start-stop",
+        ttlMs: TTL_MS,
+      });
+      await leases.start();
+      const stopStarted = clock();
+      const stopped = await Promise.race([
+        leases.stop().then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), 2 * TTL_MS)),
+      ]);
+      if (!stopped) slow.push(`start-stop-${i} still stopping after ${(clock() - stopStarted).toFixed(0)} ms`);
+    }
+    expect(slow).toEqual([]);
+  });
+
   it("leases only the wanted partitions, shares them, and frees the unwanted ones at once", async () => {
     const wanted = [1, 4, 9, 12];
     const x = await startOnDemand("demand-x", wanted);

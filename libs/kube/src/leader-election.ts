@@ -103,6 +103,8 @@ export async function runWithLeaderElection(
     let deadline = setTimeout(() => lost.abort(), renewDeadlineMs);
     const onShutdown = () => lost.abort();
     signal.addEventListener("abort", onShutdown, { once: true });
+    // A shutdown requested while the Lease was being acquired fired no listener.
+    if (signal.aborted) lost.abort();
     while (!lost.signal.aborted) {
       await sleep(retryMs, lost.signal);
       if (lost.signal.aborted || now() - lastRenew >= renewDeadlineMs) break;

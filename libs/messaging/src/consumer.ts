@@ -118,6 +118,8 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
       const messages = await consumer.consume({ max_messages: concurrency * 2 });
       const stop = () => messages.stop();
       opts.signal.addEventListener("abort", stop, { once: true });
+      // An abort while consume() was pending fired no listener: without this the loop below never ends.
+      if (opts.signal.aborted) stop();
       opts.onReady?.(true);
       attempt = 0;
       try {

@@ -564,6 +564,12 @@ export class PartitionLeases {
         // Every watch after the first re-declares the bucket: an operator may have deleted it.
         if (this.watcher !== undefined) await this.redeclare();
         const iterator = await this.kv!.watch({ include: KvWatchInclude.LastValue });
+        if (this.halt.signal.aborted) {
+          // stop() finished while the watch was being created and stopped whatever watcher it saw:
+          // this one is nobody's to stop, and iterating it would keep stop() waiting for ever.
+          iterator.stop();
+          return;
+        }
         this.watcher = iterator;
         let ready = false;
         const markReady = () => {

@@ -97,7 +97,10 @@ export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Pro
   const watches: ListWatch[] = [];
   const tenantWatch = watch(PLURAL_TENANT_CLUSTERS, "TenantCluster", onTenant);
   watches.push(tenantWatch);
-  await Promise.race([tenantWatch.synced, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
+  await Promise.race([
+    tenantWatch.synced,
+    new Promise((r) => (signal.aborted ? r(undefined) : signal.addEventListener("abort", r, { once: true }))),
+  ]);
   for (const kind of ["IsolationProfile", "SyncPolicy"] as const) {
     const gate = new InitialListGate();
     const referenced = watch(
