@@ -3,6 +3,7 @@ import { jetstream, type JetStreamClient } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
 import { JsonClient } from "@tenantplane/kube";
+import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ServiceFleet,
@@ -41,6 +42,7 @@ let js: JetStreamClient;
 let jsm: JetStreamManager;
 let isolation: RunningService;
 let watcher: RunningService;
+let provisioner: RunningService;
 const tenantApis: TenantApiServer[] = [];
 const SERVICES = ["tenantplane-provisioner", "tenantplane-isolation"];
 const DURABLES = ["provisioner", "isolation"];
@@ -108,7 +110,7 @@ beforeAll(async () => {
     natsUrl: nats.url,
     env: { RESYNC_INTERVAL_SECONDS: "3600", POD_NAMESPACE: "tenantplane-system" },
   });
-  [watcher, , isolation] = await Promise.all([
+  [watcher, provisioner, isolation] = await Promise.all([
     fleet.start("watcher"),
     fleet.start("provisioner", { TENANT_ROLE_BINDINGS: ROLE_BINDINGS }),
     fleet.start("isolation"),
@@ -368,5 +370,61 @@ describe("a change whose message comes before the service's own watch sees it", 
     } finally {
       watcher = await fleet.start("watcher");
     }
+  }, 300_000);
+});
+
+describe("a tenant API that never answers", () => {
+  // Last in the file: it replaces the provisioner with one that reconciles one tenant at a time.
+  const silentConnections: Array<{ open: boolean; socket: Socket }> = [];
+  let silentApi: Server | undefined;
+
+  afterAll(async () => {
+    for (const { socket } of silentConnections) socket.destroy();
+    await new Promise((r) => (silentApi ? silentApi.close(r) : r(undefined)));
+  });
+
+  it("does not hold up another tenant while its probe waits for an answer", async () => {
+    // Accepts the probe's connection and never says a word, so the probe waits its full timeout.
+    silentApi = createServer((socket) => {
+      const connection = { open: true, socket };
+      silentConnections.push(connection);
+      socket.on("close", () => (connection.open = false));
+      socket.on("error", () => undefined);
+    });
+    await new Promise<void>((r) => silentApi!.listen(6443, "127.0.0.140", r));
+    await provisioner.stop();
+    // One slot: a probe awaited inside a pass would leave none for anyone else while it waits.
+    provisioner = await fleet.start("provisioner", { TENANT_ROLE_BINDINGS: ROLE_BINDINGS, RECONCILE_CONCURRENCY: "1" });
+
+    await createTenant("silent");
+    await setLoadBalancerIngress(host.kubeConfig, "tp-silent", "k3s", "127.0.0.140");
+    const probing = await waitFor(() => silentConnections.find((c) => c.open), {
+      timeoutMs: 120_000,
+      intervalMs: 20,
+      description: "the provisioner's probe of silent's API to connect",
+    });
+
+    await createTenant("prompt");
+    await waitFor(
+      async () =>
+        (await api.request("GET", "/api/v1/namespaces/tp-prompt/secrets/prompt-pki").catch(() => undefined)) !==
+        undefined,
+      { timeoutMs: 60_000, intervalMs: 50, description: "prompt's PKI Secret" },
+    );
+    // prompt's first pass ran while silent's probe still waited: the probe's answer, written as
+    // ApiServerUnreachable, came later. A pass awaiting the probe would have held the only slot
+    // until the answer was written, and prompt's pass would have come after it.
+    const unreachable = async () =>
+      (await api.request<Tc>("GET", tcPath("silent"))).status?.conditions?.find(
+        (c) => c.type === "ControlPlaneReady" && c.reason === "ApiServerUnreachable",
+      );
+    expect(await unreachable()).toBeUndefined();
+    expect(probing.open).toBe(true);
+    const condition = await waitFor(unreachable, {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      description: "silent: ApiServerUnreachable, once its probe timed out",
+    });
+    expect(condition.status).toBe("False");
   }, 300_000);
 });

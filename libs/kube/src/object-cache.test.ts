@@ -195,4 +195,26 @@ describe("ObjectCache, the service's own writes", () => {
       c.stop();
     }
   });
+
+  it("does not let the answer to a write of ours hide a newer version the watch already holds", async () => {
+    const c = cache();
+    try {
+      c.watchNamespace("tp-a");
+      await until(() => c.covers("v1", "Secret", "tp-a") && watchStreams.has("tp-a"));
+      // Our write and then someone else's both reach the watch before our write's answer does.
+      const done = c.writing("v1", "Secret", "raced", "tp-a");
+      send("ADDED", at("raced", "20"));
+      send("MODIFIED", at("raced", "21"));
+      await until(() => c.get("v1", "Secret", "raced", "tp-a")?.metadata?.resourceVersion === "21");
+      c.observe("v1", "Secret", "raced", "tp-a", at("raced", "20"));
+      done();
+      expect(c.get("v1", "Secret", "raced", "tp-a")?.metadata?.resourceVersion).toBe("21");
+
+      // An answer newer than the watch still shows at once.
+      c.observe("v1", "Secret", "raced", "tp-a", at("raced", "22"));
+      expect(c.get("v1", "Secret", "raced", "tp-a")?.metadata?.resourceVersion).toBe("22");
+    } finally {
+      c.stop();
+    }
+  });
 });

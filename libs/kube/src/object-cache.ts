@@ -168,8 +168,15 @@ export class ObjectCache {
     const selector = found.entry.kind.labelSelector;
     if (object && selector && !matchesSelector(object.metadata?.labels, selector)) return;
     const id = objectId(apiVersion, kind, found.namespace, name);
-    this.overlay.set(id, object ? ({ ...object, apiVersion, kind } as RawObject) : null);
     const version = object?.metadata?.resourceVersion;
+    // The watch may have delivered this version, and newer ones, before the answer arrived (its
+    // events wait in `held`, past the check in startWatch that drops a caught-up overlay): the
+    // answer would then hide a newer object, such as another service's status write, until the
+    // object's next event.
+    const watched = found.watch.get(found.namespace, name)?.metadata.resourceVersion;
+    const caughtUp = object !== null && !!version && !!watched && (watched === version || olderThan(version, watched));
+    if (caughtUp) this.overlay.delete(id);
+    else this.overlay.set(id, object ? ({ ...object, apiVersion, kind } as RawObject) : null);
     if (version) this.own.set(id, [...(this.own.get(id) ?? []).slice(-(OWN_VERSIONS_KEPT - 1)), version]);
   }
 

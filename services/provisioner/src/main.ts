@@ -57,6 +57,7 @@ const { wake } = consumeTenantChanges(
       dnsImage: svc.env.TENANT_DNS_IMAGE,
       namespaceWatches: svc.cache,
       wakeAfter,
+      wake: (t) => wake(t),
     }),
   {
     condition: CONDITION_CONTROL_PLANE_READY,

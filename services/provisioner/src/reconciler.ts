@@ -29,7 +29,7 @@ import {
 import { type EventRecorder, type NamespaceWatches, type Objects } from "@tenantplane/kube";
 import { LABEL_CONTROL_PLANE, LABEL_MANAGED_BY, MANAGED_BY, hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
-import { TransientError, describe as describeError, httpStatusOf, type Logger } from "@tenantplane/runtime";
+import { TransientError, httpStatusOf, type Logger } from "@tenantplane/runtime";
 import {
   applyTenantStatus,
   applyTracked,
@@ -77,6 +77,7 @@ import { describePodWait } from "./pod-wait.js";
 import { API_PROBE_RETRY_MS, POD_LOOK_AFTER_MS, apiProbeRetryMs } from "./pod-wake.js";
 import { decodeSecretData } from "./secret-data.js";
 import { ensureRoleBindings, type TenantRoleGrant } from "./role-bindings.js";
+import { ApiProbes } from "./api-probes.js";
 import { ProbeClients } from "./probe-clients.js";
 import { teardown } from "./teardown.js";
 import { dnsConfigMap, dnsDeployment, dnsService } from "./tenant-dns.js";
@@ -87,7 +88,7 @@ export const FINALIZER = "tenantplane.io/teardown";
 export const DEFAULT_ADMIN_CERT_LIFETIME_MS = 365 * 24 * 60 * 60 * 1000;
 const ADMIN_USER = "tenantplane-admin";
 const READY_PROBE_TIMEOUT_MS = 5_000;
-const probeClients = new ProbeClients(READY_PROBE_TIMEOUT_MS);
+const apiProbes = new ApiProbes(new ProbeClients(READY_PROBE_TIMEOUT_MS), READY_PROBE_TIMEOUT_MS);
 // How often a terminating namespace is looked at again.
 const NOT_READY_POLL_MS = 3_000;
 
@@ -107,8 +108,10 @@ export interface ProvisionerDeps {
   dnsImage?: string | undefined;
   /** Told when a tenant namespace is bound (the services may act there) and when it is torn down. */
   namespaceWatches?: NamespaceWatches | undefined;
-  /** Clients of the authenticated readiness probe; one module-wide set when not given. */
-  probeClients?: ProbeClients;
+  /** The authenticated readiness probes; one module-wide set when not given. */
+  apiProbes?: ApiProbes;
+  /** Runs a pass for the tenant in its turn (a readiness probe ended). */
+  wake: (tenant: string) => void;
   /**
    * Runs a pass for the tenant after `ms` in this process (no message is redelivered); the
    * one moment no watch event marks is a pod that has not become Ready within POD_LOOK_AFTER_MS.
@@ -139,6 +142,9 @@ class Halt extends Error {
     super(observation.state);
   }
 }
+
+/** Ends a pass that started the tenant's readiness probe: the probe's answer wakes the next one. */
+class ProbeRunning extends Error {}
 
 /** One reconcile pass over one tenant: its inputs and what the steps observed on the way. */
 interface Pass {
@@ -180,7 +186,7 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
   if (!raw || raw.metadata?.deletionTimestamp) {
     // Its namespace is going (or kept for someone else's objects): nothing more to watch there.
     deps.namespaceWatches?.unwatchNamespace(hostNamespaceFor(tenant));
-    (deps.probeClients ?? probeClients).forget(tenant);
+    (deps.apiProbes ?? apiProbes).forget(tenant);
     // Gone without our finalizer having run (e.g. force-removed): clean up what is ours anyway.
     return teardown(tenant, raw, deps, FINALIZER);
   }
@@ -207,6 +213,8 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
   try {
     observation = await provision(pass);
   } catch (err) {
+    // Everything before the probe is in place; the pass its answer wakes reports the status.
+    if (err instanceof ProbeRunning) return;
     if (!(err instanceof Halt)) throw err;
     observation = err.observation;
   }
@@ -449,16 +457,14 @@ async function observeControlPlane(
   if (readyReplicas < 1) return waitingForPod(pass, sts, readyReplicas);
   if (pass.tc.spec.controlPlane.expose.loadBalancer.enabled && !pass.facts.externalEndpoint)
     return { state: "waiting-for-load-balancer" };
-  const { client, server } = (pass.deps.probeClients ?? probeClients).for(pass.tenant, kubeconfig);
-  try {
-    await withTimeout(client.request("GET", "/version"), READY_PROBE_TIMEOUT_MS);
-    return { state: "ready", server };
-  } catch (err) {
-    // Only the tenant's API is asked again; the pod comes from the cache.
-    const pod = (await controlPlanePods(pass, sts)).find((p) => p.metadata?.name === CONTROL_PLANE_POD);
-    pass.facts.probeAgainMs = apiProbeRetryMs(pod, (pass.deps.now?.() ?? new Date()).getTime());
-    return { state: "api-unreachable", error: describeError(err) };
-  }
+  const answer = (pass.deps.apiProbes ?? apiProbes).take(pass.tenant, kubeconfig, pass.deps.wake);
+  // The probe runs beside the passes; its end wakes the next one, which takes the answer.
+  if (answer === undefined) throw new ProbeRunning();
+  if (answer.ok) return { state: "ready", server: answer.server };
+  // Only the tenant's API is asked again; the pod comes from the cache.
+  const pod = (await controlPlanePods(pass, sts)).find((p) => p.metadata?.name === CONTROL_PLANE_POD);
+  pass.facts.probeAgainMs = apiProbeRetryMs(pod, (pass.deps.now?.() ?? new Date()).getTime());
+  return { state: "api-unreachable", error: answer.error };
 }
 
 async function waitingForPod(pass: Pass, sts: V1StatefulSet, readyReplicas: number): Promise<ControlPlaneObservation> {
@@ -668,18 +674,6 @@ function apiServiceReason(tc: TenantCluster): string {
 function sameLabels(a: Record<string, string> | undefined, b: Record<string, string>): boolean {
   const entries = Object.entries(a ?? {});
   return entries.length === Object.keys(b).length && entries.every(([k, v]) => b[k] === v);
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 // Bad input is not retried: the condition and a Warning say what to fix, and the next spec
