@@ -1,5 +1,5 @@
 import type { KubeConfig } from "@kubernetes/client-node";
-import { httpStatusOf, sleep, type Logger } from "@tenantplane/runtime";
+import { httpStatusOf, onAbort, sleep, type Logger } from "@tenantplane/runtime";
 import { LeaseObservation } from "./lease-observation.js";
 import { RestClient } from "./internal/rest.js";
 
@@ -101,10 +101,8 @@ export async function runWithLeaderElection(
     // Fires first when the process resumes after being frozen past the deadline,
     // before any I/O callback of the leader's work can act.
     let deadline = setTimeout(() => lost.abort(), renewDeadlineMs);
-    const onShutdown = () => lost.abort();
-    signal.addEventListener("abort", onShutdown, { once: true });
-    // A shutdown requested while the Lease was being acquired fired no listener.
-    if (signal.aborted) lost.abort();
+    // A shutdown requested while the Lease was being acquired ends the leading at once.
+    const unlisten = onAbort(signal, () => lost.abort());
     while (!lost.signal.aborted) {
       await sleep(retryMs, lost.signal);
       if (lost.signal.aborted || now() - lastRenew >= renewDeadlineMs) break;
@@ -115,7 +113,7 @@ export async function runWithLeaderElection(
       }
     }
     clearTimeout(deadline);
-    signal.removeEventListener("abort", onShutdown);
+    unlisten();
     lost.abort();
     await leading;
     await release();

@@ -1,5 +1,5 @@
 import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
-import { backoffDelay, sleep, TerminalError, type Logger, type ServiceMetrics } from "@tenantplane/runtime";
+import { backoffDelay, onAbort, sleep, TerminalError, type Logger, type ServiceMetrics } from "@tenantplane/runtime";
 import type * as z from "zod";
 import { Freshness } from "./freshness.js";
 import { KeyedQueue } from "./keyed-queue.js";
@@ -116,10 +116,8 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
         for (const m of held) m.working();
       }, heartbeatInterval(ackWaitMs));
       const messages = await consumer.consume({ max_messages: concurrency * 2 });
-      const stop = () => messages.stop();
-      opts.signal.addEventListener("abort", stop, { once: true });
-      // An abort while consume() was pending fired no listener: without this the loop below never ends.
-      if (opts.signal.aborted) stop();
+      // An abort while consume() was pending stops the messages at once.
+      const unlisten = onAbort(opts.signal, () => messages.stop());
       opts.onReady?.(true);
       attempt = 0;
       try {
@@ -130,7 +128,7 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
           void task.finally(() => inFlight.delete(task));
         }
       } finally {
-        opts.signal.removeEventListener("abort", stop);
+        unlisten();
       }
     } catch (err) {
       if (opts.signal.aborted) break;

@@ -1,4 +1,5 @@
 export * from "./errors.js";
+export * from "./abort.js";
 export * from "./backoff.js";
 export * from "./logger.js";
 export * from "./config.js";

@@ -8,7 +8,7 @@ import {
 } from "@tenantplane/api";
 import { startListWatch, type JsonClient, type ListWatch, type RawWatchEvent } from "@tenantplane/kube";
 import { publishTenantChange, type TenantChange } from "@tenantplane/messaging";
-import { backoffDelay, sleep, type Logger } from "@tenantplane/runtime";
+import { backoffDelay, onAbort, sleep, type Logger } from "@tenantplane/runtime";
 import { Counter, type Registry } from "prom-client";
 import { isMeaningfulUpdate, tenantKeyOf, type TenantKey } from "@tenantplane/service";
 import { InitialListGate, referencingChanges } from "./fan-out.js";
@@ -97,10 +97,7 @@ export async function runWatcher(opts: WatcherOptions, signal: AbortSignal): Pro
   const watches: ListWatch[] = [];
   const tenantWatch = watch(PLURAL_TENANT_CLUSTERS, "TenantCluster", onTenant);
   watches.push(tenantWatch);
-  await Promise.race([
-    tenantWatch.synced,
-    new Promise((r) => (signal.aborted ? r(undefined) : signal.addEventListener("abort", r, { once: true }))),
-  ]);
+  await Promise.race([tenantWatch.synced, new Promise<void>((r) => onAbort(signal, r))]);
   for (const kind of ["IsolationProfile", "SyncPolicy"] as const) {
     const gate = new InitialListGate();
     const referenced = watch(
