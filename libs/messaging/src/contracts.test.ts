@@ -39,6 +39,22 @@ describe("Decision contract", () => {
     expect(noHost.error?.issues[0]?.path).toEqual(["hostRef", "name"]);
   });
 
+  it("carries the host API's answer on a Fail, and the answer is part of the id", () => {
+    const error = {
+      code: 403,
+      reason: "Forbidden",
+      message: "exceeded quota: q, requested: pods=1",
+      attempted: "Create" as const,
+    };
+    const fail = stampDecision({ ...planned, action: "Fail", reason: "host refused the Create", error }, "s");
+    expect(DecisionSchema.parse(fail).error).toEqual(error);
+    const other = { ...planned, action: "Fail" as const, reason: "host refused the Create" };
+    expect(stampDecision({ ...other, error: { ...error, message: "used: pods=2" } }, "s").id).not.toBe(fail.id);
+    expect(decisionId(planned, "s")).toBe(stampDecision(planned, "s").id);
+    const bad = DecisionSchema.safeParse({ ...fail, error: { ...error, code: "403" } });
+    expect(bad.error?.issues[0]?.path).toEqual(["error", "code"]);
+  });
+
   it("validates tenant-change keys", () => {
     expect(TenantChangeSchema.parse({ tenant: "dev", reason: "Resync" })).toEqual({ tenant: "dev", reason: "Resync" });
     expect(TenantChangeSchema.safeParse({ tenant: "dev", reason: "Because" }).success).toBe(false);
@@ -49,6 +65,7 @@ describe("subjects", () => {
   it("builds the documented subjects", () => {
     expect(subjects.tenantChanged("dev")).toBe("tenantplane.tenants.dev.changed");
     expect(subjects.decision("dev", "Pod", "Create")).toBe("tenantplane.decisions.dev.Pod.Create");
+    expect(subjects.decision("dev", "Pod", "Fail")).toBe("tenantplane.decisions.dev.Pod.Fail");
   });
 
   it("refuses tokens that would widen a subscription", () => {

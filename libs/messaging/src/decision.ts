@@ -1,8 +1,26 @@
 import * as z from "zod";
 
-/** The four things tenantplane can do to a host object. */
-export const DecisionActionSchema = z.enum(["Create", "Update", "Delete", "Skip"]);
+/**
+ * What tenantplane did about a host object: wrote it (Create, Update, Delete), chose not to
+ * (Skip), or tried to write it and the host API refused (Fail; `error` says how).
+ */
+export const DecisionActionSchema = z.enum(["Create", "Update", "Delete", "Skip", "Fail"]);
 export type DecisionAction = z.infer<typeof DecisionActionSchema>;
+
+/**
+ * The host API server's answer to a refused write, on a `Fail` Decision: `code` is the HTTP
+ * status (0 when no answer came: a persistent timeout or connection failure), `reason` the
+ * Kubernetes Status reason (`Forbidden`, `Invalid`, `AlreadyExists`, ...; `Unknown` when the
+ * answer carried none), `message` the server's own words (quota numbers, the admission
+ * webhook's denial). `attempted` is the write that was refused.
+ */
+export const DecisionErrorSchema = z.object({
+  code: z.number().int().min(0),
+  reason: z.string().min(1),
+  message: z.string(),
+  attempted: z.enum(["Create", "Update", "Delete"]).optional(),
+});
+export type DecisionError = z.infer<typeof DecisionErrorSchema>;
 
 /**
  * A namespaced object reference; namespace is empty for cluster-scoped objects. `uid` is set
@@ -30,6 +48,8 @@ export const DecisionSchema = z.object({
   tenantRef: ObjectRefSchema,
   hostRef: ObjectRefSchema,
   reason: z.string().min(1),
+  /** Set on a `Fail` Decision only: what the host API answered. */
+  error: DecisionErrorSchema.optional(),
 });
 export type Decision = z.infer<typeof DecisionSchema>;
 

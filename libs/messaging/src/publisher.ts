@@ -23,6 +23,8 @@ export function decisionId(planned: PlannedDecision, service: string, instance =
     planned.hostRef.name,
     planned.reason,
     instance,
+    // Only a Fail carries an error; leaving it out otherwise keeps every other id as it was.
+    ...(planned.error ? [planned.error.code, planned.error.reason, planned.error.message] : []),
   ];
   const hex = createHash("sha256").update(JSON.stringify(identity)).digest("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;

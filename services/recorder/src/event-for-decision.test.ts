@@ -30,6 +30,21 @@ describe("eventForDecision", () => {
     expect(eventForDecision({ ...decision, action: "Skip" }, tc).type).toBe("Normal");
   });
 
+  it("makes a Fail a Warning that names the refused write and keeps the host's words", () => {
+    const error = { code: 403, reason: "Forbidden", message: "exceeded quota: q", attempted: "Create" as const };
+    const event = eventForDecision({ ...decision, action: "Fail", reason: "Forbidden: exceeded quota: q", error }, tc);
+    expect(event).toMatchObject({ type: "Warning", reason: "FailPod", action: "Fail" });
+    expect(event.message).toBe(
+      "host refused to create Pod tp-dev/web-x-default-x-dev from tenant Pod default/web: Forbidden: exceeded quota: q",
+    );
+    expect(eventForDecision({ ...decision, action: "Fail" }, tc, { deleting: true }).message).toMatch(
+      /^host refused to write/,
+    );
+    expect(
+      hostEventForDecision({ ...decision, action: "Fail", hostRef: { ...decision.hostRef, uid: "u" } }),
+    ).toBeUndefined();
+  });
+
   it("says what happened to which host object first, and leaves out a source that is the TenantCluster itself", () => {
     const event = eventForDecision(
       {

@@ -13,7 +13,8 @@ export interface TenantState {
  * The Event that explains one Decision on its TenantCluster. A Delete is a Warning (something
  * went away that a person may miss), except while the TenantCluster is being deleted: then it
  * is the routine teardown and Normal. (Once the TenantCluster is gone nothing tells a teardown
- * from anything else, so a Delete stays a Warning.) Everything else is Normal. Reason is action plus
+ * from anything else, so a Delete stays a Warning.) A Fail (the host API refused a write) is
+ * always a Warning. Everything else is Normal. Reason is action plus
  * kind (`CreatePod`, `SkipConfigMap`); the message says what happened to which host
  * object and why, in that order (`created Secret tp-dev/dev-kubeconfig: admin kubeconfig
  * for ...`), naming the tenant object it came from when there is one. The deciding
@@ -25,11 +26,11 @@ export function eventForDecision(decision: Decision, tenantCluster: Regarding, t
   const gone = tenant.gone ? ` (tenant ${decision.tenant}: its TenantCluster no longer exists)` : "";
   return {
     regarding: tenantCluster,
-    type: decision.action === "Delete" && tenant.deleting !== true ? "Warning" : "Normal",
+    type: isWarning(decision, tenant) ? "Warning" : "Normal",
     reason: `${decision.action}${decision.kind}`,
     action: decision.action,
     reportingComponent: decision.service,
-    message: `${PAST[decision.action]} ${decision.kind} ${ref(decision.hostRef)}${source(decision)}: ${decision.reason}${gone}`,
+    message: `${past(decision)} ${decision.kind} ${ref(decision.hostRef)}${source(decision)}: ${decision.reason}${gone}`,
   };
 }
 
@@ -76,7 +77,19 @@ const PAST: Record<Decision["action"], string> = {
   Update: "updated",
   Delete: "deleted",
   Skip: "skipped",
+  Fail: "host refused to write",
 };
+
+function isWarning(decision: Decision, tenant: TenantState): boolean {
+  if (decision.action === "Fail") return true;
+  return decision.action === "Delete" && tenant.deleting !== true;
+}
+
+// A Fail names the write the host refused when the Decision says which one.
+function past(decision: Decision): string {
+  const attempted = decision.error?.attempted;
+  return decision.action === "Fail" && attempted ? `host refused to ${attempted.toLowerCase()}` : PAST[decision.action];
+}
 
 // Provisioner and isolation decide for the tenant as a whole: their tenantRef is the TenantCluster.
 function source(decision: Decision): string {

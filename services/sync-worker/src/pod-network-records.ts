@@ -1,5 +1,5 @@
 import type { RawObject } from "@tenantplane/kube";
-import type { PlannedDecision } from "@tenantplane/messaging";
+import type { DecisionAction, PlannedDecision } from "@tenantplane/messaging";
 import { describe as describeError, type Logger } from "@tenantplane/runtime";
 import {
   LABEL_POD_NETWORK,
@@ -114,7 +114,7 @@ export class PodNetworkRecords {
       await this.deps.writeToken();
       if (this.stopped || !this.deps.mayWrite()) return;
       const existing = current.get(d.hostRef.name);
-      let action: "Create" | "Update" | "Delete" | "Skip" = d.action;
+      let action: DecisionAction = d.action;
       let reason = d.reason;
       if (d.action === "Delete") {
         if (existing === undefined || !(await this.deps.writer.delete({ ...existing, kind: "ConfigMap" }))) continue;
