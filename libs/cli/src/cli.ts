@@ -12,20 +12,23 @@ export const CLI_HELP = `Usage: tenantplane <command> [options]
 
 Commands:
   explain-sync   predict what the sync worker does with tenant objects, and why
-  explain        say why a host object exists (or that it is not tenantplane's), or explain a tenant
+  explain        say why a host object exists (or that it is not tenantplane's), why a tenant
+                 object was not copied (--tenant), or what a tenant has not synced
   decisions      read and follow Decisions from NATS
   kubeconfig     print a tenant's admin kubeconfig
   get tenants    list tenants: phase, conditions, endpoint, sync counts
   create tenant  create a TenantCluster
 
 Commands that read the host cluster use the kubeconfig's current context (--kubeconfig,
---context to choose); those that read Decisions use --nats-url or NATS_URL. Output is
+then KUBECONFIG, ~/.kube/config, the in-cluster service account; --context to choose); those
+that read Decisions use --nats-url or NATS_URL. 'explain-sync --offline' needs neither. Output is
 chosen with -o; colours appear only on a terminal and never with NO_COLOR set.
 
 Examples:
   tenantplane get tenants
   tenantplane explain-sync --tenant payments-dev -f app.yaml
   tenantplane explain configmap/settings-x-shop-x-payments-dev -n tp-payments-dev
+  tenantplane explain pod/shop/web --tenant payments-dev
   tenantplane decisions --tenant payments-dev --since 10m --follow
 
 ${EXIT_STATUS_HELP}

@@ -1,4 +1,5 @@
 import type { Decision } from "@tenantplane/messaging";
+import type { NotSynced } from "./decision-history.js";
 import { OBJECT_NAMES } from "@tenantplane/isolation";
 import YAML from "yaml";
 import { renderTable } from "./table.js";
@@ -8,8 +9,11 @@ export interface ObjectExplanation {
   kind: string;
   namespace: string;
   name: string;
-  /** `sync-copy`, `isolation`, `control-plane` (tenantplane's own), or `foreign`. */
-  owner: "sync-copy" | "isolation" | "control-plane" | "foreign";
+  /**
+   * `sync-copy`, `isolation`, `control-plane` (tenantplane's own), `foreign`, or `none`: a
+   * tenant object (named with --tenant) that has no host copy.
+   */
+  owner: "sync-copy" | "isolation" | "control-plane" | "foreign" | "none";
   /** One line on who owns it and why that is known. */
   summary: string;
   /** For sync copies: where it comes from. */
@@ -25,6 +29,8 @@ export interface ObjectExplanation {
     desired?: string;
     detail: string;
   };
+  /** For a tenant object without a host copy: what the sync worker does with it now, and why. */
+  plannedNow?: string;
   /** The last Decisions about it, oldest first. */
   decisions?: Decision[];
   /** Why the Decisions could not be read, when they could not. */
@@ -40,6 +46,7 @@ export function formatObjectExplanation(e: ObjectExplanation): string {
   if (e.madeBy)
     lines.push(`  made by:      ${e.madeBy.action} at ${e.madeBy.time} (Decision ${e.madeBy.id}): ${e.madeBy.reason}`);
   if (e.contentHash) lines.push(`  content hash: ${e.contentHash.state}: ${e.contentHash.detail}`);
+  if (e.plannedNow) lines.push(`  planned now:  ${e.plannedNow}`);
   if (e.decisions !== undefined || e.decisionsNote !== undefined) {
     lines.push("  decisions:");
     if (e.decisionsNote !== undefined) lines.push(`    ${e.decisionsNote}`);
@@ -84,6 +91,10 @@ export interface TenantExplanation {
   isolation: Array<{ kind: string; name: string; field: string; profile: string }>;
   podSecurity: Record<string, string>;
   sync?: { inSync: number; skipped: number; failed: number; lastFullPass?: string };
+  /** Every object whose latest Decision is a Skip or a Fail, with its reason. */
+  notSynced?: NotSynced[];
+  /** Why the Decisions could not be read, when they could not. */
+  notSyncedNote?: string;
   notes: string[];
 }
 
@@ -131,7 +142,22 @@ export function formatTenantExplanation(e: TenantExplanation, options: { color?:
       ? "  none found\n"
       : indent(renderTable(["KIND", "NAME", "PROFILE", "PRODUCED BY"], isolationRows));
   const notes = e.notes.map((n) => `note: ${n}\n`).join("");
-  return `${out}\n${conditions}\nIsolation in ${e.hostNamespace}:\n${isolation}${notes}`;
+  return `${out}\n${conditions}\nIsolation in ${e.hostNamespace}:\n${isolation}${formatNotSynced(e, options)}${notes}`;
+}
+
+/** The "Not synced" section of `explain tc/<tenant>`: one row per object whose latest Decision is a Skip or a Fail. */
+function formatNotSynced(e: TenantExplanation, options: { color?: boolean }): string {
+  const title = "Not synced (each object's latest Decision is a Skip or a Fail):\n";
+  if (e.notSynced === undefined) return `${title}  Decisions ${e.notSyncedNote ?? "not read"}\n`;
+  if (e.notSynced.length === 0) return `${title}  none: every object's latest Decision is a write\n`;
+  const rows = e.notSynced.map((n) => [
+    n.kind,
+    n.tenantRef.namespace === "" ? n.tenantRef.name : `${n.tenantRef.namespace}/${n.tenantRef.name}`,
+    n.action,
+    n.time,
+    n.reason,
+  ]);
+  return `${title}${indent(renderTable(["KIND", "OBJECT", "ACTION", "SINCE", "REASON"], rows, { color: options.color === true, colourColumns: [2] }))}`;
 }
 
 function indent(text: string): string {

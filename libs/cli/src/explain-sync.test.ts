@@ -36,7 +36,8 @@ describe("explain-sync on examples/tenant/workloads.yaml", () => {
     expect(stderr).toBe("");
     const lines = stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^KIND +VIRTUAL +HOST +HASHED +ACTION +REASON$/);
-    expect(lines).toHaveLength(19);
+    // Every object, and the Pods (and the StatefulSet's claim) of the Deployment, StatefulSet and Job.
+    expect(lines).toHaveLength(23);
     expect(stdout).toMatch(
       /^Pod +shop\/web +tp-dev\/web-x-shop-x-dev +no +Create +host Pod tp-dev\/web-x-shop-x-dev absent; tenant API tp-dev\/k3s at <k3s ClusterIP>:6443 in KUBERNETES_\* env; .*DNS tp-dev\/tenant-dns at <tenant-dns ClusterIP>/m,
     );
@@ -47,12 +48,12 @@ describe("explain-sync on examples/tenant/workloads.yaml", () => {
     const { code, stdout } = await explain("-f", workloads, "-o", "json");
     expect(code).toBe(0);
     const decisions = DecisionSchema.array().parse(JSON.parse(stdout));
-    expect(decisions).toHaveLength(18);
+    expect(decisions).toHaveLength(22);
     expect(
       decisions.every((d) => d.service === "explain-sync" && d.time === NOW.toISOString() && d.tenant === "dev"),
     ).toBe(true);
-    expect(new Set(decisions.map((d) => d.id)).size).toBe(18);
-    expect(decisions.filter((d) => d.action === "Create")).toHaveLength(14);
+    expect(new Set(decisions.map((d) => d.id)).size).toBe(22);
+    expect(decisions.filter((d) => d.action === "Create")).toHaveLength(18);
     // kube-system's ConfigMap, and the Deployment, StatefulSet and Job (their Pods are synced, not they).
     expect(decisions.filter((d) => d.action === "Skip")).toHaveLength(4);
     const long = decisions.find((d) => d.tenantRef.name === "ledger-reconciliation-settings-for-quarterly-close");

@@ -15,19 +15,24 @@ import {
   planPodNetwork,
   podEnvironmentFrom,
   predictedHostObjects,
+  type PlanInput,
   type PlannedDecisionWithObject,
   type PlanResult,
 } from "@tenantplane/sync";
 import { outputFlag, parseCommandLine, stringFlag, usageError } from "./args.js";
 import { CliError, type CliIo, EXIT_INVALID_INPUT } from "./cli-io.js";
-import { formatDecisions, formatTable, OUTPUT_FORMATS, type OutputFormat, type PlanRow } from "./format.js";
+import { clusterScopedKinds } from "./cluster-scoped.js";
+import { formatData, formatTable, OUTPUT_FORMATS, type OutputFormat, type PlanRow } from "./format.js";
 import { parseHashKeySecret, readHashKey } from "./hash-key.js";
 import { HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, openHost, openTenant } from "./host.js";
+import { dryRunEntries } from "./host-dry-run.js";
+import { markTemplates, relabel, type TemplateOrigin, type ViewEntry, withTemplateRows } from "./plan-view.js";
 import { readManifests } from "./read-manifests.js";
 import { parsePolicyManifest, parseProfileManifest } from "./read-policy.js";
 import { listHostObjects, type RawObject, readPlanContext } from "./tenant-context.js";
 import { applyManifest, asStored, deletableKinds, listTenantObjects, manifestView } from "./tenant-objects.js";
 import { conditionsOf } from "./tenants-format.js";
+import { type TemplateObject, templateObjects } from "./workload-pods.js";
 
 /** Field manager of the dry runs when `--field-manager` is not given: `kubectl apply --server-side`'s. */
 export const DEFAULT_FIELD_MANAGER = "kubectl";
@@ -49,7 +54,13 @@ tp-<tenant> (read through the host kubeconfig) with the SyncPolicy and Isolation
 host rules the host cluster holds.
 ACTION is Create where the copy is absent, Update where its content hash is outdated, Skip
 where a foreign object or another source holds the name, Delete for copies whose source is
-gone from the tenant, InSync where the copy already matches. Rows cover the manifest's
+gone from the tenant, InSync where the copy already matches, and Fail where the host API
+server refuses the write: every Create and Update is sent to the host as a server-side dry
+run (dryRun=All) of the sync worker's own request, so quota, LimitRange, Pod Security,
+ServiceAccount and admission webhook refusals are predicted, with the server's Status reason
+and message. Each write is judged alone against the host as it is now: what the same plan
+creates first (a ServiceAccount a Pod names) is taken into account, what several new Pods
+use up together (quota) is not. Rows cover the manifest's
 objects and every other action the worker will take. A tenant object the manifest leaves
 out stays as it is, so an object removed from a manifest gets its Delete only with --prune,
 which makes the manifest the complete desired state of its namespaces. If the tenant API
@@ -59,7 +70,22 @@ shows the worker's writes to the ConfigMaps that decide what the tenant's Pods r
 name: its DNS zone (tenant-dns-records) and each namespace's service links
 (service-links.<namespace>), as rows of tenant object "/<tenant>"; an address the host has
 yet to assign shows as <ClusterIP of ...> or <IP of Pod ... once Ready>. --offline plans
-the manifest against an empty namespace.
+the manifest against an empty namespace and sends nothing.
+
+Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs are not synced: the
+controller in the tenant makes Pods from their Pod template, and those Pods are. For each
+one, a Pod is made from the template as the controller would (named <workload>-<hash>, or
+<name>-0 for a StatefulSet, in the workload's namespace, with the ServiceAccount the
+template names) and planned (and dry-run) like any Pod, so a refusal shows at the workload:
+its rows follow the workload's and say "from spec.template of <Kind> <ns>/<name>"; a
+StatefulSet's volumeClaimTemplates add the claims of its first Pod. In -o json these rows
+carry a "template" field naming the workload (their names are stand-ins, not the
+controller's). Cluster-scoped objects (Namespace, ClusterRole, StorageClass, CRDs and the
+kinds of cluster-scoped CRDs in the manifest, ...) stay in the tenant API and are shown so.
+
+The dry runs need the CLI's host credentials to create, update and patch the synced kinds
+in tp-<tenant> (nothing is stored); without that permission a note says the writes were
+not checked.
 
 Options:
   --tenant <name>     tenant name: a DNS label of at most 60 characters
@@ -127,7 +153,8 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
   const source = options.file === "-" ? "<stdin>" : options.file;
   const manifest = await read(io, options.file);
   const { objects: manifestObjects, problems } = readManifests(manifest, source);
-  let result: PlanResult;
+  const templates = templateObjects(manifestObjects);
+  let prediction: Prediction;
   if (options.offline) {
     const policy =
       options.policy === undefined
@@ -138,19 +165,25 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
         ? defaultHostRules
         : compileHostRules(parseProfileManifest(await read(io, options.profile), options.profile));
     const planned = plan({ tenant: options.tenant, policy, rules, hostObjects: [], tenantObjects: manifestObjects });
-    result = applyServiceQuota(planned, rules, options.tenant, []);
+    prediction = {
+      main: applyServiceQuota(planned, rules, options.tenant, []),
+      templates: planTemplates({ tenant: options.tenant, policy, rules, hostObjects: [] }, templates.objects),
+    };
   } else {
-    result = await planLive(options, manifestObjects, io);
+    prediction = await planLive(options, manifestObjects, templates.objects, io);
   }
-  const entries = explanation(result);
+  const clusterScoped = clusterScopedKinds(manifestObjects);
+  const view = <T extends PlanRow & { malformed?: true }>(main: T[], fromTemplates: T[]) =>
+    withTemplateRows(relabel(main, clusterScoped, templates.problems), markTemplates(fromTemplates, templates.objects));
+  const entries = view(explanation(prediction.main), explanation(prediction.templates));
 
   if (options.output === "table") {
-    const rows = options.offline ? entries : planRows(result);
+    const rows = options.offline ? entries : view(planRows(prediction.main), planRows(prediction.templates));
     io.stdout(rows.length === 0 ? `no objects found in ${source}\n` : formatTable(rows, { color: io.color === true }));
   } else {
     const time = io.now().toISOString();
     io.stdout(
-      formatDecisions(
+      formatData(
         entries.map((entry) => toDecision(entry, time)),
         options.output,
       ),
@@ -167,6 +200,20 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
   return problems.length > 0 || malformed > 0 ? EXIT_INVALID_INPUT : 0;
 }
 
+/** What explain-sync predicts: the plan of the tenant's objects, and that of the template stand-ins of its workloads. */
+interface Prediction {
+  main: PlanResult;
+  templates: PlanResult;
+}
+
+/**
+ * Plans the template stand-ins with the worker's planner on their own: against the same host
+ * objects, but with no garbage collection (they are not the tenant's whole state).
+ */
+function planTemplates(input: Omit<PlanInput, "tenantObjects">, objects: readonly TemplateObject[]): PlanResult {
+  return plan({ ...input, tenantObjects: objects.map((o) => o.object), completeKinds: [] });
+}
+
 /**
  * Plans as the sync worker will once the manifest is applied to the tenant: the tenant's
  * current objects (through its kubeconfig) with the manifest's objects replacing theirs,
@@ -174,9 +221,14 @@ export async function explainSync(args: readonly string[], io: CliIo): Promise<n
  * If the tenant API cannot be listed, no Delete is predicted for policy kinds, as the
  * worker deletes nothing then either.
  */
-async function planLive(options: ExplainOptions, manifestObjects: unknown[], io: CliIo): Promise<PlanResult> {
+async function planLive(
+  options: ExplainOptions,
+  manifestObjects: unknown[],
+  templates: readonly TemplateObject[],
+  io: CliIo,
+): Promise<Prediction> {
   const note = (text: string) => io.stderr(`tenantplane explain-sync: note: ${text}\n`);
-  const host = openHost(options.host);
+  const host = openHost({ ...options.host, env: io.env ?? {} });
   const context = await readPlanContext(host, options.tenant);
   const notReady = notReadyNote(context.tenantCluster);
   if (notReady !== undefined) note(`tenant ${options.tenant} ${notReady}`);
@@ -191,35 +243,49 @@ async function planLive(options: ExplainOptions, manifestObjects: unknown[], io:
   const policyKinds = context.policy.toHost.map((rule) => rule.kind);
   // The worker hashes objects as the tenant API stores them (defaults, stringData folded into data).
   let desired: unknown[] = manifestObjects;
+  let templateObjects: unknown[] = templates.map((t) => t.object);
   if (tenant.kubeconfig !== undefined) {
     const api = openTenant(options.tenant, tenant.kubeconfig, options.fieldManager);
     const stored = await asStored(api, manifestObjects, policyKinds);
-    for (const text of stored.notes) note(text);
+    // A controller's Pods are stored with the tenant's defaults and admission too (its ServiceAccount's token volume).
+    const storedTemplates = await asStored(api, templateObjects, policyKinds);
+    for (const text of [...stored.notes, ...storedTemplates.notes]) note(text);
     desired = stored.objects;
+    templateObjects = storedTemplates.objects;
   }
-  const planned = plan({
+  const input = {
     tenant: options.tenant,
     policy: context.policy,
     rules: context.rules,
-    tenantObjects: applyManifest(desired, tenant.objects, { prune: options.prune }),
     hostObjects,
-    completeKinds: deletableKinds(policyKinds, tenant.listed),
     ...(hashKey === undefined ? {} : { hashKey }),
-  });
+  };
+  const tenantObjects = applyManifest(desired, tenant.objects, { prune: options.prune });
+  const planned = plan({ ...input, tenantObjects, completeKinds: deletableKinds(policyKinds, tenant.listed) });
   // Load balancers and node ports are counted across Services, as the worker's full pass does.
   const result = applyServiceQuota(planned, context.rules, options.tenant, hostObjects);
-  const view = manifestView(result, manifestObjects);
+  const fromTemplates = plan({ ...input, tenantObjects: templateObjects, completeKinds: [] });
+  // The host's admission judges each write: refusals become Fails before anything is derived from the writes.
+  const checked = await dryRunEntries(host, [...result.decisions, ...fromTemplates.decisions], hostObjects);
+  for (const text of checked.notes) note(text);
+  const decisions = checked.entries.slice(0, result.decisions.length);
+  const templateDecisions = checked.entries.slice(result.decisions.length);
+  const prediction = {
+    main: manifestView({ ...result, decisions }, manifestObjects),
+    templates: { ...fromTemplates, decisions: templateDecisions },
+  };
   // Derived from all of the tenant's Services and Pods: a manifest alone would drop the others' names.
-  if (!tenant.listed) return view;
-  const tenantObjects = applyManifest(desired, tenant.objects, { prune: options.prune });
-  const network = podNetworkWrites(options.tenant, tenantObjects, hostObjects, result, true);
+  if (!tenant.listed) return prediction;
+  const network = podNetworkWrites(options.tenant, tenantObjects, hostObjects, { ...result, decisions }, true);
   if (network === undefined) {
     note(
       "the tenant API and DNS Services have no ClusterIPs yet: the tenant's DNS zone and service links are not predicted",
     );
-    return view;
+    return prediction;
   }
-  return { ...view, decisions: [...view.decisions, ...network] };
+  const networkChecked = await dryRunEntries(host, network, hostObjects);
+  for (const text of networkChecked.notes) note(text);
+  return { ...prediction, main: { ...prediction.main, decisions: [...decisions, ...networkChecked.entries] } };
 }
 
 /**
@@ -290,11 +356,16 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** A planned entry stamped as a Decision; the id is a hash of its content, so reruns agree. */
-export function toDecision(entry: PlannedDecisionWithObject, time: string): Decision {
-  const { tenant, action, kind, tenantRef, hostRef, reason } = entry;
-  const planned = { tenant, action, kind, tenantRef, hostRef, reason };
-  return DecisionSchema.parse({ id: contentHash(planned), time, service: EXPLAIN_SYNC_SERVICE, ...planned });
+/**
+ * A planned entry stamped as a Decision; the id is a hash of its content, so reruns agree. A
+ * template stand-in keeps its `template` (the workload it stands for): its name is not the
+ * one the controller will give its Pods, so no published Decision will match it by name.
+ */
+export function toDecision(entry: ViewEntry, time: string): Decision & { template?: TemplateOrigin } {
+  const { tenant, action, kind, tenantRef, hostRef, reason, error } = entry;
+  const planned = { tenant, action, kind, tenantRef, hostRef, reason, ...(error === undefined ? {} : { error }) };
+  const decision = DecisionSchema.parse({ id: contentHash(planned), time, service: EXPLAIN_SYNC_SERVICE, ...planned });
+  return entry.template === undefined ? decision : { ...decision, template: entry.template };
 }
 
 function parseOptions(args: readonly string[]): ExplainOptions | "help" {

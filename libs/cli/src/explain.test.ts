@@ -24,7 +24,22 @@ describe("explain command line", () => {
     expect(parseExplainTarget("tenantcluster/payments-dev", "ignored")).toEqual({ tenant: "payments-dev" });
   });
 
+  it("reads a tenant-side reference with --tenant: <kind>/<namespace>/<name>, or <kind>/<name> with -n or in default", () => {
+    const web = { tenant: "payments-dev", kind: "Pod", namespace: "shop", name: "web" };
+    expect(parseExplainTarget("pod/shop/web", undefined, "payments-dev")).toEqual({ tenantObject: web });
+    expect(parseExplainTarget("po/web", "shop", "payments-dev")).toEqual({ tenantObject: web });
+    expect(parseExplainTarget("pod/shop/web", "shop", "payments-dev")).toEqual({ tenantObject: web });
+    expect(parseExplainTarget("cm/settings", undefined, "dev")).toEqual({
+      tenantObject: { tenant: "dev", kind: "ConfigMap", namespace: "default", name: "settings" },
+    });
+  });
+
   it.each([
+    [["pod/shop/web"], 2, "<kind>/<namespace>/<name> is a tenant object's reference: add --tenant <tenant>"],
+    [["pod/shop/web", "--tenant", "dev", "-n", "other"], 2, "names namespace shop but -n says other"],
+    [["pod/a/b/c", "--tenant", "dev"], 2, "write <kind>/<name>"],
+    [["pod/web", "--tenant", "Bad_Name"], 1, '--tenant "Bad_Name": a tenant name must be'],
+    [["tc/dev", "--tenant", "dev"], 2, "tc/<tenant> needs none"],
     [[], 2, "missing <kind>/<name> or tc/<tenant>"],
     [["configmap"], 2, "write <kind>/<name>"],
     [["configmap/"], 2, "write <kind>/<name>"],
@@ -160,6 +175,47 @@ describe("explain output", () => {
       /no counts yet[\s\S]*Conditions:\n {2}none yet\n/,
     );
     expect(formatTenantExplanation(tenant, { color: true })).toContain("\u001b[32mTrue");
+  });
+
+  it("lists every object not synced with its latest Decision, or says why the Decisions were not read", () => {
+    const text = formatTenantExplanation({
+      ...tenant,
+      notSynced: [
+        {
+          kind: "Pod",
+          tenantRef: { namespace: "shop", name: "web" },
+          hostRef: { namespace: "tp-dev", name: "web-x-shop-x-dev" },
+          action: "Fail",
+          reason: "the host API server refuses the Create (403 Forbidden): exceeded quota",
+          time: "2026-05-01T12:00:00.000Z",
+          service: "sync-worker",
+        },
+      ],
+    });
+    expect(text).toMatch(
+      /^Not synced \(each object's latest Decision is a Skip or a Fail\):\n {2}KIND +OBJECT +ACTION +SINCE +REASON\n {2}Pod +shop\/web +Fail +2026-05-01T12:00:00.000Z +the host API server refuses the Create \(403 Forbidden\): exceeded quota$/m,
+    );
+    expect(formatTenantExplanation({ ...tenant, notSynced: [] })).toContain(
+      "  none: every object's latest Decision is a write\n",
+    );
+    expect(
+      formatTenantExplanation({ ...tenant, notSyncedNote: "not read: pass --nats-url or set NATS_URL" }),
+    ).toContain("  Decisions not read: pass --nats-url or set NATS_URL\n");
+  });
+
+  it("prints a tenant object without a host copy with what is planned for it now", () => {
+    const text = formatObjectExplanation({
+      kind: "Pod",
+      namespace: "tp-dev",
+      name: "web-x-shop-x-dev",
+      owner: "none",
+      summary: "no host copy: tenant dev's Pod shop/web maps to tp-dev/web-x-shop-x-dev, which does not exist",
+      source: { tenant: "dev", kind: "Pod", namespace: "shop", name: "web" },
+      plannedNow: "Fail: the host API server refuses the Create (403 Forbidden): exceeded quota",
+      decisions: [],
+    });
+    expect(text).toContain("  owner:        no host copy: tenant dev's Pod shop/web maps to");
+    expect(text).toContain("  planned now:  Fail: the host API server refuses the Create");
   });
 
   it("prints explanations as JSON and YAML", () => {

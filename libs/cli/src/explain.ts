@@ -14,11 +14,12 @@ import {
   isolationObjectSelector,
   LABEL_COMPONENT,
 } from "@tenantplane/isolation";
-import type { Decision } from "@tenantplane/messaging";
-import { planKey } from "@tenantplane/sync";
+import { planKey, type PlanResult } from "@tenantplane/sync";
 import { outputFlag, parseCommandLine, stringFlag, usageError } from "./args.js";
 import { CliError, type CliIo, EXIT_STATUS_HELP, EXIT_UNREACHABLE } from "./cli-io.js";
-import { decisionSubject, readDecisions } from "./decisions.js";
+import type { Decision } from "@tenantplane/messaging";
+import { decisionHistory, type NotSynced, notSyncedOf } from "./decision-history.js";
+import { decisionSubject } from "./decisions.js";
 import {
   formatExplanationData,
   formatObjectExplanation,
@@ -27,8 +28,9 @@ import {
   type ObjectExplanation,
   type TenantExplanation,
 } from "./explain-format.js";
+import { explainTenantObject } from "./explain-tenant-object.js";
 import { parseHashKeySecret, readHashKey } from "./hash-key.js";
-import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, isUnreachable, onCluster, openHost, openTenant } from "./host.js";
+import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, onCluster, hostOptionsOf, openHost, openTenant } from "./host.js";
 import { SYNC_KIND_NAMES, syncKindOf, TENANT_CLUSTER_NAMES } from "./kinds.js";
 import { readTenantKubeconfig } from "./kubeconfig.js";
 import { NATS_FLAGS, NATS_FLAGS_HELP, natsUrlOf } from "./nats-access.js";
@@ -44,18 +46,30 @@ import { conditionsOf, endpointOf, syncCountsOf } from "./tenants-format.js";
 
 /** Usage text of `tenantplane explain`. */
 export const EXPLAIN_HELP = `Usage: tenantplane explain <kind>/<name> -n <host namespace> [--nats-url <url>] [-o table|json|yaml]
-       tenantplane explain tc/<tenant> [-o table|json|yaml]
+       tenantplane explain <kind>/<namespace>/<name> --tenant <tenant> [--nats-url <url>] [-o ...]
+       tenantplane explain <kind>/<name> -n <namespace> --tenant <tenant> [--nats-url <url>] [-o ...]
+       tenantplane explain tc/<tenant> [--nats-url <url>] [-o table|json|yaml]
 
 On a host object: whose it is. For a sync copy, the tenant, virtual namespace and name it
 comes from, the SyncPolicy rule that put it there, whether its content hash matches what
 the planner wants from the tenant object now (read through the tenant's kubeconfig), and
 its last Decisions from the DECISIONS stream. A foreign object is said to be foreign.
 
+On a tenant object (with --tenant, named as the tenant names it; -n is then the tenant's
+namespace, default 'default'): its host copy explained as above when there is one; when
+there is none, that there is none, what the sync worker does with the object now (the
+planner's action and reason, a Create dry-run on the host so a refusal shows as Fail), and
+its last Decisions (the Skips and Fails that say why it was never copied).
+
 On a tenant (tc/<tenant>): its phase, conditions, endpoint, the isolation objects in
-tp-<tenant> with the IsolationProfile field that produced each, and the sync counts.
+tp-<tenant> with the IsolationProfile field that produced each, the sync counts, and every
+object not synced: each object whose latest Decision in the DECISIONS stream is a Skip or a
+Fail, with its reason (objects the tenant has deleted since are left out).
 
 Options:
-  -n, --namespace <ns>  the host namespace of <kind>/<name> (e.g. tp-payments-dev)
+  -n, --namespace <ns>  the host namespace of <kind>/<name> (e.g. tp-payments-dev), or with
+                        --tenant the tenant's namespace
+  --tenant <name>       <kind>/... names this tenant's object, not a host object
 ${NATS_FLAGS_HELP}
   --hash-key-secret <namespace>/<name>[/<key>]
                         the sync worker's content-hash key Secret (default: $CONTENT_HASH_KEY)
@@ -66,36 +80,78 @@ ${HOST_FLAGS_HELP}
 Examples:
   tenantplane explain configmap/settings-x-shop-x-payments-dev -n tp-payments-dev
   tenantplane explain pod/web-x-shop-x-payments-dev -n tp-payments-dev --nats-url nats://localhost:4222
+  tenantplane explain pod/shop/web --tenant payments-dev
+  tenantplane explain pod/web -n shop --tenant payments-dev
   tenantplane explain tc/payments-dev
 
-${EXIT_STATUS_HELP} A host object is explained
-even when its Decisions cannot be read; the exit status is then 3.
+${EXIT_STATUS_HELP} A host object or a
+tenant is explained even when its Decisions cannot be read; the exit status is then 3.
 `;
 
 const FORMATS = ["table", "json", "yaml"] as const;
 
-/** The parsed target of `explain`. */
-export type ExplainTarget = { tenant: string } | { kind: string; name: string; namespace: string };
+/** A tenant object named from the tenant's side (`--tenant`): explained whether or not it has a host copy. */
+export interface TenantObjectTarget {
+  tenant: string;
+  kind: string;
+  /** The tenant (virtual) namespace. */
+  namespace: string;
+  name: string;
+}
 
-/** Parses `<kind>/<name>` and `-n` into what to explain; exit 2 or 1 naming the bad part. */
-export function parseExplainTarget(target: string | undefined, namespace: string | undefined): ExplainTarget {
+/** The parsed target of `explain`: a tenant, a tenant object, or a host object. */
+export type ExplainTarget =
+  | { tenant: string }
+  | { tenantObject: TenantObjectTarget }
+  | { kind: string; name: string; namespace: string };
+
+/**
+ * Parses `<kind>/<name>` (or `<kind>/<namespace>/<name>` with `--tenant`), `-n` and `--tenant`
+ * into what to explain; exit 2 or 1 naming the bad part. With `--tenant` the reference is the
+ * tenant's own (its namespace from the reference or `-n`, else `default`); without, it is a
+ * host object and `-n` is its host namespace.
+ */
+export function parseExplainTarget(
+  target: string | undefined,
+  namespace: string | undefined,
+  tenant?: string | undefined,
+): ExplainTarget {
   if (target === undefined) throw usageError("explain", "missing <kind>/<name> or tc/<tenant>");
-  const slash = target.indexOf("/");
-  if (slash <= 0 || slash === target.length - 1)
+  const parts = target.split("/");
+  if (parts.some((part) => part === "") || parts.length < 2 || parts.length > 3)
     throw usageError(
       "explain",
-      `${JSON.stringify(target)}: write <kind>/<name>, e.g. configmap/settings or tc/payments-dev`,
+      `${JSON.stringify(target)}: write <kind>/<name>, e.g. configmap/settings or tc/payments-dev, or <kind>/<namespace>/<name> with --tenant`,
     );
-  const kindText = target.slice(0, slash);
-  const name = target.slice(slash + 1);
+  const [kindText = "", ...rest] = parts;
   if (TENANT_CLUSTER_NAMES.includes(kindText.toLowerCase())) {
-    checkTenantName(name, "tc/<tenant>");
-    return { tenant: name };
+    if (rest.length !== 1) throw usageError("explain", `${JSON.stringify(target)}: write tc/<tenant>`);
+    if (tenant !== undefined)
+      throw usageError("explain", "--tenant names a tenant object's tenant; tc/<tenant> needs none");
+    checkTenantName(rest[0]!, "tc/<tenant>");
+    return { tenant: rest[0]! };
   }
   const kind = syncKindOf(kindText);
   if (kind === undefined)
     throw new CliError(`<kind> ${JSON.stringify(kindText)}: explain knows tc and the synced kinds ${SYNC_KIND_NAMES}`);
-  if (namespace === undefined) throw usageError("explain", `missing -n <host namespace> for ${kind} ${name}`);
+  const name = rest[rest.length - 1]!;
+  if (tenant !== undefined) {
+    checkTenantName(tenant, "--tenant");
+    const inReference = rest.length === 2 ? rest[0] : undefined;
+    if (inReference !== undefined && namespace !== undefined && namespace !== inReference)
+      throw usageError("explain", `${target} names namespace ${inReference} but -n says ${namespace}: give one`);
+    return { tenantObject: { tenant, kind, namespace: inReference ?? namespace ?? "default", name } };
+  }
+  if (rest.length === 2)
+    throw usageError(
+      "explain",
+      `${target}: <kind>/<namespace>/<name> is a tenant object's reference: add --tenant <tenant>`,
+    );
+  if (namespace === undefined)
+    throw usageError(
+      "explain",
+      `missing -n <host namespace> for ${kind} ${name} (or --tenant <tenant> to name the tenant's object)`,
+    );
   return { kind, name, namespace };
 }
 
@@ -103,6 +159,7 @@ export function parseExplainTarget(target: string | undefined, namespace: string
 export async function explain(args: readonly string[], io: CliIo): Promise<number> {
   const line = parseCommandLine("explain", args, {
     namespace: { type: "string", short: "n" },
+    tenant: { type: "string" },
     output: { type: "string", short: "o" },
     "hash-key-secret": { type: "string" },
     ...NATS_FLAGS,
@@ -114,25 +171,25 @@ export async function explain(args: readonly string[], io: CliIo): Promise<numbe
   }
   if (line.positionals.length > 1) throw usageError("explain", `Unexpected argument '${line.positionals[1]}'`);
   const output = outputFlag("explain", line, FORMATS);
-  const target = parseExplainTarget(line.positionals[0], stringFlag(line, "namespace"));
+  const target = parseExplainTarget(line.positionals[0], stringFlag(line, "namespace"), stringFlag(line, "tenant"));
   const hashKeySecret = stringFlag(line, "hash-key-secret");
   if (hashKeySecret !== undefined) parseHashKeySecret(hashKeySecret);
-  const host = openHost({ kubeconfig: stringFlag(line, "kubeconfig"), context: stringFlag(line, "context") });
+  const host = openHost(hostOptionsOf(line, io));
+  const env = io.env ?? {};
+  const options = { natsUrl: natsUrlOf(stringFlag(line, "nats-url"), env), env, hashKeySecret };
   if ("tenant" in target) {
-    const explanation = await explainTenant(host, target.tenant);
+    const { explanation, natsUnreachable } = await explainTenant(host, target.tenant, options);
     io.stdout(
       output === "table"
         ? formatTenantExplanation(explanation, { color: io.color === true })
         : formatExplanationData(explanation, output),
     );
-    return 0;
+    return natsUnreachable ? EXIT_UNREACHABLE : 0;
   }
-  const env = io.env ?? {};
-  const { explanation, natsUnreachable } = await explainObject(host, target, {
-    natsUrl: natsUrlOf(stringFlag(line, "nats-url"), env),
-    env,
-    hashKeySecret,
-  });
+  const { explanation, natsUnreachable } =
+    "tenantObject" in target
+      ? await explainTenantObject(host, target.tenantObject, options)
+      : await explainObject(host, target, options);
   io.stdout(output === "table" ? formatObjectExplanation(explanation) : formatExplanationData(explanation, output));
   return natsUnreachable ? EXIT_UNREACHABLE : 0;
 }
@@ -140,7 +197,8 @@ export async function explain(args: readonly string[], io: CliIo): Promise<numbe
 /** How many of an object's Decisions `explain` shows. */
 const LAST_DECISIONS = 5;
 
-interface ObjectOptions {
+/** What explaining an object reads besides the host: NATS for its Decisions, the content-hash key. */
+export interface ObjectOptions {
   natsUrl: string | undefined;
   env: Readonly<Record<string, string | undefined>>;
   hashKeySecret: string | undefined;
@@ -197,25 +255,99 @@ export async function explainObject(
   };
   const madeBy = recordedDecision(metadata.annotations);
   if (madeBy !== undefined) explanation.madeBy = madeBy;
-  let context: TenantPlanContext | undefined;
+  const { context, rule } = await ruleOf(
+    host,
+    source.tenant,
+    target.kind,
+    "no longer syncs",
+    "so the sync worker deletes this copy",
+  );
+  explanation.rule = rule;
+  explanation.contentHash = await hashState(host, object, source, context, options);
+  return withLastDecisions(
+    explanation,
+    options,
+    source.tenant,
+    (d) => d.hostRef.namespace === target.namespace && d.hostRef.name === target.name,
+  );
+}
+
+/**
+ * The tenant's plan context and the SyncPolicy rule for `kind` (see {@link policyRuleOf});
+ * a policy or profile that cannot be used leaves the context unknown and says why in the rule.
+ */
+export async function ruleOf(
+  host: Cluster,
+  tenant: string,
+  kind: string,
+  verb: string,
+  consequence: string,
+): Promise<{ context: TenantPlanContext | undefined; rule: string }> {
   try {
-    context = await readPlanContext(host, source.tenant);
-    const index = context.policy.toHost.findIndex((rule) => rule.kind === target.kind);
-    explanation.rule =
-      index < 0
-        ? `none: ${context.policyName === undefined ? "the default policy" : `SyncPolicy ${context.policyName}`} no longer syncs ${target.kind}, so the sync worker deletes this copy`
-        : context.policyName === undefined
-          ? `the default policy (TenantCluster ${source.tenant} names no spec.syncPolicyRef): every supported kind, ${target.kind} included`
-          : `SyncPolicy ${context.policyName} spec.toHost[${index}] (kind: ${target.kind})`;
+    const context = await readPlanContext(host, tenant);
+    return { context, rule: policyRuleOf(context, kind, verb, consequence) };
   } catch (error) {
     if (!(error instanceof CliError) || error.exitCode === EXIT_UNREACHABLE) throw error;
-    explanation.rule = `unknown: ${error.message}`;
+    return { context: undefined, rule: `unknown: ${error.message}` };
   }
-  explanation.contentHash = await hashState(host, object, source, context, options);
-  const decisions = await lastDecisions(source.tenant, target, options);
-  if ("note" in decisions) explanation.decisionsNote = decisions.note;
-  else explanation.decisions = decisions.list;
-  return { explanation, natsUnreachable: "unreachable" in decisions };
+}
+
+/**
+ * `explanation` with the last Decisions of its kind in `tenant` that are `about` it (or why
+ * they could not be read), and whether NATS was unreachable.
+ */
+export async function withLastDecisions(
+  explanation: ObjectExplanation,
+  options: ObjectOptions,
+  tenant: string,
+  about: (decision: Decision) => boolean,
+): Promise<{ explanation: ObjectExplanation; natsUnreachable: boolean }> {
+  const subject = decisionSubject({ tenant, kind: explanation.kind });
+  const history = await decisionHistory(options, subject, about, LAST_DECISIONS);
+  if ("note" in history) explanation.decisionsNote = history.note;
+  else explanation.decisions = history.list;
+  return { explanation, natsUnreachable: "unreachable" in history };
+}
+
+/**
+ * The SyncPolicy rule that syncs `kind` for the tenant of `context`, or, when none does, that
+ * the policy `verb` (e.g. "does not sync") it and what follows (`consequence`).
+ */
+export function policyRuleOf(context: TenantPlanContext, kind: string, verb: string, consequence: string): string {
+  const index = context.policy.toHost.findIndex((rule) => rule.kind === kind);
+  if (index < 0) {
+    return `none: ${context.policyName === undefined ? "the default policy" : `SyncPolicy ${context.policyName}`} ${verb} ${kind}, ${consequence}`;
+  }
+  return context.policyName === undefined
+    ? `the default policy (TenantCluster ${context.tenant} names no spec.syncPolicyRef): every supported kind, ${kind} included`
+    : `SyncPolicy ${context.policyName} spec.toHost[${index}] (kind: ${kind})`;
+}
+
+/**
+ * The planner's answer for the tenant object `source` (read as `object`) against
+ * `hostObjects`, with the sync worker's content-hash key when it can be found.
+ */
+export async function planSource(
+  host: Cluster,
+  context: TenantPlanContext,
+  source: { kind: string; namespace: string; name: string },
+  object: RawObject,
+  hostObjects: readonly RawObject[],
+  options: ObjectOptions,
+): Promise<{ result: PlanResult; hashKey: string | undefined }> {
+  const hashKey = await readHashKey(host, options.hashKeySecret, options.env);
+  const result = planKey(
+    {
+      tenant: context.tenant,
+      policy: context.policy,
+      rules: context.rules,
+      tenantObjects: [{ ...object, kind: source.kind }],
+      hostObjects,
+      ...(hashKey === undefined ? {} : { hashKey }),
+    },
+    { kind: source.kind, namespace: source.namespace, name: source.name },
+  );
+  return { result, hashKey };
 }
 
 /** The Decision the sync worker recorded on a copy with its last write, when it is readable. */
@@ -298,18 +430,7 @@ async function hashState(
       detail: `tenant ${source.tenant} has no ${source.kind} ${source.namespace}/${source.name}: the sync worker deletes this copy`,
     };
   }
-  const hashKey = await readHashKey(host, options.hashKeySecret, options.env);
-  const result = planKey(
-    {
-      tenant: source.tenant,
-      policy: context.policy,
-      rules: context.rules,
-      tenantObjects: [{ ...sourceObject, kind: source.kind }],
-      hostObjects: [object],
-      ...(hashKey === undefined ? {} : { hashKey }),
-    },
-    { kind: source.kind, namespace: source.namespace, name: source.name },
-  );
+  const { result, hashKey } = await planSource(host, context, source, sourceObject, [object], options);
   if (result.inSync.length > 0)
     return {
       state: "in sync",
@@ -336,38 +457,12 @@ async function hashState(
   };
 }
 
-async function lastDecisions(
-  tenant: string,
-  target: { kind: string; name: string; namespace: string },
-  options: ObjectOptions,
-): Promise<{ list: Decision[] } | { note: string; unreachable?: true }> {
-  if (options.natsUrl === undefined) return { note: "not read: pass --nats-url or set NATS_URL" };
-  const found: Decision[] = [];
-  try {
-    await readDecisions(
-      options.natsUrl,
-      options.env,
-      { subject: decisionSubject({ tenant, kind: target.kind }), since: undefined, follow: false },
-      (d) => {
-        if (d.hostRef.namespace === target.namespace && d.hostRef.name === target.name) {
-          found.push(d);
-          if (found.length > LAST_DECISIONS) found.shift();
-        }
-      },
-      () => undefined,
-    );
-  } catch (error) {
-    if (error instanceof CliError) {
-      return error.exitCode === EXIT_UNREACHABLE ? { note: error.message, unreachable: true } : { note: error.message };
-    }
-    if (isUnreachable(error)) return { note: `cannot reach NATS at ${options.natsUrl}`, unreachable: true };
-    throw error;
-  }
-  return { list: found };
-}
-
 /** Explains a tenant: phase, conditions, isolation objects and the profile field behind each, sync counts. */
-export async function explainTenant(host: Cluster, tenant: string): Promise<TenantExplanation> {
+export async function explainTenant(
+  host: Cluster,
+  tenant: string,
+  options: ObjectOptions,
+): Promise<{ explanation: TenantExplanation; natsUnreachable: boolean }> {
   const tc = await readTenantCluster(host, tenant);
   const namespace =
     typeof tc.status?.["hostNamespace"] === "string"
@@ -402,7 +497,12 @@ export async function explainTenant(host: Cluster, tenant: string): Promise<Tena
   const counts = syncCountsOf(tc);
   const profile = refName(tc, "isolationProfileRef");
   const policy = refName(tc, "syncPolicyRef");
-  return {
+  const history = await decisionHistory(options, decisionSubject({ tenant }), () => true);
+  const notSynced =
+    "note" in history
+      ? { notSyncedNote: history.note }
+      : { notSynced: await stillInTenant(host, tc, tenant, notSyncedOf(history.list), notes) };
+  const explanation: TenantExplanation = {
     name: tenant,
     phase: typeof tc.status?.["phase"] === "string" ? (tc.status["phase"] as string) : "Pending",
     endpoint: endpointOf(tc),
@@ -413,6 +513,44 @@ export async function explainTenant(host: Cluster, tenant: string): Promise<Tena
     isolation,
     podSecurity,
     ...(counts === undefined ? {} : { sync: counts }),
+    ...notSynced,
     notes,
   };
+  return { explanation, natsUnreachable: "unreachable" in history };
+}
+
+/**
+ * `list` without the objects the tenant no longer has (their last Skip or Fail is history),
+ * read through the tenant's kubeconfig. Entries about no tenant object of a synced kind (the
+ * tenant's DNS zone, another service's Decisions) are kept. A tenant API that cannot be read
+ * keeps every entry and adds a note saying so.
+ */
+async function stillInTenant(
+  host: Cluster,
+  tc: RawObject,
+  tenant: string,
+  list: NotSynced[],
+  notes: string[],
+): Promise<NotSynced[]> {
+  const synced = (n: NotSynced) => n.tenantRef.namespace !== "" && syncKindOf(n.kind) === n.kind;
+  const kinds = [...new Set(list.filter(synced).map((n) => n.kind))];
+  if (kinds.length === 0) return list;
+  try {
+    const external = typeof tc.status?.["externalEndpoint"] === "string";
+    const tenantApi = openTenant(tenant, await readTenantKubeconfig(host, tenant, external, tc));
+    const present = new Set<string>();
+    for (const kind of kinds) {
+      const items = await onCluster(tenantApi, `list ${kind}s`, (o) =>
+        o.list<RawObject & { apiVersion: string }>("v1", kind),
+      );
+      for (const item of items) present.add(`${kind}/${item.metadata?.namespace}/${item.metadata?.name}`);
+    }
+    return list.filter((n) => !synced(n) || present.has(`${n.kind}/${n.tenantRef.namespace}/${n.tenantRef.name}`));
+  } catch (error) {
+    if (error instanceof CliError && error.exitCode !== EXIT_UNREACHABLE) throw error;
+    notes.push(
+      `tenant ${tenant}'s API cannot be read (${error instanceof Error ? error.message.split("\n")[0] : String(error)}): objects deleted since their last Decision may be listed as not synced`,
+    );
+    return list;
+  }
 }

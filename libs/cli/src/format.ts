@@ -13,6 +13,8 @@ export interface PlanRow extends PlannedTarget {
   /** A Decision action, or `InSync` for a copy that already matches (no write). */
   action: string;
   reason: string;
+  /** A cluster-scoped tenant object: shown by name alone. */
+  clusterScoped?: true;
 }
 
 const COLUMNS = ["KIND", "VIRTUAL", "HOST", "HASHED", "ACTION", "REASON"] as const;
@@ -21,8 +23,9 @@ const COLUMNS = ["KIND", "VIRTUAL", "HOST", "HASHED", "ACTION", "REASON"] as con
 export function formatTable(entries: readonly PlanRow[], options: { color?: boolean } = {}): string {
   const rows = entries.map((e) => [
     e.kind,
-    `${e.tenantRef.namespace}/${e.tenantRef.name}`,
-    `${e.hostRef.namespace}/${e.hostRef.name}`,
+    e.clusterScoped === true ? e.tenantRef.name : `${e.tenantRef.namespace}/${e.tenantRef.name}`,
+    // An object that never has a host copy (a workload, a cluster-scoped object) has no host namespace.
+    e.hostRef.namespace === "" ? "-" : `${e.hostRef.namespace}/${e.hostRef.name}`,
     e.hashed ? "yes" : "no",
     e.action,
     e.reason,

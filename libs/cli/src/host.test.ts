@@ -44,7 +44,12 @@ describe("openHost", () => {
 });
 
 describe("clusterError", () => {
-  const cluster = { objects: undefined as never, server: "https://h:6443", label: "the host cluster" };
+  const cluster = {
+    objects: undefined as never,
+    client: undefined as never,
+    server: "https://h:6443",
+    label: "the host cluster",
+  };
 
   it("is exit 3 for a server that cannot be reached, directly or as a cause", () => {
     for (const error of [
@@ -91,5 +96,21 @@ describe("clusterError", () => {
       new Error("the API server does not serve kind TenantCluster in tenantplane.io/v1alpha1"),
     ) as CliError;
     expect(mapped.message).toContain("are the tenantplane CRDs installed on https://h:6443?");
+  });
+});
+
+describe("openHost without any configuration", () => {
+  it("names the sources it tried and points at --offline (exit 1), instead of falling back to localhost", () => {
+    const home = mkdtempSync(join(tmpdir(), "tp-home-"));
+    let error: unknown;
+    try {
+      openHost({ env: { HOME: home } });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as CliError).exitCode).toBe(1);
+    expect((error as CliError).message).toContain(`~/.kube/config (${home}/.kube/config: no such file)`);
+    expect((error as CliError).message).toContain("--offline");
   });
 });

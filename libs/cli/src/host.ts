@@ -1,5 +1,9 @@
-import { KubeApiError, kubeConfigFromString, loadKubeConfig, Objects } from "@tenantplane/kube";
-import { CliError, EXIT_INVALID_INPUT, EXIT_UNREACHABLE } from "./cli-io.js";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { JsonClient, KubeApiError, kubeConfigFromString, loadKubeConfig, Objects } from "@tenantplane/kube";
+import type { CommandLine } from "./args.js";
+import { CliError, type CliIo, EXIT_INVALID_INPUT, EXIT_UNREACHABLE } from "./cli-io.js";
+import { findKubeconfig, noKubeconfigMessage } from "./kubeconfig-sources.js";
 
 /** Field manager of the CLI's writes (`create tenant`). */
 export const CLI_FIELD_MANAGER = "tenantplane-cli";
@@ -8,11 +12,21 @@ export const CLI_FIELD_MANAGER = "tenantplane-cli";
 export interface HostOptions {
   kubeconfig?: string | undefined;
   context?: string | undefined;
+  /** The environment the defaults come from (KUBECONFIG, HOME, KUBERNETES_SERVICE_HOST); absent: none. */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
+}
+
+/** The {@link HostOptions} of a parsed command line with {@link HOST_FLAGS}, in `io`'s environment. */
+export function hostOptionsOf(line: CommandLine, io: CliIo): HostOptions {
+  const flag = (name: string) => (typeof line.values[name] === "string" ? (line.values[name] as string) : undefined);
+  return { kubeconfig: flag("kubeconfig"), context: flag("context"), env: io.env ?? {} };
 }
 
 /** A cluster the CLI talks to: its objects as plain JSON and the server address, for messages. */
 export interface Cluster {
   objects: Objects;
+  /** Raw requests, for writes sent exactly as another component sends them (explain-sync's dry runs). */
+  client: JsonClient;
   server: string;
   /** What to call it in messages: "the host cluster" or "tenant X's API". */
   label: string;
@@ -25,20 +39,37 @@ export const HOST_FLAGS = {
 } as const;
 
 /** Help lines of {@link HOST_FLAGS}. */
-export const HOST_FLAGS_HELP = `  --kubeconfig <file> host cluster kubeconfig (default: $KUBECONFIG, then ~/.kube/config)
+export const HOST_FLAGS_HELP = `  --kubeconfig <file> host cluster kubeconfig (default: $KUBECONFIG, then ~/.kube/config,
+                      then the in-cluster service account)
   --context <name>    kubeconfig context (default: the current context)`;
 
 /**
  * Opens the host cluster named by the kubeconfig's current context (or `--context`).
- * A missing file or context is the user's to fix (exit 1); nothing is contacted yet.
+ * A missing file or context is the user's to fix (exit 1), and so is having no
+ * configuration at all: the message lists the sources tried. Nothing is contacted yet.
  */
 export function openHost(options: HostOptions): Cluster {
+  const source = findKubeconfig({
+    flag: options.kubeconfig,
+    env: options.env ?? {},
+    home: homedir(),
+    exists: existsSync,
+  });
+  if ("tried" in source) throw new CliError(noKubeconfigMessage(source.tried));
   let kc;
   try {
-    kc = loadKubeConfig(options.kubeconfig);
+    if (source.type === "in-cluster") {
+      kc = loadKubeConfig();
+    } else {
+      const [first, ...more] = source.paths;
+      kc = loadKubeConfig(first);
+      // Later files add clusters, users and contexts; the first file's current context wins, as in kubectl.
+      for (const path of more) kc.mergeConfig(loadKubeConfig(path), true);
+    }
   } catch (error) {
-    const where = options.kubeconfig ?? "the default kubeconfig ($KUBECONFIG or ~/.kube/config)";
-    throw new CliError(`--kubeconfig: cannot load ${where}: ${firstLine(error)}`);
+    const where = source.type === "in-cluster" ? "the in-cluster service account" : source.paths.join(", ");
+    const via = source.type === "files" && source.via !== "--kubeconfig" ? ` (from ${source.via})` : "";
+    throw new CliError(`--kubeconfig: cannot load ${where}${via}: ${firstLine(error)}`);
   }
   if (options.context !== undefined) {
     const names = kc.getContexts().map((c) => c.name);
@@ -53,14 +84,24 @@ export function openHost(options: HostOptions): Cluster {
   if (!server) {
     throw new CliError("the kubeconfig names no cluster for its current context: pass --kubeconfig or --context");
   }
-  return { objects: new Objects(kc, CLI_FIELD_MANAGER), server, label: "the host cluster" };
+  return {
+    objects: new Objects(kc, CLI_FIELD_MANAGER),
+    client: new JsonClient(kc, { userAgent: CLI_FIELD_MANAGER }),
+    server,
+    label: "the host cluster",
+  };
 }
 
 /** A tenant API opened from its admin kubeconfig text (as stored in the tenant's Secret); writes as `fieldManager`. */
 export function openTenant(tenant: string, kubeconfig: string, fieldManager = CLI_FIELD_MANAGER): Cluster {
   const kc = kubeConfigFromString(kubeconfig);
   const server = kc.getCurrentCluster()?.server ?? "";
-  return { objects: new Objects(kc, fieldManager), server, label: `tenant ${tenant}'s API` };
+  return {
+    objects: new Objects(kc, fieldManager),
+    client: new JsonClient(kc, { userAgent: CLI_FIELD_MANAGER }),
+    server,
+    label: `tenant ${tenant}'s API`,
+  };
 }
 
 const UNREACHABLE_CODES = new Set([

@@ -21,3 +21,8 @@ export function syncKindOf(text: string): SyncKind | undefined {
 
 /** What `syncKindOf` accepts, for error messages. */
 export const SYNC_KIND_NAMES = SYNC_KINDS.map((kind) => `${kind} (${ALIASES[kind].slice(1).join(", ")})`).join(", ");
+
+/** The REST resource name (plural) of a syncable kind, e.g. `pods`; a kind outside them is lowercased and given an `s`. */
+export function pluralOf(kind: string): string {
+  return ALIASES[kind as SyncKind]?.[1] ?? `${kind.toLowerCase()}s`;
+}

@@ -1,8 +1,8 @@
 import { KIND_TENANT_CLUSTER } from "@tenantplane/api";
 import YAML from "yaml";
-import { parseCommandLine, stringFlag, usageError } from "./args.js";
+import { parseCommandLine, usageError } from "./args.js";
 import { CliError, type CliIo, EXIT_STATUS_HELP } from "./cli-io.js";
-import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, onCluster, openHost } from "./host.js";
+import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, onCluster, hostOptionsOf, openHost } from "./host.js";
 import { type RawObject, readTenantCluster } from "./tenant-context.js";
 import { checkTenantName } from "./tenants.js";
 
@@ -105,7 +105,7 @@ export async function kubeconfig(args: readonly string[], io: CliIo): Promise<nu
   if (tenant === undefined) throw usageError("kubeconfig", "missing <tenant>");
   if (rest.length > 0) throw usageError("kubeconfig", `Unexpected argument '${rest[0]}'`);
   checkTenantName(tenant, "<tenant>");
-  const host = openHost({ kubeconfig: stringFlag(line, "kubeconfig"), context: stringFlag(line, "context") });
+  const host = openHost(hostOptionsOf(line, io));
   const text = await readTenantKubeconfig(host, tenant, line.values["external"] === true);
   io.stdout(text.endsWith("\n") ? text : `${text}\n`);
   return 0;

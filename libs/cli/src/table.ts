@@ -32,6 +32,7 @@ export function statusColour(value: string): Colour | undefined {
     case "Delete":
     case "False":
     case "Failed":
+    case "Fail":
     case "drifted":
       return "red";
     case "Skip":

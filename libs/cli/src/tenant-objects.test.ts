@@ -113,7 +113,12 @@ describe("asStored", () => {
         return { ...obj, metadata: { ...obj.metadata, uid: "u1" }, data: { defaulted: "yes" } };
       },
     };
-    return { objects: objects as unknown as Objects, server: "https://127.0.0.1:6443", label: "tenant dev's API" };
+    return {
+      objects: objects as unknown as Objects,
+      client: undefined as never,
+      server: "https://127.0.0.1:6443",
+      label: "tenant dev's API",
+    };
   }
 
   it("dry-runs named core objects of the given kinds, in the default namespace when unset, and keeps the rest as written", async () => {

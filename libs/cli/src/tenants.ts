@@ -1,7 +1,7 @@
 import { API_VERSION, KIND_TENANT_CLUSTER, TENANT_NAME_MESSAGE, TenantNameSchema } from "@tenantplane/api";
 import { outputFlag, parseCommandLine, parseDuration, stringFlag, usageError } from "./args.js";
 import { CliError, type CliIo, EXIT_STATUS_HELP } from "./cli-io.js";
-import { HOST_FLAGS, HOST_FLAGS_HELP, onCluster, openHost } from "./host.js";
+import { HOST_FLAGS, HOST_FLAGS_HELP, onCluster, hostOptionsOf, openHost } from "./host.js";
 import { TENANT_CLUSTER_NAMES } from "./kinds.js";
 import { type RawObject } from "./tenant-context.js";
 import { conditionsOf, formatTenants, TENANT_FORMATS } from "./tenants-format.js";
@@ -45,7 +45,7 @@ export async function get(args: readonly string[], io: CliIo): Promise<number> {
   }
   const output = outputFlag("get", line, TENANT_FORMATS);
   for (const name of names) checkTenantName(name, "<name>");
-  const host = openHost({ kubeconfig: stringFlag(line, "kubeconfig"), context: stringFlag(line, "context") });
+  const host = openHost(hostOptionsOf(line, io));
   let tenants: RawObject[];
   if (names.length === 0) {
     tenants = await onCluster(
@@ -146,7 +146,7 @@ export async function create(args: readonly string[], io: CliIo): Promise<number
   if (timeoutMs === undefined)
     throw new CliError(`--timeout ${JSON.stringify(timeoutText)}: use a duration such as 90s or 5m`);
   checkTenantName(name, "<name>");
-  const host = openHost({ kubeconfig: stringFlag(line, "kubeconfig"), context: stringFlag(line, "context") });
+  const host = openHost(hostOptionsOf(line, io));
   const desired = tenantClusterFor(name, {
     profile: stringFlag(line, "profile"),
     policy: stringFlag(line, "policy"),
