@@ -1,10 +1,10 @@
-import { defaultIsolationProfileSpec, parseIsolationProfileSpec } from "@tenantplane/api";
+import { defaultIsolationProfileSpec, defaultSyncPolicySpec, parseIsolationProfileSpec } from "@tenantplane/api";
 import { describe, expect, it } from "vitest";
 import { hostRulesReason } from "./check-host-rules.js";
 import { compileHostRules, defaultHostRules, type HostRules } from "./host-rules.js";
 import { KubeObjectSchema } from "./kube-object.js";
 import { plan } from "./plan.js";
-import { transform } from "./transform.js";
+import { transform, translate } from "./transform.js";
 
 const tenant = "dev";
 
@@ -82,17 +82,48 @@ describe("hostRulesReason: workload rules", () => {
     );
   });
 
-  it("refuses tolerations the profile does not grant, but keeps the node failure defaults", () => {
+  it("never refuses a Pod for its tolerations: the host copy keeps the granted ones and the node failure defaults", () => {
     const defaults = [
       { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
       { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
     ];
-    expect(hostRulesReason(pod({ tolerations: defaults }), defaultHostRules, tenant)).toBeUndefined();
-    expect(hostRulesReason(pod({ tolerations: [{ operator: "Exists" }] }), rules, tenant)).toBe(
-      "refused by host rules: spec.tolerations[0]: toleration (any key) Exists (any effect) is not granted by IsolationProfile spec.workloads.tolerations",
+    const granted = { key: "pool", operator: "Equal", value: "tenants", effect: "NoSchedule" };
+    const everything = [...defaults, granted, { operator: "Exists" }];
+    expect(hostRulesReason(pod({ tolerations: everything }), rules, tenant)).toBeUndefined();
+    const translation = translate(pod({ tolerations: everything }), tenant, { rules });
+    expect(translation.object["spec"]).toMatchObject({ tolerations: [...defaults, granted] });
+    expect(translation.rewrites).toContain(
+      "toleration (any key) Exists (any effect) removed: not granted by IsolationProfile spec.workloads.tolerations",
     );
-    const granted = [{ key: "pool", operator: "Equal", value: "tenants", effect: "NoSchedule" }];
-    expect(hostRulesReason(pod({ tolerations: granted }), rules, tenant)).toBeUndefined();
+    expect(translation.refusals).toEqual([]);
+  });
+
+  it("removes a control-plane toleration the profile does not grant and says so in the Create reason", () => {
+    // What Helm charts of node agents and operators commonly carry.
+    const controlPlane = [
+      { key: "node-role.kubernetes.io/master", operator: "Exists", effect: "NoSchedule" },
+      { key: "node-role.kubernetes.io/control-plane", operator: "Exists", effect: "NoSchedule" },
+    ];
+    const source = pod({ tolerations: controlPlane });
+    const [decision] = plan({
+      tenant,
+      policy: defaultSyncPolicySpec,
+      tenantObjects: [source],
+      hostObjects: [],
+      rules,
+    }).decisions;
+    expect(decision?.action).toBe("Create");
+    expect(decision?.reason).toContain(
+      "; toleration node-role.kubernetes.io/master Exists (NoSchedule) removed: not granted by IsolationProfile spec.workloads.tolerations" +
+        "; toleration node-role.kubernetes.io/control-plane Exists (NoSchedule) removed: not granted by IsolationProfile spec.workloads.tolerations",
+    );
+    expect((decision?.object?.["spec"] as { tolerations: unknown[] }).tolerations).toEqual([
+      { key: "pool", operator: "Equal", value: "tenants", effect: "NoSchedule" },
+    ]);
+    // Under the built-in profile, which grants none, the host copy carries no tolerations at all.
+    const plain = plan({ tenant, policy: defaultSyncPolicySpec, tenantObjects: [source], hostObjects: [] });
+    expect(plain.decisions[0]?.action).toBe("Create");
+    expect(plain.decisions[0]?.object?.["spec"]).toMatchObject({ tolerations: [] });
   });
 
   it("refuses a node selector value that conflicts with the enforced one", () => {
@@ -215,7 +246,7 @@ describe("hostRulesReason: Services", () => {
       }),
     );
     expect(rules.serviceQuota).toEqual({ nodePorts: 2, loadBalancers: 1 });
-    expect(compileHostRules(defaultIsolationProfileSpec).serviceQuota).toEqual({ loadBalancers: 2 });
+    expect(compileHostRules(defaultIsolationProfileSpec).serviceQuota).toEqual({ loadBalancers: 1 });
   });
 
   it.each([

@@ -15,7 +15,8 @@ export interface ServiceTypeRules {
 /**
  * What a tenant's objects may do to the host, compiled from its IsolationProfile
  * (`compileHostRules`). The planner turns a violation into a Skip naming the rule, and
- * adds the enforced node selector and tolerations to every Pod it syncs.
+ * adds the enforced node selector and tolerations to every Pod it syncs (removing the
+ * tolerations the profile does not grant).
  */
 export interface HostRules {
   /** The host namespace's Pod Security `enforce` level: a Pod it would refuse is predicted as a Skip. */
@@ -26,7 +27,7 @@ export interface HostRules {
   allowedRuntimeClasses: readonly string[];
   /** Merged into every Pod's nodeSelector; a tenant value for one of these keys that differs is a Skip. */
   nodeSelector: Readonly<Record<string, string>>;
-  /** Added to every Pod; the only tolerations a tenant Pod may carry besides the not-ready/unreachable defaults. */
+  /** Added to every Pod; the only tolerations a host copy keeps besides the not-ready/unreachable defaults (others are removed). */
   tolerations: readonly Toleration[];
   /** Service types allowed besides ClusterIP (and headless). */
   services: ServiceTypeRules;

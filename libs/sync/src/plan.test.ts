@@ -376,21 +376,15 @@ describe("plan", () => {
     expect(explanation(result).map((d) => d.tenantRef.namespace)).toEqual(["default", "kube-system"]);
   });
 
-  it("says when a Pod refers to objects of kinds the policy does not sync", () => {
-    const policy: SyncPolicySpec = { toHost: [{ kind: "Pod" }, { kind: "ConfigMap" }] };
-    const pod = obj("Pod", "default", "web", {
-      spec: {
-        serviceAccountName: "builder",
-        containers: [{ name: "c", envFrom: [{ secretRef: { name: "db" } }, { configMapRef: { name: "cfg" } }] }],
-        volumes: [{ name: "v", persistentVolumeClaim: { claimName: "data" } }],
-      },
-    });
+  it("notes a reference left in place whose kind the policy does not sync (a Pod's subdomain Service)", () => {
+    const policy: SyncPolicySpec = { toHost: [{ kind: "Pod" }] };
+    const pod = obj("Pod", "default", "web", { spec: { subdomain: "db", containers: [] } });
     const [decision] = run({ policy, tenantObjects: [pod] }).decisions;
     expect(decision?.action).toBe("Create");
     expect(decision?.reason).toMatch(
       new RegExp(
-        "^host Pod tp-dev/web-x-default-x-dev absent; refers to PersistentVolumeClaim data, Secret db, ServiceAccount builder, " +
-          "but SyncPolicy toHost does not list PersistentVolumeClaim, Secret, ServiceAccount: no host copy will ever exist under those names; tenant API ",
+        "^host Pod tp-dev/web-x-default-x-dev absent; refers to Service db, but SyncPolicy toHost does not list Service: " +
+          "no host copy will ever exist under that name; tenant API ",
       ),
     );
     const synced = run({ tenantObjects: [pod] }).decisions.find((d) => d.kind === "Pod");

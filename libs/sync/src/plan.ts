@@ -14,6 +14,7 @@ import type { ObjectRef, PlannedDecision } from "@tenantplane/messaging";
 import { hostRulesReason } from "./check-host-rules.js";
 import { defaultHostRules, type HostRules } from "./host-rules.js";
 import { isJsonObject, type JsonObject } from "./internal/json.js";
+import { describeViolations } from "./internal/violation.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
 import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
 import { recordedContentHash, type Reference, type Translation, translate } from "./transform.js";
@@ -80,17 +81,34 @@ type SourceWork =
 export class PlanMemo {
   private sources = new WeakMap<object, SourceWork>();
   private hosts = new WeakMap<object, HostEntry | null>();
-  private context: { tenant: string; rules: HostRules; hashKey: string | undefined; pods: string } | undefined;
+  private context:
+    | { tenant: string; rules: HostRules; hashKey: string | undefined; pods: string; kinds: string }
+    | undefined;
 
   /** @internal Entries valid for this context (a new context clears the memo). */
-  for(tenant: string, rules: HostRules, hashKey: string | undefined, podEnvironment: PodEnvironment | "unknown"): this {
-    // Pod translations depend on the pod environment, which each pass resolves anew.
+  for(
+    tenant: string,
+    rules: HostRules,
+    hashKey: string | undefined,
+    podEnvironment: PodEnvironment | "unknown",
+    syncedKinds: ReadonlySet<string>,
+  ): this {
+    // Pod translations depend on the pod environment, which each pass resolves anew, and
+    // on which kinds the policy syncs (references to the others are settled in translation).
     const pods = JSON.stringify(podEnvironment);
+    const kinds = [...syncedKinds].sort().join(",");
     const c = this.context;
-    if (c === undefined || c.tenant !== tenant || c.rules !== rules || c.hashKey !== hashKey || c.pods !== pods) {
+    if (
+      c === undefined ||
+      c.tenant !== tenant ||
+      c.rules !== rules ||
+      c.hashKey !== hashKey ||
+      c.pods !== pods ||
+      c.kinds !== kinds
+    ) {
       this.sources = new WeakMap();
       this.hosts = new WeakMap();
-      this.context = { tenant, rules, hashKey, pods };
+      this.context = { tenant, rules, hashKey, pods, kinds };
     }
     return this;
   }
@@ -251,7 +269,7 @@ class Pass {
     this.hashKey = input.hashKey;
     this.rules = input.rules ?? defaultHostRules;
     this.podEnvironment = resolvePodEnvironment(input);
-    this.memo = input.memo?.for(this.tenant, this.rules, this.hashKey, this.podEnvironment);
+    this.memo = input.memo?.for(this.tenant, this.rules, this.hashKey, this.podEnvironment, this.kinds);
     for (const value of hostObjects) {
       const entry = this.hostEntry(value);
       if (entry !== undefined) this.hosts.set(hostKey(entry.kind, entry.name), entry);
@@ -338,6 +356,13 @@ class Pass {
         return;
       case "translated": {
         const { translation } = work;
+        if (translation.refusals.length > 0) {
+          // The copy made before (when its references could still be met) is kept: a
+          // policy change must not turn into an outage, and no new copy can work.
+          this.claim(target, id);
+          this.decide(target, "Skip", `${CANNOT_SYNC}: ${describeViolations(translation.refusals)}`);
+          return;
+        }
         let note = this.unsyncedReferences(translation.references);
         if (translation.rewrites.length > 0) note += `; ${translation.rewrites.join("; ")}`;
         this.reconcile(target, id, translation.object, note);
@@ -379,6 +404,7 @@ class Pass {
         translation: translate(obj, this.tenant, {
           hashKey: this.hashKey,
           rules: this.rules,
+          syncedKinds: [...this.kinds],
           ...(this.podEnvironment === "unknown" ? {} : { podEnvironment: this.podEnvironment }),
         }),
       };
@@ -388,8 +414,8 @@ class Pass {
   }
 
   /**
-   * A note for references to kinds the policy does not sync: their host names will never
-   * exist, so the host copy would wait for them forever (or, for a ServiceAccount, be refused).
+   * A note for references to kinds the policy does not sync that translation left in place
+   * (a Pod's subdomain names a Service): their host names will never exist.
    */
   private unsyncedReferences(references: readonly Reference[]): string {
     const missing = references.filter((ref) => !this.kinds.has(ref.kind));
@@ -581,6 +607,8 @@ function describeValue(value: unknown): string {
 }
 
 const UNKNOWN_KIND = "Unknown";
+/** How a Skip for an object whose host copy could not work as written begins. */
+const CANNOT_SYNC = "cannot be synced as written";
 const UNNAMED = "(unnamed)";
 
 /** The identity the planner files a tenant object under, read before any validation. */

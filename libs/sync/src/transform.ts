@@ -41,6 +41,19 @@ export interface TransformOptions {
   rules?: HostRules | undefined;
   /** Where host Pods reach the tenant's API and DNS; absent: placeholders naming the Services (offline). */
   podEnvironment?: PodEnvironment | undefined;
+  /**
+   * The kinds the SyncPolicy copies to the host. A reference to another kind never finds a
+   * host copy: a Pod's ServiceAccount becomes the host namespace's `default`, an optional
+   * ConfigMap or Secret is left out, a required one is a {@link Translation.refusals} entry.
+   * Absent: every kind is synced.
+   */
+  syncedKinds?: readonly string[] | undefined;
+}
+
+/** Why a host copy cannot work as its tenant object is written: the tenant field and its problem. */
+export interface Refusal {
+  field: string;
+  problem: string;
 }
 
 /** A name the source refers to, in its own virtual namespace. */
@@ -53,8 +66,16 @@ export interface Reference {
 export interface Translation {
   object: HostObject;
   references: Reference[];
-  /** Rewrites that change what the host copy can reach (a Pod's API address, DNS, token, downward API), in words. */
+  /**
+   * Rewrites that change what the host copy can reach or asks for (a Pod's API address,
+   * DNS, token, downward API, service account, references and tolerations left out), in words.
+   */
   rewrites: string[];
+  /**
+   * What keeps the host copy from working (a required reference no host copy will ever
+   * answer, a storage class asked two ways): the planner skips such an object. Empty when it can be synced.
+   */
+  refusals: Refusal[];
 }
 
 /**
@@ -76,6 +97,8 @@ export function translate(obj: KubeObject, tenant: string, options: TransformOpt
   const references = new Map<string, Reference>();
   const extraAnnotations: Record<string, string> = {};
   const rewrites: string[] = [];
+  const refusals: Refusal[] = [];
+  const synced = options.syncedKinds === undefined ? undefined : new Set(options.syncedKinds);
   const ctx: TranslateContext = {
     tenant,
     namespace: id.namespace,
@@ -84,6 +107,8 @@ export function translate(obj: KubeObject, tenant: string, options: TransformOpt
       references.set(`${kind}/${name}`, { kind, name });
       return hostName({ ...id, name }).name;
     },
+    syncs: (kind) => synced === undefined || synced.has(kind),
+    refuse: (field, problem) => refusals.push({ field, problem }),
     rules: options.rules ?? defaultHostRules,
     uid: typeof obj.metadata["uid"] === "string" ? obj.metadata["uid"] : undefined,
     labels: obj.metadata.labels ?? {},
@@ -114,7 +139,7 @@ export function translate(obj: KubeObject, tenant: string, options: TransformOpt
     if (!SERVER_FIELDS.includes(key)) desired[key] = value;
   }
   desired.metadata.annotations[ANNOTATION_CONTENT_HASH] = contentHash(desired, options.hashKey);
-  return { object: desired, references: [...references.values()], rewrites };
+  return { object: desired, references: [...references.values()], rewrites, refusals };
 }
 
 /** The content hash recorded on a host object, or undefined when it has none. */

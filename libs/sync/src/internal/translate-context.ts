@@ -13,6 +13,10 @@ export interface TranslateContext {
   name: string;
   /** Host name of an object of `kind` in the same virtual namespace, e.g. a Secret a Pod mounts; records the reference. */
   refer: (kind: ReferencedKind, name: string) => string;
+  /** Whether objects of `kind` get host copies under the SyncPolicy; references to other kinds are settled by the translator. */
+  syncs: (kind: ReferencedKind) => boolean;
+  /** Records why the host copy cannot work as the tenant wrote it (the field and its problem); the planner skips the object. */
+  refuse: (field: string, problem: string) => void;
   /** The rules whose node selector and tolerations every Pod gets. */
   rules: HostRules;
   /** The source's uid in the tenant, when it has one. */

@@ -153,12 +153,24 @@ export function translatePodEnvironment(
     const ownOptions = Array.isArray(own["options"]) ? own["options"].filter(isJsonObject) : [];
     const ownNames = new Set(ownOptions.map((o) => o["name"]));
     spec["dnsPolicy"] = "None";
+    const nameservers = fitNameservers([env.dnsHost, ...strings(own["nameservers"])]);
+    const searchList = fitSearches([...searches, ...strings(own["searches"])]);
     spec["dnsConfig"] = {
-      nameservers: [env.dnsHost, ...(Array.isArray(own["nameservers"]) ? own["nameservers"] : [])],
-      searches: [...searches, ...(Array.isArray(own["searches"]) ? own["searches"] : [])],
+      nameservers: nameservers.kept,
+      searches: searchList.kept,
       options: [...(ownNames.has("ndots") ? [] : [{ name: "ndots", value: "5" }]), ...ownOptions],
     };
     rewrites.push(`DNS ${hostNs}/${TENANT_DNS_SERVICE} at ${env.dnsHost}, search ${searches.join(" ")}`);
+    // The kubelet merges a ClusterFirst Pod's dnsConfig after the cluster's and drops what
+    // exceeds the resolver's limits; under dnsPolicy None the API server refuses it instead.
+    if (nameservers.dropped.length > 0) {
+      rewrites.push(`nameservers ${nameservers.dropped.join(", ")} dropped: at most ${MAX_NAMESERVERS}`);
+    }
+    if (searchList.dropped.length > 0) {
+      rewrites.push(
+        `searches ${searchList.dropped.join(" ")} dropped: at most ${MAX_SEARCHES} paths of ${MAX_SEARCH_CHARS} characters`,
+      );
+    }
   } else {
     rewrites.push(`dnsPolicy ${String(policy)} kept`);
   }
@@ -179,6 +191,34 @@ export function translatePodEnvironment(
   }
   if (downward.size > 0) rewrites.push(`downward API ${[...downward].sort().join(", ")} from the tenant`);
   return { annotations, rewrites };
+}
+
+/** The resolver limits the API server enforces on `dnsConfig` (and the kubelet applies to merged lists). */
+const MAX_NAMESERVERS = 3;
+const MAX_SEARCHES = 32;
+const MAX_SEARCH_CHARS = 2048;
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** The first {@link MAX_NAMESERVERS} distinct nameservers, in order, and the rest. */
+function fitNameservers(all: string[]): { kept: string[]; dropped: string[] } {
+  const distinct = [...new Set(all)];
+  return { kept: distinct.slice(0, MAX_NAMESERVERS), dropped: distinct.slice(MAX_NAMESERVERS) };
+}
+
+/** The longest prefix of the distinct search paths that fits the count and length limits, and the rest. */
+function fitSearches(all: string[]): { kept: string[]; dropped: string[] } {
+  const distinct = [...new Set(all)];
+  let count = 0;
+  let length = -1;
+  for (const search of distinct) {
+    if (count === MAX_SEARCHES || length + 1 + search.length > MAX_SEARCH_CHARS) break;
+    count += 1;
+    length += 1 + search.length;
+  }
+  return { kept: distinct.slice(0, count), dropped: distinct.slice(count) };
 }
 
 /** Field paths whose host value differs from the tenant's, and the annotation carrying the tenant's. */

@@ -37,6 +37,7 @@ export function translatePodSelectors(spec: JsonObject, ctx: TranslateContext): 
     }
   }
   for (const [constraint, path] of objectsAt(spec, "topologySpreadConstraints", "spec")) {
+    foldLabelKeys(constraint, path, ctx);
     constraint["labelSelector"] = translateLabelSelector(
       constraint["labelSelector"],
       join(path, "labelSelector"),
@@ -71,6 +72,7 @@ function translateAffinityTerm(term: JsonObject, path: string, ctx: TranslateCon
   }
   delete term["namespaces"];
   delete term["namespaceSelector"];
+  foldLabelKeys(term, path, ctx);
   term["labelSelector"] = translateLabelSelector(term["labelSelector"], join(path, "labelSelector"), ctx, namespaces);
   escapeKeyList(term, "matchLabelKeys", path);
   escapeKeyList(term, "mismatchLabelKeys", path);
@@ -109,6 +111,46 @@ function translateLabelSelector(
     });
   }
   return { ...selector, matchLabels: labels, matchExpressions: expressions };
+}
+
+/**
+ * Folds `matchLabelKeys` (`key In [the Pod's value]`) and `mismatchLabelKeys` (`NotIn`)
+ * into the labelSelector and drops the lists, as the API server does when it admits a
+ * Pod. The tenant's API server has already folded them into the selector it stored, and
+ * the host's would fold them once more and refuse the repeated key ("exists in both
+ * matchLabelKeys and labelSelector"); folding here, never twice, keeps the selector's
+ * meaning whichever the tenant's version did. Keys the Pod has no label for are ignored,
+ * as there. Without a selector the lists are left for the caller to escape.
+ */
+function foldLabelKeys(term: JsonObject, path: string, ctx: TranslateContext): void {
+  const selector = term["labelSelector"];
+  if (!isJsonObject(selector)) return;
+  const expressions = objectsAt(selector, "matchExpressions", join(path, "labelSelector")).map(([e]) => e);
+  for (const [list, operator] of [
+    ["matchLabelKeys", "In"],
+    ["mismatchLabelKeys", "NotIn"],
+  ] as const) {
+    const keys = term[list];
+    if (keys === undefined || keys === null) continue;
+    if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
+      throw new MalformedObjectError(join(path, list), "expected a list of label keys");
+    }
+    for (const key of keys as string[]) {
+      const value = ctx.labels[key];
+      if (value === undefined) continue;
+      const folded = expressions.some(
+        (e) =>
+          e["key"] === key &&
+          e["operator"] === operator &&
+          Array.isArray(e["values"]) &&
+          e["values"].length === 1 &&
+          e["values"][0] === value,
+      );
+      if (!folded) expressions.push({ key, operator, values: [value] });
+    }
+    delete term[list];
+  }
+  selector["matchExpressions"] = expressions;
 }
 
 function escapeKeyList(parent: JsonObject, key: string, path: string): void {

@@ -1,0 +1,67 @@
+import { canonicalJson, type Toleration } from "@tenantplane/api";
+import type { HostRules } from "../host-rules.js";
+import type { JsonObject } from "./json.js";
+import { items, read } from "./violation.js";
+
+/** Where a tenant Pod's tolerations are granted, for reasons. */
+export const GRANTED_TOLERATIONS = "IsolationProfile spec.workloads.tolerations";
+
+// The DefaultTolerationSeconds admission plugin adds these to every Pod in the tenant's
+// own API server; they only bound how long a Pod stays on a failed node.
+const NODE_FAILURE_TAINTS = new Set(["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]);
+
+/** The tolerations a host copy carries, and the tenant's own that the profile does not grant. */
+export interface EnforcedTolerations {
+  tolerations: unknown[];
+  removed: JsonObject[];
+}
+
+/**
+ * The Pod's tolerations that the profile grants, plus the profile's own, without repeats;
+ * the others are removed (a toleration only widens where a Pod may run, so the Pod can
+ * still run without it) and listed in `removed`.
+ */
+export function enforcedTolerations(tolerations: unknown, rules: HostRules): EnforcedTolerations {
+  const own = items(tolerations).map(([toleration]) => toleration);
+  const kept: unknown[] = own.filter((toleration) => isGrantedToleration(toleration, rules));
+  const removed = own.filter((toleration) => !isGrantedToleration(toleration, rules));
+  const seen = new Set(kept.map((t) => canonicalJson(t)));
+  for (const toleration of rules.tolerations) {
+    const key = canonicalJson(toleration);
+    if (!seen.has(key)) kept.push({ ...toleration });
+    seen.add(key);
+  }
+  return { tolerations: kept, removed };
+}
+
+/** A toleration in words: key, operator and effect. */
+export function describeToleration(toleration: JsonObject): string {
+  const key = typeof toleration["key"] === "string" && toleration["key"] !== "" ? toleration["key"] : "(any key)";
+  const effect =
+    typeof toleration["effect"] === "string" && toleration["effect"] !== "" ? toleration["effect"] : "any effect";
+  return `${key} ${String(toleration["operator"] ?? "Equal")} (${effect})`;
+}
+
+function isGrantedToleration(toleration: JsonObject, rules: HostRules): boolean {
+  const key = read(toleration, "key");
+  if (
+    typeof key === "string" &&
+    NODE_FAILURE_TAINTS.has(key) &&
+    read(toleration, "effect") === "NoExecute" &&
+    (read(toleration, "operator") ?? "Equal") === "Exists"
+  ) {
+    return true;
+  }
+  return rules.tolerations.some((granted) => sameToleration(toleration, granted));
+}
+
+// tolerationSeconds only shortens how long a NoExecute toleration holds, so it is not compared.
+function sameToleration(toleration: JsonObject, granted: Toleration): boolean {
+  const operator = (t: { operator?: unknown }) => t.operator ?? "Equal";
+  return (
+    (toleration["key"] ?? "") === (granted.key ?? "") &&
+    operator(toleration) === operator(granted) &&
+    (operator(granted) === "Exists" || (toleration["value"] ?? "") === (granted.value ?? "")) &&
+    (toleration["effect"] ?? "") === (granted.effect ?? "")
+  );
+}
