@@ -151,7 +151,7 @@ describe("recorder", () => {
     const elapsedSeconds = (Date.now() - started) / 1000;
     expect(seen).toHaveLength(total);
     expect(events.length).toBeLessThanOrEqual(BURST + Math.ceil(elapsedSeconds * PER_SECOND) + 1);
-    expect(events.some((e) => e.message?.startsWith("(combined from similar decisions)"))).toBe(true);
+    expect(events.some((e) => e.message?.startsWith("(combined from similar events)"))).toBe(true);
     const info = await (await jetstreamManager(nc)).streams.info("DECISIONS");
     expect(info.state.messages).toBeGreaterThanOrEqual(total);
   });

@@ -1,7 +1,16 @@
 export { loadKubeConfig, kubeConfigFromString } from "./kubeconfig.js";
 export { Objects } from "./apply.js";
 export { KubeApiError, type ApiStatus, type RequestTarget, type StatusCause } from "./api-error.js";
-export { EventRecorder, type EventInput, type RecordOutcome, type Regarding } from "./event-recorder.js";
+export { EventRecorder, type RecordOutcome } from "./event-recorder.js";
+export {
+  AggregatedEvents,
+  jsonEventSink,
+  type AggregatedEventsOptions,
+  type EventInput,
+  type EventOutcome,
+  type EventSink,
+  type Regarding,
+} from "./aggregated-events.js";
 export { LeadershipLostError, runWithLeaderElection, type LeaderElectionOptions } from "./leader-election.js";
 export { ApiError, JsonClient, resourcePath, type Query } from "./json-client.js";
 export {

@@ -1,11 +1,17 @@
 import { API_VERSION, GROUP, KIND_TENANT_CLUSTER, PLURAL_TENANT_CLUSTERS, VERSION } from "@tenantplane/api";
-import { JsonClient, startListWatch, TokenBucket, type RawObject } from "@tenantplane/kube";
+import {
+  AggregatedEvents,
+  JsonClient,
+  jsonEventSink,
+  startListWatch,
+  TokenBucket,
+  type RawObject,
+} from "@tenantplane/kube";
 import { DecisionSchema, runConsumer, type Decision } from "@tenantplane/messaging";
 import { CommonEnvSchema, TransientError, describe as describeError, httpStatusOf } from "@tenantplane/runtime";
 import { startService } from "@tenantplane/service";
 import { Counter } from "prom-client";
 import * as z from "zod";
-import { DecisionEvents } from "./decision-events.js";
 import { eventForDecision, hostEventForDecision } from "./event-for-decision.js";
 import { RecentIds } from "./rate.js";
 
@@ -42,29 +48,14 @@ const hostEvents = new Counter({
   registers: [svc.metrics.registry],
 });
 const api = new JsonClient(svc.kc, { userAgent: svc.userAgent });
-const eventsPath = (namespace: string, name?: string) =>
-  `/api/v1/namespaces/${encodeURIComponent(namespace)}/events${name === undefined ? "" : `/${encodeURIComponent(name)}`}`;
-const decisionEvents = new DecisionEvents(
-  {
-    create: async (namespace, body) => {
-      await api.request("POST", eventsPath(namespace), { body });
-    },
-    patch: async (namespace, name, body) => {
-      await api.request("PATCH", eventsPath(namespace, name), {
-        body,
-        contentType: "application/merge-patch+json",
-      });
-    },
-  },
-  {
-    component: "tenantplane",
-    instance: svc.identity,
-    clusterEventsNamespace: svc.env.EVENTS_NAMESPACE,
-    burst: svc.env.EVENT_BURST,
-    perSecond: svc.env.EVENTS_PER_SECOND,
-    maxInFlight: svc.env.EVENT_WRITES_IN_FLIGHT,
-  },
-);
+const decisionEvents = new AggregatedEvents(jsonEventSink(api), {
+  component: "tenantplane",
+  instance: svc.identity,
+  clusterEventsNamespace: svc.env.EVENTS_NAMESPACE,
+  burst: svc.env.EVENT_BURST,
+  perSecond: svc.env.EVENTS_PER_SECOND,
+  maxInFlight: svc.env.EVENT_WRITES_IN_FLIGHT,
+});
 const recorded = new RecentIds(svc.env.DEDUPE_IDS);
 const hostEventBudget = new TokenBucket(svc.env.HOST_EVENT_BURST, svc.env.HOST_EVENTS_PER_SECOND);
 

@@ -31,6 +31,7 @@ const supervisor = new Supervisor({
   },
   hostClient,
   userAgent: svc.userAgent,
+  identity: svc.identity,
   writer,
   objects: svc.objects,
   logger: svc.logger,

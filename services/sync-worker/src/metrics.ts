@@ -12,6 +12,7 @@ export interface SyncMetrics {
   objects: Counter<"outcome">;
   latency: Histogram;
   hostRequests: Counter<"verb">;
+  tenantEvents: Counter<"outcome">;
 }
 
 /** Registers the sync metrics; `queueDepths` is read at scrape time. */
@@ -49,6 +50,12 @@ export function createSyncMetrics(registry: Registry, queueDepths: () => Map<str
       name: "tenantplane_sync_latency_seconds",
       help: "Time from a tenant or host change being queued to its host write.",
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    tenantEvents: new Counter({
+      name: "tenantplane_sync_tenant_events_total",
+      help: "Warning Events written on tenant objects in tenant APIs, by outcome (created, aggregated, dropped: over the tenant's budget, failed).",
+      labelNames: ["outcome"],
       registers,
     }),
     hostRequests: new Counter({

@@ -11,6 +11,7 @@ import {
 import {
   JsonClient,
   RequestBudget,
+  jsonEventSink,
   kubeConfigFromString,
   startListWatch,
   type ListWatch,
@@ -30,6 +31,7 @@ import type { SyncMetrics } from "./metrics.js";
 import { syncedCondition, syncStatusField } from "./sync-status.js";
 import { planTenant, syncerIdentity } from "./tenant-directory.js";
 import { SharedWatches } from "./shared-watches.js";
+import { syncFailedMessage, TenantEvents } from "./tenant-events.js";
 import { TenantSyncer } from "./tenant-syncer.js";
 
 /** Settings the supervisor runs with (from the environment). */
@@ -52,6 +54,8 @@ export interface SupervisorDeps {
   hostClient: JsonClient;
   /** Sent with every tenant API request, so tenant audit logs name the sync worker. */
   userAgent?: string;
+  /** This worker's identity, the reporting instance of the Events it writes in tenant APIs. */
+  identity?: string;
   writer: HostWriter;
   /** Status writes under the sync worker's field manager. */
   objects: Objects;
@@ -360,6 +364,11 @@ export class Supervisor {
     const tenantLimiter = limiter;
     // One watch per collection for both directions (see SharedWatches).
     const watches = new SharedWatches();
+    const events = new TenantEvents(jsonEventSink(tenantClient), {
+      instance: this.deps.identity ?? "sync-worker",
+      logger,
+      count: (outcome) => this.deps.metrics.tenantEvents.inc({ outcome }),
+    });
     const syncer: TenantSyncer = new TenantSyncer({
       tenant,
       policy: plan.policy,
@@ -379,6 +388,8 @@ export class Supervisor {
       publish: (d) => this.deps.publish(d),
       warn: (reason, message) =>
         this.deps.warn(tenant, this.tenants.get(undefined, tenant)?.metadata.uid, reason, message),
+      events,
+      onFailureChange: (key) => backSync.poke(key),
       onStatus: () => this.scheduleStatus(tenant),
       writeToken: () => tenantLimiter.wait(),
       mayWrite: () => this.deps.owns(tenant),
@@ -400,6 +411,11 @@ export class Supervisor {
       metrics: this.deps.backSyncMetrics,
       mayWrite: () => this.deps.owns(tenant),
       onStatus: () => this.scheduleStatus(tenant),
+      events,
+      syncFailure: (key) => {
+        const failure = syncer.publishedFailure(key);
+        return failure && syncFailedMessage(failure.kind, failure.hostRef, failure.error);
+      },
     });
     let deferred = 0;
     const resync = setInterval(() => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { syncedCondition, syncStatusField } from "./sync-status.js";
+import { describeFailures, syncedCondition, syncStatusField } from "./sync-status.js";
 
 const base = { inSync: 3, skipped: 1, failed: 0, down: undefined, started: true, lastFullPass: new Date(0) };
 
@@ -27,6 +27,34 @@ describe("syncedCondition", () => {
     expect(c.message).toContain("1 object whose host status cannot be written back");
     expect(syncedCondition({ ...base, failed: 1, backSyncFailed: 1 })).toMatchObject({ reason: "ObjectErrors" });
     expect(syncedCondition({ ...base, backSyncFailed: 0 })).toMatchObject({ status: "True" });
+  });
+});
+
+describe("describeFailures", () => {
+  const failure = (name: string, message: string) => ({
+    kind: "Pod",
+    tenantRef: { namespace: "shop", name },
+    error: { message },
+  });
+  it("names each failed object with its error, up to three, and counts the rest", () => {
+    const failures = ["a", "b", "c", "d"].map((n) => failure(n, `refused ${n}`));
+    expect(describeFailures(failures, 5)).toBe(
+      "Pod shop/a: refused a; Pod shop/b: refused b; Pod shop/c: refused c; and 2 more",
+    );
+    expect(describeFailures(failures.slice(0, 1), 1)).toBe("Pod shop/a: refused a");
+    expect(describeFailures([], 2)).toBe("");
+  });
+  it("keeps each error on one line and cuts a long one", () => {
+    const text = describeFailures([failure("web", `line one\n  line two ${"x".repeat(400)}`)], 1);
+    expect(text).toMatch(/^Pod shop\/web: line one line two x+…$/);
+    expect(text.length).toBeLessThan(260);
+  });
+  it("puts the names in the ObjectErrors condition", () => {
+    const quota =
+      'pods "web-x-shop-x-dev" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2';
+    const c = syncedCondition({ ...base, failed: 1, failures: [failure("web", quota)] });
+    expect(c).toMatchObject({ status: "False", reason: "ObjectErrors" });
+    expect(c.message).toBe(`3 in sync, 1 skipped, 1 failed: Pod shop/web: ${quota}`);
   });
 });
 

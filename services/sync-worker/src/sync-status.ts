@@ -17,6 +17,35 @@ export interface SyncState extends SyncCounts {
   lastFullPass: Date | undefined;
   /** Objects whose host state cannot be written back to the tenant right now (each is retried). */
   backSyncFailed?: number;
+  /** The failed objects, oldest first, with their last error: the condition names the first few. */
+  failures?: readonly FailureSummary[];
+}
+
+/** One failed tenant object as the Synced condition names it. */
+export interface FailureSummary {
+  kind: string;
+  tenantRef: { namespace: string; name: string };
+  error: { message: string };
+}
+
+/** Failed objects the Synced condition names; the rest are counted (each has its Fail Decision and Events). */
+export const NAMED_FAILURES = 3;
+/** Room for one object's error in the condition: the host's message up to the part that says why. */
+const FAILURE_MESSAGE_CHARS = 240;
+
+/**
+ * `Pod shop/web: <error>; ConfigMap a/b: <error>; and 4 more` for the first
+ * NAMED_FAILURES of `failures`, each error cut to FAILURE_MESSAGE_CHARS; `failed` is the
+ * total count. Empty when no failure is known by name.
+ */
+export function describeFailures(failures: readonly FailureSummary[], failed: number): string {
+  const named = failures.slice(0, NAMED_FAILURES).map((f) => {
+    const ref = f.tenantRef.namespace ? `${f.tenantRef.namespace}/${f.tenantRef.name}` : f.tenantRef.name;
+    return `${f.kind} ${ref}: ${truncate(oneLine(f.error.message), FAILURE_MESSAGE_CHARS)}`;
+  });
+  if (named.length === 0) return "";
+  const more = Math.max(failed, failures.length) - named.length;
+  return more > 0 ? `${named.join("; ")}; and ${more} more` : named.join("; ");
 }
 
 /** The Synced condition for a tenant's state: False while its API is down or objects fail. */
@@ -38,7 +67,7 @@ export function syncedCondition(state: SyncState): ConditionInput {
       type: CONDITION_SYNCED,
       status: "False",
       reason: "ObjectErrors",
-      message: `${counts}; the worker log names each failed object`,
+      message: `${counts}: ${describeFailures(state.failures ?? [], state.failed) || "see the Fail Decisions"}`,
     };
   }
   const back = state.backSyncFailed ?? 0;
@@ -66,4 +95,12 @@ export function syncStatusField(state: SyncState): {
     failed: state.failed,
     ...(state.lastFullPass === undefined ? {} : { lastFullPass: state.lastFullPass.toISOString() }),
   };
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

@@ -8,8 +8,15 @@ import {
   labelValue,
   MANAGED_BY,
 } from "@tenantplane/mapping";
-import type { PlannedDecision } from "@tenantplane/messaging";
-import { backoffDelay, describe, normalizeError, TransientError, type Logger } from "@tenantplane/runtime";
+import { decisionId, type PlannedDecision } from "@tenantplane/messaging";
+import {
+  backoffDelay,
+  describe,
+  normalizeError,
+  TransientError,
+  type Logger,
+  type TenantplaneError,
+} from "@tenantplane/runtime";
 import { decisionRecords, faults } from "@tenantplane/service";
 import {
   applyServiceQuota,
@@ -30,6 +37,15 @@ import { PodNetworkRecords } from "./pod-network-records.js";
 import { PodTokenKeeper } from "./pod-tokens.js";
 import { decodeKey, encodeKey, type SourceKey } from "./source-key.js";
 import type { SyncCounts } from "./sync-status.js";
+import { FailureMemory, type FailedObject } from "./failure-memory.js";
+import {
+  REASON_SYNC_FAILED,
+  REASON_SYNC_SKIPPED,
+  syncFailedMessage,
+  syncSkippedMessage,
+  type TenantEvents,
+} from "./tenant-events.js";
+import { hostAnswerOf, WriteFailure, type AttemptedWrite } from "./write-failure.js";
 
 /** The service name Decisions carry; a Delete's id is derived with it. */
 const SERVICE = "sync-worker";
@@ -59,6 +75,10 @@ export interface SyncerDeps {
   publish(decision: PlannedDecision): Promise<void>;
   /** A Warning Event on the TenantCluster. */
   warn(reason: string, message: string): Promise<void>;
+  /** Warning Events on the tenant's own objects, in its API. */
+  events: TenantEvents;
+  /** A published failure of this source key began, changed or ended (back-sync shows it on the tenant Pod). */
+  onFailureChange?(key: string): void;
   /** Called when counts or connectivity change; the caller writes status (throttled). */
   onStatus(): void;
   /** False once this worker's lease on the tenant's partition is lost or fenced: no write may start. */
@@ -88,6 +108,7 @@ export class TenantSyncer {
   private namespaces!: ListWatch;
   private readonly outcomes = new Map<string, Outcome>();
   private readonly skips = new SkipMemory();
+  private readonly failures = new FailureMemory();
   /** Decisions of completed writes still being published, per host object. */
   private readonly publishing = new Map<string, Promise<void>>();
   /** Consecutive failures per key, for the retry backoff. */
@@ -240,7 +261,12 @@ export class TenantSyncer {
   }
 
   /** Counts for status.sync and the Synced condition. */
-  counts(): SyncCounts & { lastFullPass: Date | undefined; down: string | undefined; started: boolean } {
+  counts(): SyncCounts & {
+    lastFullPass: Date | undefined;
+    down: string | undefined;
+    started: boolean;
+    failures: FailedObject[];
+  } {
     let inSync = 0;
     let skipped = 0;
     let failed = 0;
@@ -256,6 +282,7 @@ export class TenantSyncer {
       lastFullPass: this.lastPass,
       down: this.downSince === undefined ? undefined : this.downReason,
       started: this.started,
+      failures: this.failures.list(),
     };
   }
 
@@ -289,8 +316,11 @@ export class TenantSyncer {
     try {
       await this.converge(key, since);
       this.attempts.delete(text);
+      if (this.failures.forget(text)?.published) this.deps.onFailureChange?.(text);
     } catch (err) {
-      const e = normalizeError(err);
+      const failure = err instanceof WriteFailure ? err : undefined;
+      const e = normalizeError(failure?.cause ?? err);
+      this.noteFailure(key, failure, e);
       this.outcomes.set(text, "failed");
       this.deps.observe.outcome("failed");
       const attempt = this.attempts.get(text) ?? 0;
@@ -385,6 +415,13 @@ export class TenantSyncer {
           "SyncSkipped",
           `${d.kind} ${d.tenantRef.namespace}/${d.tenantRef.name} not synced to ${d.hostRef.namespace}/${d.hostRef.name}: ${d.reason}`,
         );
+        if (source !== undefined) {
+          void this.deps.events.warn(
+            tenantObject(source),
+            REASON_SYNC_SKIPPED,
+            syncSkippedMessage(d.kind, d.hostRef, d.reason),
+          );
+        }
       }
       this.deps.observe.outcome("skip");
       return "skipped";
@@ -403,11 +440,17 @@ export class TenantSyncer {
       // id (dropped as a duplicate), so no delete is ever made without its Decision stored.
       await this.announceDelete(d, current.metadata.uid);
       if (this.stopped || !this.deps.mayWrite()) return undefined;
-      if (await writer.delete(current, gracePeriodOf(this.tenantWatches.get(key.kind)?.get(key.namespace, key.name)))) {
+      const grace = gracePeriodOf(this.tenantWatches.get(key.kind)?.get(key.namespace, key.name));
+      if (await attempt(d, "Delete", () => writer.delete(current, grace))) {
         this.deps.observe.latency((Date.now() - since) / 1000);
         this.deps.observe.outcome("delete");
       }
       return undefined;
+    }
+    // A write that succeeds after a published Fail says so: the Fail's Warnings stay behind it.
+    const refused = this.failures.get(text);
+    if (refused?.published && refused.kind === d.kind && refused.hostRef.name === d.hostRef.name) {
+      d = { ...d, reason: `${d.reason} (the host had refused it: ${refused.error.reason})` };
     }
     // The write carries its own Decision, so a crash before the publish loses nothing (decision-record.ts).
     const record = newRecord(d);
@@ -416,7 +459,7 @@ export class TenantSyncer {
     if (this.stopped || !this.deps.mayWrite()) return undefined;
     let written;
     if (d.action === "Create") {
-      const created = await writer.create(desired);
+      const created = await attempt(d, "Create", () => writer.create(desired));
       if (created === "exists") {
         // The label-selected host cache cannot see a foreign object: read what holds the name and plan again.
         if (!firstTry) throw new Error(`host ${d.kind} ${d.hostRef.name} exists but cannot be read back`);
@@ -428,13 +471,56 @@ export class TenantSyncer {
     } else {
       const base = current ?? (await writer.get(d.kind, d.hostRef.namespace, d.hostRef.name));
       if (base === undefined) throw new Error(`host ${d.kind} ${d.hostRef.name} vanished before update`);
-      written = await writer.update(desired, base);
+      written = await attempt(d, "Update", () => writer.update(desired, base));
     }
     if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
     this.deps.observe.latency((Date.now() - since) / 1000);
     this.deps.observe.outcome(d.action === "Create" ? "create" : "update");
     this.publishAfterWrite({ ...d, id: record.id, time: record.time }, written.metadata?.uid);
     return "inSync";
+  }
+
+  /**
+   * Remembers why `key` failed, and the first time a host refusal (or a transient failure that
+   * persisted) is seen for it, explains it: a Fail Decision with the host's answer and a
+   * Warning on the tenant object. Never throws.
+   */
+  private noteFailure(key: SourceKey, failure: WriteFailure | undefined, e: TenantplaneError): void {
+    const text = encodeKey(key);
+    const d = failure?.decision;
+    const error = hostAnswerOf(failure?.cause ?? e, failure?.attempted);
+    const tenantRef = d?.tenantRef ?? { namespace: key.namespace, name: key.name };
+    const hostRef = d?.hostRef ?? {
+      namespace: hostNamespaceFor(this.deps.tenant),
+      name: hostName({ tenant: this.deps.tenant, namespace: key.namespace, name: key.name }).name,
+    };
+    const kind = d?.kind ?? key.kind;
+    const attempt = { kind, tenantRef, hostRef, error, transient: e.transient, hostWrite: failure !== undefined };
+    if (!this.failures.note(text, attempt, Date.now()) || this.stopped || !this.deps.mayWrite()) return;
+    const since = this.failures.get(text)?.since ?? Date.now();
+    const planned: PlannedDecision = {
+      tenant: this.deps.tenant,
+      action: "Fail",
+      kind,
+      tenantRef,
+      hostRef,
+      reason: `${error.reason}: ${error.message}${e.transient ? " (still retrying)" : ""}`,
+      error,
+    };
+    // One id per run of failures and error: a republish is dropped, a later run is news. Published
+    // beside the retries, in order with the object's other Decisions, like a write's.
+    this.publishAfterWrite({ ...planned, id: decisionId(planned, SERVICE, `fail:${since}`) });
+    this.deps.onFailureChange?.(text);
+    const source = this.tenantWatches.get(key.kind)?.get(key.namespace, key.name);
+    if (source !== undefined) {
+      void this.deps.events.warn(tenantObject(source), REASON_SYNC_FAILED, syncFailedMessage(kind, hostRef, error));
+    }
+  }
+
+  /** The failure standing for a source key (encoded) once its Fail was published, for back-sync. */
+  publishedFailure(key: string): FailedObject | undefined {
+    const failure = this.failures.get(key);
+    return failure?.published ? failure : undefined;
   }
 
   // `hostUid`: the written object's, so the recorder can put an Event on it as well.
@@ -447,6 +533,7 @@ export class TenantSyncer {
       tenantRef: d.tenantRef,
       hostRef: hostUid ? { ...d.hostRef, uid: hostUid } : d.hostRef,
       reason: d.reason,
+      ...(d.error === undefined ? {} : { error: d.error }),
     });
   }
 
@@ -637,6 +724,24 @@ export class TenantSyncer {
 function gracePeriodOf(source: RawObject | undefined): number | undefined {
   const seconds = source?.metadata["deletionGracePeriodSeconds"];
   return source?.kind === "Pod" && typeof seconds === "number" ? seconds : undefined;
+}
+
+/** Runs one host write of `d`; what it throws becomes a {@link WriteFailure} naming the write. */
+async function attempt<T>(d: PlannedDecision, write: AttemptedWrite, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw new WriteFailure(d, write, err);
+  }
+}
+
+function tenantObject(source: RawObject) {
+  return {
+    kind: source.kind ?? "",
+    namespace: source.metadata.namespace ?? "default",
+    name: source.metadata.name,
+    uid: source.metadata.uid,
+  };
 }
 
 function keyOf(obj: RawObject): SourceKey {

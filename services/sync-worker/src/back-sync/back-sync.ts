@@ -14,9 +14,10 @@ import type { SharedWatches } from "../shared-watches.js";
 import type { HostNodes } from "./host-nodes.js";
 import type { BackSyncMetrics } from "./metrics.js";
 import { LABEL_VIRTUAL_NODE, planNodes, virtualNode, type NodeLike } from "./nodes.js";
-import { isTerminal, planPod, type PodLike } from "./pods.js";
+import { isTerminal, planPod, schedulingProblem, type PodLike } from "./pods.js";
 import { LABEL_VIRTUAL_VOLUME, orphanedVolumes, planClaim, virtualVolumeName, type VolumeObject } from "./pvcs.js";
 import { serviceStatusPatch } from "./services.js";
+import { REASON_FAILED_SCHEDULING, type TenantEvents } from "../tenant-events.js";
 
 /** Kinds whose host state flows back to the tenant. */
 export const BACK_SYNC_KINDS = ["Pod", "Service", "PersistentVolumeClaim"] as const;
@@ -49,6 +50,10 @@ export interface BackSyncDeps {
   mayWrite(): boolean;
   /** Called when the count of failing keys changes; the caller writes status. */
   onStatus(): void;
+  /** Warning Events on the tenant's own objects, in its API. */
+  events: TenantEvents;
+  /** Why the host refused the copy of a source key (encoded), while a published Fail stands. */
+  syncFailure?(key: string): string | undefined;
   /** Keys worked on at once (default 4). */
   concurrency?: number;
   /** Virtual node Lease renewal interval (default 10 s). */
@@ -70,6 +75,8 @@ export class BackSync {
   private tenantVolumes: ListWatch | undefined;
   /** Last state of host copies that vanished, until their tenant Pod has been planned. */
   private readonly lastHost = new Map<string, RawObject>();
+  /** The host scheduler's message last told to each tenant Pod, so it is told once per change. */
+  private readonly unschedulable = new Map<string, string>();
   private readonly pending = new Map<string, number>();
   private readonly inFlight = new Set<string>();
   private readonly failures = new Map<string, string>();
@@ -176,6 +183,11 @@ export class BackSync {
     }
   }
 
+  /** Looks at one source key (encoded) again: its sync failure began, changed or ended. */
+  poke(key: string): void {
+    this.enqueue(key);
+  }
+
   /** Keys whose last back-sync failed (each is being retried). */
   failed(): number {
     return this.failures.size;
@@ -251,6 +263,7 @@ export class BackSync {
     const hostWatch = this.hostWatches.get(key.kind);
     if (tenantObj === undefined || hostWatch === undefined) {
       this.lastHost.delete(text);
+      this.unschedulable.delete(text);
       return;
     }
     const target = hostName({ tenant: this.deps.tenant, namespace: key.namespace, name: key.name }).name;
@@ -268,6 +281,7 @@ export class BackSync {
       host,
       lastHost: this.lastHost.get(text) as PodLike | undefined,
       hostListed: this.hostWatches.get("Pod")?.current() ?? false,
+      syncFailure: this.deps.syncFailure?.(text),
     });
     const ns = pod.metadata.namespace ?? "default";
     const path = resourcePath("v1", "pods", ns, pod.metadata.name);
@@ -306,6 +320,24 @@ export class BackSync {
     // Written (or nothing to write): the vanished copy's last state has served its purpose.
     this.lastHost.delete(text);
     if (steps.length > 0) this.enqueue(NODES_KEY);
+    this.tellUnschedulable(text, pod, host);
+  }
+
+  // The condition is mirrored with the status; the Event is what `kubectl describe` and
+  // `kubectl get events` show, once per message as a scheduler tells it.
+  private tellUnschedulable(text: string, pod: PodLike, host: PodLike | undefined): void {
+    const problem = schedulingProblem(host);
+    if (problem === undefined || problem.message === "") {
+      this.unschedulable.delete(text);
+      return;
+    }
+    if (this.unschedulable.get(text) === problem.message) return;
+    this.unschedulable.set(text, problem.message);
+    void this.deps.events.warn(
+      { kind: "Pod", namespace: pod.metadata.namespace ?? "default", name: pod.metadata.name, uid: pod.metadata.uid },
+      REASON_FAILED_SCHEDULING,
+      `the host scheduler cannot place this Pod's copy: ${problem.message}`,
+    );
   }
 
   private async syncService(svc: RawObject, host: RawObject | undefined, since: number): Promise<void> {

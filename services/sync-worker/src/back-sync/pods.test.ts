@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lostPodStatus, planPod, statusPatch, type PodLike } from "./pods.js";
+import { lostPodStatus, planPod, schedulingProblem, statusPatch, syncFailedPatch, type PodLike } from "./pods.js";
 
 const running = {
   phase: "Running",
@@ -101,5 +101,73 @@ describe("planPod", () => {
     ]);
     const terminating = hostPod();
     expect(planPod({ tenant: deleting, host: terminating, hostListed: true }).map((s) => s.action)).toEqual(["Status"]);
+  });
+});
+
+describe("a refused or unschedulable host copy", () => {
+  const refused = "the host refused to create this Pod's copy tp-t/web-1-x-shop-x-t (403 Forbidden): exceeded quota";
+  it("shows the refusal as PodScheduled=False SyncFailed on the pending tenant Pod, once", () => {
+    const steps = planPod({ tenant: tenantPod(), host: undefined, hostListed: true, syncFailure: refused });
+    expect(steps).toEqual([
+      {
+        action: "Status",
+        patch: {
+          conditions: [
+            {
+              type: "PodScheduled",
+              status: "False",
+              reason: "SyncFailed",
+              message: refused,
+              lastTransitionTime: expect.any(String),
+            },
+          ],
+        },
+      },
+    ]);
+    const step = steps[0];
+    const shown = tenantPod({ status: { phase: "Pending", ...(step?.action === "Status" ? step.patch : {}) } });
+    expect(planPod({ tenant: shown, host: undefined, hostListed: true, syncFailure: refused })).toEqual([]);
+    // The refusal ended (the next write will make the copy): the condition is taken back.
+    expect(planPod({ tenant: shown, host: undefined, hostListed: true })).toEqual([
+      { action: "Status", patch: { conditions: [] } },
+    ]);
+  });
+
+  it("leaves other PodScheduled conditions, bound and finished Pods alone", () => {
+    const scheduled = { type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/1 nodes" };
+    expect(syncFailedPatch(tenantPod({ status: { conditions: [scheduled] } }), undefined)).toBeUndefined();
+    expect(
+      planPod({ tenant: tenantPod({}, "node-a"), host: undefined, hostListed: false, syncFailure: refused }),
+    ).toEqual([]);
+    const done = tenantPod({ status: { phase: "Succeeded" } });
+    expect(planPod({ tenant: done, host: undefined, hostListed: true, syncFailure: refused })).toEqual([]);
+  });
+
+  it("keeps the time the Pod first became unscheduled when the message changes", () => {
+    const since = "2026-01-01T00:00:00.000Z";
+    const before = {
+      type: "PodScheduled",
+      status: "False",
+      reason: "SyncFailed",
+      message: "old",
+      lastTransitionTime: since,
+    };
+    const patch = syncFailedPatch(tenantPod({ status: { conditions: [before] } }), "new");
+    expect(patch).toEqual({ conditions: [{ ...before, message: "new" }] });
+  });
+
+  it("reads the host scheduler's reason and message from an unschedulable copy", () => {
+    const message = "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.";
+    const pending = hostPod("", {
+      phase: "Pending",
+      conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message }],
+    });
+    expect(schedulingProblem(pending)).toEqual({ reason: "Unschedulable", message });
+    expect(schedulingProblem(hostPod())).toBeUndefined();
+    expect(schedulingProblem(undefined)).toBeUndefined();
+    // Its conditions reach the tenant Pod as they are.
+    expect(planPod({ tenant: tenantPod(), host: pending, hostListed: true })).toEqual([
+      { action: "Status", patch: { conditions: pending.status!["conditions"] } },
+    ]);
   });
 });

@@ -40,6 +40,9 @@ export const MIRRORED_POD_STATUS = [
 /** Reason on a tenant Pod whose host copy vanished without the tenant asking. */
 export const REASON_HOST_POD_LOST = "HostPodDeleted";
 
+/** PodScheduled reason on a tenant Pod whose host copy the host API refused to create. */
+export const REASON_SYNC_FAILED = "SyncFailed";
+
 /** One write back-sync makes to the tenant for a Pod, in order. */
 export type PodStep =
   /** Bind the tenant Pod (pods/binding) to the virtual node of this name, which must exist first. */
@@ -59,6 +62,8 @@ export interface PodInput {
   lastHost?: PodLike | undefined;
   /** The host listing is complete and current, so an absent copy is really gone. */
   hostListed: boolean;
+  /** Why the host refused to create the copy, while it does (a published Fail). */
+  syncFailure?: string | undefined;
 }
 
 /**
@@ -67,7 +72,10 @@ export interface PodInput {
  * - the copy's status (phase, conditions, IPs, container states, start time) is mirrored;
  * - a tenant Pod being deleted whose copy is gone is deleted for good (the host honoured the grace period);
  * - a bound tenant Pod whose copy vanished otherwise (eviction, node loss, a manual delete)
- *   is marked Failed with the reason, never left Running, and its copy is not made again.
+ *   is marked Failed with the reason, never left Running, and its copy is not made again;
+ * - a pending tenant Pod whose copy the host refused shows `PodScheduled=False` with reason
+ *   SyncFailed and the host's words, as a scheduler would say why; the condition goes once the
+ *   refusal ends (the copy's own conditions replace it when the copy exists).
  * Returns no steps when the tenant already shows what the host has.
  */
 export function planPod(input: PodInput): PodStep[] {
@@ -76,6 +84,10 @@ export function planPod(input: PodInput): PodStep[] {
   if (host === undefined) {
     if (!input.hostListed) return [];
     if (deleting) return [{ action: "Delete", reason: "host copy deleted" }];
+    if (!isBound(tenant) && !isTerminal(tenant)) {
+      const patch = syncFailedPatch(tenant, input.syncFailure);
+      return patch === undefined ? [] : [{ action: "Status", patch }];
+    }
     if (!isBound(tenant) || isTerminal(tenant)) return [];
     return [{ action: "Status", patch: lostPodStatus(tenant, input.lastHost) }];
   }
@@ -102,6 +114,42 @@ export function statusPatch(
     patch[field] = want ?? null;
   }
   return Object.keys(patch).length === 0 ? undefined : patch;
+}
+
+/**
+ * The merge patch that makes an uncopied tenant Pod's PodScheduled condition say why the host
+ * refused it (`failure`), or take that back (`failure` undefined); undefined when it already says so.
+ */
+export function syncFailedPatch(
+  tenant: PodLike,
+  failure: string | undefined,
+  now = new Date(),
+): Record<string, Json> | undefined {
+  const conditions = conditionsOf(tenant.status);
+  const scheduled = conditions.find((c) => c["type"] === "PodScheduled");
+  const others = conditions.filter((c) => c !== scheduled) as Json[];
+  const ours = scheduled?.["reason"] === REASON_SYNC_FAILED;
+  if (failure === undefined) return ours ? { conditions: others } : undefined;
+  if (ours && scheduled["status"] === "False" && scheduled["message"] === failure) return undefined;
+  const since = scheduled?.["status"] === "False" ? scheduled["lastTransitionTime"] : undefined;
+  const condition: Record<string, Json> = {
+    type: "PodScheduled",
+    status: "False",
+    reason: REASON_SYNC_FAILED,
+    message: failure,
+    lastTransitionTime: typeof since === "string" ? since : now.toISOString(),
+  };
+  return { conditions: [...others, condition] };
+}
+
+/**
+ * The host scheduler's word on a copy it cannot place (its PodScheduled condition is False:
+ * reason `Unschedulable` and a message naming what no node offers), or undefined.
+ */
+export function schedulingProblem(host: PodLike | undefined): { reason: string; message: string } | undefined {
+  const scheduled = conditionsOf(host?.status).find((c) => c["type"] === "PodScheduled");
+  if (scheduled?.["status"] !== "False") return undefined;
+  return { reason: String(scheduled["reason"] ?? "Unschedulable"), message: String(scheduled["message"] ?? "") };
 }
 
 /** The Failed status of a bound tenant Pod whose host copy vanished, naming why when the copy said. */

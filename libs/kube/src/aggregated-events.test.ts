@@ -1,8 +1,8 @@
 import type { CoreV1Event } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { DecisionEvents, type EventWriter } from "./decision-events.js";
+import { AggregatedEvents, type EventSink } from "./aggregated-events.js";
 
-class MemoryWriter implements EventWriter {
+class MemoryWriter implements EventSink {
   readonly events = new Map<string, CoreV1Event>();
   writes = 0;
   failNext = 0;
@@ -38,10 +38,10 @@ const options = {
   perSecond: 100,
 };
 
-describe("DecisionEvents", () => {
+describe("AggregatedEvents", () => {
   it("folds repeats of one message into one Event's count", async () => {
     const writer = new MemoryWriter();
-    const events = new DecisionEvents(writer, options);
+    const events = new AggregatedEvents(writer, options);
     for (let i = 0; i < 5; i++) await events.record(input("same"));
     expect(writer.events.size).toBe(1);
     expect([...writer.events.values()][0]).toMatchObject({ count: 5, message: "same" });
@@ -49,7 +49,7 @@ describe("DecisionEvents", () => {
 
   it("combines many distinct messages instead of dropping any, even when rate-limited", async () => {
     const writer = new MemoryWriter();
-    const events = new DecisionEvents(writer, { ...options, burst: 3, perSecond: 20, similarLimit: 4 });
+    const events = new AggregatedEvents(writer, { ...options, burst: 3, perSecond: 20, similarLimit: 4 });
     await Promise.all(Array.from({ length: 60 }, (_, i) => events.record(input(`cm-${i}`))));
     expect(writer.total()).toBe(60);
     expect(writer.events.size).toBe(5);
@@ -61,7 +61,7 @@ describe("DecisionEvents", () => {
 
   it("rejects the Decisions of a failed write and counts them once when they come back", async () => {
     const writer = new MemoryWriter();
-    const events = new DecisionEvents(writer, options);
+    const events = new AggregatedEvents(writer, options);
     writer.failNext = 1;
     await expect(events.record(input("a"))).rejects.toThrow(/webhook/);
     await events.record(input("a"));
@@ -70,7 +70,7 @@ describe("DecisionEvents", () => {
 
   it("starts a new Event when the old one expired", async () => {
     const writer = new MemoryWriter();
-    const events = new DecisionEvents(writer, options);
+    const events = new AggregatedEvents(writer, options);
     await events.record(input("a"));
     writer.events.clear();
     expect(await events.record(input("a"))).toBe("created");
@@ -79,7 +79,7 @@ describe("DecisionEvents", () => {
 
   it("keeps its memory bounded", async () => {
     const writer = new MemoryWriter();
-    const events = new DecisionEvents(writer, { ...options, maxSeries: 3 });
+    const events = new AggregatedEvents(writer, { ...options, maxSeries: 3 });
     for (let i = 0; i < 20; i++) await events.record({ ...input("m"), regarding: { ...tc, name: `t-${i}` } });
     expect(events.size).toBeLessThanOrEqual(3);
   });
@@ -88,7 +88,7 @@ describe("DecisionEvents", () => {
     let inFlight = 0;
     let most = 0;
     const memory = new MemoryWriter();
-    const slow: EventWriter = {
+    const slow: EventSink = {
       create: async (namespace, event) => {
         inFlight++;
         most = Math.max(most, inFlight);
@@ -98,7 +98,7 @@ describe("DecisionEvents", () => {
       },
       patch: (namespace, name, patch) => memory.patch(namespace, name, patch),
     };
-    const events = new DecisionEvents(slow, { ...options, maxInFlight: 2 });
+    const events = new AggregatedEvents(slow, { ...options, maxInFlight: 2 });
     await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
         events.record({ ...input(`m-${i % 3}`), regarding: { ...tc, name: `t-${i % 10}` } }),
@@ -106,5 +106,44 @@ describe("DecisionEvents", () => {
     );
     expect(most).toBe(2);
     expect(memory.total()).toBe(30);
+  });
+
+  it("past a drop budget leaves Events out instead of queueing them, except those riding on a queued write", async () => {
+    let now = 0;
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, {
+      ...options,
+      burst: 2,
+      perSecond: 1,
+      overBudget: "drop",
+      now: () => now,
+    });
+    expect(await events.record(input("a"))).toBe("created");
+    expect(await events.record(input("b"))).toBe("created");
+    expect(await events.record(input("c"))).toBe("dropped");
+    now += 1_000;
+    expect(await events.record(input("a"))).toBe("aggregated");
+    expect(writer.total()).toBe(3);
+  });
+
+  it("bounds the writes over every object with a total budget", async () => {
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, { ...options, total: { burst: 3, perSecond: 0.001 } });
+    const outcomes = [];
+    for (let i = 0; i < 5; i++)
+      outcomes.push(await events.record({ ...input("m"), regarding: { ...tc, name: `t-${i}` } }));
+    expect(outcomes).toEqual(["created", "created", "created", "dropped", "dropped"]);
+    expect(writer.events.size).toBe(3);
+  });
+
+  it("writes the component as source and reporting component", async () => {
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, { ...options, component: "tenantplane-sync-worker" });
+    await events.record(input("a"));
+    expect([...writer.events.values()][0]).toMatchObject({
+      source: { component: "tenantplane-sync-worker" },
+      reportingComponent: "tenantplane.io/tenantplane-sync-worker",
+      reportingInstance: "r-1",
+    });
   });
 });
