@@ -1,5 +1,5 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { crdManifests, parseIsolationProfileSpec, parseTenantCluster } from "@tenantplane/api";
+import { ControlPlaneSpecSchema, crdManifests, parseIsolationProfileSpec, parseTenantCluster } from "@tenantplane/api";
 import { compileIsolation } from "@tenantplane/isolation";
 import { EventRecorder, Objects, runWithLeaderElection } from "@tenantplane/kube";
 import { createLogger } from "@tenantplane/runtime";
@@ -158,7 +158,13 @@ describe("the comparison itself", () => {
 
 describe("objects tenantplane writes are stored exactly as compiled", () => {
   it("stores every isolation object of a rich profile, peers and LimitRange defaults included", async () => {
-    const compiled = compileIsolation({ tenant, hostNamespace: namespace, profile: richProfile, profileName: "rich" });
+    const compiled = compileIsolation({
+      tenant,
+      hostNamespace: namespace,
+      profile: richProfile,
+      controlPlane: ControlPlaneSpecSchema.parse({}),
+      profileName: "rich",
+    });
     const kinds = new Set(compiled.objects.map((o) => o.kind));
     expect([...kinds].sort()).toEqual(["LimitRange", "NetworkPolicy", "ResourceQuota"]);
     // The namespace labels go out exactly as the isolation service sends them.

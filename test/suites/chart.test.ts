@@ -972,6 +972,8 @@ describe("chart against a real API server", () => {
     ["sync-worker", "patch", "tenantclusters", { group: tp, subresource: "status" }, true],
     ["sync-worker", "get", "secrets", { namespace: "tp-dev" }, true],
     ["sync-worker", "watch", "configmaps", { namespace: "tp-dev" }, true],
+    ["sync-worker", "watch", "resourcequotas", { namespace: "tp-dev" }, true],
+    ["sync-worker", "create", "resourcequotas", { namespace: "tp-dev" }, false],
     ["sync-worker", "create", "pods", { namespace: "tp-dev" }, true],
     ["sync-worker", "update", "services", { namespace: "tp-dev" }, true],
     ["sync-worker", "delete", "persistentvolumeclaims", { namespace: "tp-dev" }, true],

@@ -252,11 +252,13 @@ describe("the control plane is admitted under every Pod Security level", () => {
 
 describe("a profile that would refuse the control plane", () => {
   it.each([
-    ["no-pods", { resourceQuota: { hard: { pods: 0 } } }, "resourceQuota.hard[pods] is 0"],
     [
-      "tiny-storage",
-      { resourceQuota: { hard: { "requests.storage": "1Gi" } } },
-      "resourceQuota.hard[requests.storage]",
+      "no-cpu-limit",
+      {
+        resourceQuota: { hard: { "limits.cpu": "4" } },
+        limitRange: { container: { default: { memory: "512Mi" }, defaultRequest: {}, max: {} } },
+      },
+      "resourceQuota.hard[limits.cpu] is set but the control plane's pod has no cpu limit",
     ],
     [
       "tiny-memory",
@@ -274,6 +276,81 @@ describe("a profile that would refuse the control plane", () => {
     await waitForWarning(name, "BlockedByIsolationProfile", rule);
     expect((await readTc(name))?.status?.phase).toBe("Failed");
     expect(await readSts(name)).toBeUndefined();
+  });
+});
+
+describe("the quota is the tenant's: tenantplane's own pods, volume and objects come on top", () => {
+  it("leaves the profile's numbers untouched by a running control plane, and still refuses the tenant's excess", async () => {
+    // Every number the tenant may use is zero or next to it: any object of tenantplane's that the
+    // share leaves out would be refused, and the control plane would never run.
+    const hard = {
+      pods: "0",
+      "requests.cpu": "0",
+      "requests.memory": "0",
+      "limits.cpu": "0",
+      "limits.memory": "0",
+      persistentvolumeclaims: "0",
+      "requests.storage": "0",
+      services: "0",
+      secrets: "0",
+      configmaps: "0",
+      "count/deployments.apps": "0",
+      "count/statefulsets.apps": "0",
+    };
+    await profile("all-for-tenantplane", { resourceQuota: { hard } });
+    await createTenant("quota", { isolationProfileRef: { name: "all-for-tenantplane" } });
+    await waitForControlPlanePod("quota", "control plane admitted under a quota of zero for the tenant");
+    type Quota = KubernetesObject & {
+      spec: { hard: Record<string, string> };
+      status?: { hard?: Record<string, string>; used?: Record<string, string> };
+    };
+    // Counted by the host's quota controller once the DNS pod runs beside k3s.
+    const quota = await waitFor(
+      async () => {
+        const q = await read<Quota>("v1", "ResourceQuota", "tenantplane-quota", "tp-quota");
+        const dns = await core.listNamespacedPod({
+          namespace: "tp-quota",
+          labelSelector: "tenantplane.io/dns-of=quota",
+        });
+        return q?.status?.used?.["pods"] === "2" && dns.items.length === 1 ? q : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500, description: "tp-quota counting the k3s and DNS pods" },
+    );
+    const share = JSON.parse(quota.metadata?.annotations?.["tenantplane.io/control-plane-share"] ?? "{}") as Record<
+      string,
+      string
+    >;
+    const value = (q: string | undefined) => {
+      const m = /^(\d+)(m|Mi|Gi)?$/.exec(q ?? "");
+      if (!m) throw new Error(`unexpected quantity ${q}`);
+      return Number(m[1]) * ({ m: 0.001, Mi: 2 ** 20, Gi: 2 ** 30 }[m[2] ?? ""] ?? 1);
+    };
+    for (const key of Object.keys(hard)) {
+      // The host enforces exactly the profile's number plus tenantplane's share...
+      expect(value(quota.status?.hard?.[key]), `hard ${key}`).toBe(value(share[key]));
+      // ...and what tenantplane runs uses no more than that share: the tenant's part is all its own.
+      expect(value(quota.status?.used?.[key]), `used ${key}`).toBeLessThanOrEqual(value(share[key]));
+    }
+    // The pods and their resources are counted to the last unit: the share is not a guess.
+    for (const key of ["pods", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"]) {
+      expect(quota.status?.used?.[key], `used ${key}`).toBe(quota.status?.hard?.[key]);
+    }
+    expect(quota.status?.used?.["requests.storage"]).toBe("5Gi");
+
+    // The tenant's own Pod (as the sync worker would copy it) is refused, and the refusal names the numbers.
+    const refused = await core
+      .createNamespacedPod({
+        namespace: "tp-quota",
+        body: { metadata: { name: "tenant-pod" }, spec: { containers: [{ name: "c", image: "nginx:1.27" }] } },
+      })
+      .then(
+        () => "admitted",
+        (err: unknown) => String((err as { body?: string }).body ?? err),
+      );
+    expect(refused).toMatch(
+      /exceeded quota: tenantplane-quota, requested: .*pods=1.*used: .*pods=2.*limited: .*pods=2/,
+    );
+    await deleteTenants("quota");
   });
 });
 

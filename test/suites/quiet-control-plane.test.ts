@@ -171,12 +171,13 @@ describe("a tenant at rest costs nothing", () => {
     await setLoadBalancerIngress(host.kubeConfig, "tp-quiet", "k3s", "127.0.0.20");
     tenantApis.push(await startTenantStandIn(host.kubeConfig, "quiet", "127.0.0.20"));
     await waitForPhase("quiet", "Ready");
-    // Trust the server: it stored other spellings than the ones sent.
+    // Trust the server: it stored other spellings than the ones sent. The quota's limits are the
+    // profile's plus the control plane's share (k3s at the LimitRange's default limit, and DNS).
     const quota = await api.request<{ spec: { hard: Record<string, string> } }>(
       "GET",
       "/api/v1/namespaces/tp-quiet/resourcequotas/tenantplane-quota",
     );
-    expect(quota.spec.hard).toMatchObject({ "requests.memory": "8Gi", "limits.cpu": "8" });
+    expect(quota.spec.hard).toMatchObject({ pods: "52", "requests.memory": "8480Mi", "limits.cpu": "8700m" });
     const limits = await api.request<{ spec: { limits: Array<{ type: string; default?: Record<string, string> }> } }>(
       "GET",
       "/api/v1/namespaces/tp-quiet/limitranges/tenantplane-limits",
@@ -345,8 +346,9 @@ describe("a change whose message comes before the service's own watch sees it", 
   };
   const profile = (name: string, pods: string) =>
     applyTenantplaneObject("isolationprofiles", "IsolationProfile", name, { resourceQuota: { hard: { pods } } });
+  // The host quota allows the profile's pods plus the control plane's two (k3s and DNS).
   const quotaSays = (tenant: string, pods: string, what: string) =>
-    waitFor(async () => (await quotaPods(tenant)).join() === pods, {
+    waitFor(async () => (await quotaPods(tenant)).join() === String(Number(pods) + 2), {
       timeoutMs: 60_000,
       intervalMs: 500,
       description: `${tenant}'s quota allows ${pods} pods (${what})`,

@@ -209,7 +209,8 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
         ),
       { description: "quota" },
     );
-    expect(quota.spec.hard.pods).toBe("50");
+    // The profile's 50 plus the control plane's own two pods (k3s and DNS).
+    expect(quota.spec.hard.pods).toBe("52");
     expect(quota.metadata?.labels?.["tenantplane.io/tenant"]).toBe(tenant);
     const limits = await waitFor(() => read("v1", "LimitRange", "tenantplane-limits", `tp-${tenant}`), {
       description: "limit range",
@@ -318,7 +319,7 @@ describe("a TenantCluster becomes an isolated tenant with a reachable control pl
             "tenantplane-quota",
             `tp-${tenant}`,
           )
-        )?.spec.hard.pods === "20",
+        )?.spec.hard.pods === "22",
       { timeoutMs: 60_000, description: "quota follows the profile" },
     );
     const quota = await read<KubernetesObject & { spec: { hard: Record<string, string> } }>(

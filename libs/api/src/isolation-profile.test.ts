@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { API_VERSION } from "./constants.js";
 import { defaultIsolationProfileSpec, parseIsolationProfile, parseIsolationProfileSpec } from "./isolation-profile.js";
+import { addQuantities, compareQuantities } from "./quantity.js";
 import { ValidationError } from "./validation-error.js";
 
 function issuesOf(input: unknown): string[] {
@@ -40,18 +41,36 @@ describe("defaultIsolationProfileSpec", () => {
     });
   });
 
-  it("has a quota that leaves room for the control plane's pod, volume and load balancer", () => {
-    const hard = defaultIsolationProfileSpec.resourceQuota.hard;
-    expect(Number(hard.pods)).toBeGreaterThan(1);
-    expect(Number(hard.persistentvolumeclaims)).toBeGreaterThan(1);
-    expect(Number(hard["services.loadbalancers"])).toBeGreaterThanOrEqual(2);
-    expect(hard["requests.storage"]).toBe("100Gi");
+  it("fits a small team twice over: ten two-replica Deployments and two StatefulSets with claims", () => {
+    const { hard } = defaultIsolationProfileSpec.resourceQuota;
+    const { container, persistentVolumeClaim } = defaultIsolationProfileSpec.limitRange;
+    // 24 Pods of one container that sets nothing, so the LimitRange's defaults size each; four 10Gi claims.
+    const pods = 10 * 2 + 2 * 2;
+    const times = (n: number, q: string | undefined) => addQuantities(...Array<string>(n).fill(q ?? "0"));
+    const needs: Record<string, string> = {
+      pods: String(pods),
+      "requests.cpu": times(pods, container.defaultRequest["cpu"]),
+      "requests.memory": times(pods, container.defaultRequest["memory"]),
+      "limits.cpu": times(pods, container.default["cpu"]),
+      "limits.memory": times(pods, container.default["memory"]),
+      persistentvolumeclaims: "4",
+      "requests.storage": times(4, "10Gi"),
+    };
+    for (const [key, need] of Object.entries(needs)) {
+      expect(
+        compareQuantities(hard[key] ?? "0", addQuantities(need, need)),
+        `${key}: ${hard[key]} for 2x ${need}`,
+      ).not.toBe(-1);
+    }
+    expect(compareQuantities(persistentVolumeClaim.max["storage"] ?? "0", "10Gi")).toBe(1);
+    // The control plane's load balancer is tenantplane's share, added on the host; this one is the tenant's.
+    expect(hard["services.loadbalancers"]).toBe("1");
   });
 
   it("gives containers defaults within the bounds", () => {
     expect(defaultIsolationProfileSpec.limitRange).toEqual({
       container: {
-        default: { cpu: "1", memory: "1Gi" },
+        default: { cpu: "500m", memory: "512Mi" },
         defaultRequest: { cpu: "100m", memory: "128Mi" },
         min: {},
         max: { cpu: "4", memory: "8Gi" },
@@ -78,7 +97,7 @@ describe("parseIsolationProfileSpec", () => {
     });
     expect(spec.resourceQuota.hard).toEqual({ pods: "5" });
     expect(spec.limitRange.container.max).toEqual({});
-    expect(spec.limitRange.container.default).toEqual({ cpu: "1", memory: "1Gi" });
+    expect(spec.limitRange.container.default).toEqual({ cpu: "500m", memory: "512Mi" });
   });
 
   it("defaults rule fields: namespaces flow both ways, CIDRs are egress, ports are TCP", () => {

@@ -144,7 +144,11 @@ function resourceList(key: (k: string) => boolean, keyMessage: string, max: numb
 
 const positive = (map: Record<string, string>) => Object.values(map).every((q) => compareQuantities(q, "0") !== 0);
 
-/** ResourceQuota for the host namespace; it also counts the tenant's own API server pod and volume. */
+/**
+ * ResourceQuota for the tenant's workloads. The host quota object is larger by tenantplane's own
+ * share (the tenant API server's pod and volume, its DNS pod and Services, added by the isolation
+ * service), so these numbers are what the tenant itself may use.
+ */
 export const ResourceQuotaSpecSchema = z.object({
   hard: resourceList(isQuotaResourceName, QUOTA_KEY_MESSAGE, MAX_QUOTA_RESOURCES)
     .superRefine((hard, ctx) => {
@@ -153,16 +157,22 @@ export const ResourceQuotaSpecSchema = z.object({
           ctx.addIssue({ code: "custom", path: [key], message: QUOTA_WHOLE_MESSAGE });
       }
     })
+    // Sized for a small team: ten Deployments of two replicas and two StatefulSets of two replicas
+    // with claims, every container of the LimitRange's default size, is 24 Pods asking for 2.4 CPU
+    // and 3Gi and limited to 12 CPU and 12Gi; the quota gives that about 2x room (sidecars, Jobs,
+    // a rollout's surge Pods, a few larger containers) and requests 3x. Limits over requests
+    // (3x CPU, 2x memory) is the usual overcommit of shared clusters, in the range vcluster's
+    // isolated mode and OpenShift's project templates ship with. Services of type LoadBalancer
+    // cost money, so one; the control plane's own one is tenantplane's share, not the tenant's.
     .prefault({
       pods: "50",
-      "requests.cpu": "4",
-      "requests.memory": "8Gi",
-      "limits.cpu": "8",
-      "limits.memory": "16Gi",
-      persistentvolumeclaims: "10",
-      "requests.storage": "100Gi",
-      // One for the tenant API server when it is exposed, one for the tenant's workloads.
-      "services.loadbalancers": "2",
+      "requests.cpu": "8",
+      "requests.memory": "16Gi",
+      "limits.cpu": "24",
+      "limits.memory": "32Gi",
+      persistentvolumeclaims: "20",
+      "requests.storage": "200Gi",
+      "services.loadbalancers": "1",
     }),
 });
 export type ResourceQuotaSpec = z.output<typeof ResourceQuotaSpecSchema>;
@@ -174,7 +184,13 @@ const claimList = () => resourceList((k) => k === "storage", CLAIM_RESOURCE_MESS
 export const LimitRangeSpecSchema = z.object({
   container: z
     .object({
-      default: containerList().refine(positive, { error: NONZERO_LIMIT_MESSAGE }).prefault({ cpu: "1", memory: "1Gi" }),
+      // A container that says nothing gets a small web service's size: it may burst to half a core
+      // and 512Mi (enough for most runtimes, and the default of many platforms) and is scheduled
+      // for a tenth of a core and 128Mi. A default limit of a whole core made every unsized
+      // container cost an eighth of the old quota.
+      default: containerList()
+        .refine(positive, { error: NONZERO_LIMIT_MESSAGE })
+        .prefault({ cpu: "500m", memory: "512Mi" }),
       defaultRequest: containerList().prefault({ cpu: "100m", memory: "128Mi" }),
       min: containerList().prefault({}),
       max: containerList().refine(positive, { error: NONZERO_LIMIT_MESSAGE }).prefault({ cpu: "4", memory: "8Gi" }),

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { compareQuantities, isWholeQuantity, QuantitySchema, ResourceListSchema } from "./quantity.js";
+import {
+  addQuantities,
+  compareQuantities,
+  isWholeQuantity,
+  QuantitySchema,
+  ResourceListSchema,
+  subtractQuantities,
+} from "./quantity.js";
 
 describe("QuantitySchema", () => {
   it.each(["1", "500m", "0.5", ".5", "10Gi", "1Ki", "2e3", "1E", "100M", "0"])("accepts %s", (text) => {
@@ -66,5 +73,37 @@ describe("isWholeQuantity", () => {
     ["x", false],
   ] as const)("%s is whole: %s", (text, whole) => {
     expect(isWholeQuantity(text)).toBe(whole);
+  });
+});
+
+describe("addQuantities", () => {
+  it.each([
+    [["1", "200m"], "1200m"],
+    [["8Gi", "288Mi"], "8480Mi"],
+    [["50", "2"], "52"],
+    [["24", "1", "200m"], "25200m"],
+    [["1500", "500"], "2k"],
+    [["100Gi", "5Gi"], "105Gi"],
+    [["0.5", "0.25"], "750m"],
+    [["1Gi", "1"], "1073741825"],
+    [[], "0"],
+  ])("adds %j exactly: %s", (texts, sum) => {
+    expect(addQuantities(...texts)).toBe(sum);
+    expect(compareQuantities(sum, sum)).toBe(0);
+  });
+
+  it("names what is not a quantity", () => {
+    expect(() => addQuantities("1", "lots")).toThrow('"lots" is not a quantity');
+  });
+});
+
+describe("subtractQuantities", () => {
+  it.each([
+    ["7200m", "1200m", "6"],
+    ["8480Mi", "288Mi", "8Gi"],
+    ["1", "2", "0"],
+    ["52", "2", "50"],
+  ])("%s - %s = %s, never below zero", (a, b, difference) => {
+    expect(subtractQuantities(a, b)).toBe(difference);
   });
 });

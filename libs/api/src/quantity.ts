@@ -81,3 +81,85 @@ export function isWholeQuantity(text: string | number): boolean {
   if (q.exp10 >= 0) return true;
   return (q.mantissa * 2n ** BigInt(q.exp2)) % 10n ** BigInt(-q.exp10) === 0n;
 }
+
+// Nano-units are the finest a Kubernetes quantity keeps; sums are exact in them.
+const NANO = 10n ** 9n;
+
+function nanos(text: string): bigint | undefined {
+  const q = exactQuantity(text);
+  if (!q) return undefined;
+  let value = q.mantissa * 2n ** BigInt(q.exp2) * NANO;
+  // Below a nano-unit the API server rounds up, and so does this.
+  if (q.exp10 >= 0) return value * 10n ** BigInt(q.exp10);
+  const divisor = 10n ** BigInt(-q.exp10);
+  const whole = value / divisor;
+  value = whole + (whole * divisor === value ? 0n : 1n);
+  return value;
+}
+
+const BINARY_STEPS: readonly [string, bigint][] = [
+  ["Ei", 2n ** 60n],
+  ["Pi", 2n ** 50n],
+  ["Ti", 2n ** 40n],
+  ["Gi", 2n ** 30n],
+  ["Mi", 2n ** 20n],
+  ["Ki", 2n ** 10n],
+];
+const DECIMAL_STEPS: readonly [string, bigint][] = [
+  ["E", 10n ** 27n],
+  ["P", 10n ** 24n],
+  ["T", 10n ** 21n],
+  ["G", 10n ** 18n],
+  ["M", 10n ** 15n],
+  ["k", 10n ** 12n],
+  ["", NANO],
+  ["m", 10n ** 6n],
+  ["u", 10n ** 3n],
+  ["n", 1n],
+];
+
+// The largest suffix that writes the value whole, binary when the inputs were: `1200m`, `8480Mi`, `52`.
+function formatNanos(value: bigint, binary: boolean): string {
+  if (value === 0n) return "0";
+  if (binary && value % NANO === 0n) {
+    for (const [suffix, size] of BINARY_STEPS) {
+      if ((value / NANO) % size === 0n) return `${value / NANO / size}${suffix}`;
+    }
+  }
+  for (const [suffix, size] of DECIMAL_STEPS) {
+    if (value % size === 0n) return `${value / size}${suffix}`;
+  }
+  return `${value}n`;
+}
+
+const isBinary = (text: string) => /[KMGTPE]i$/.test(text);
+
+/**
+ * The exact sum of quantities, written with the largest suffix that keeps it whole (binary
+ * when any input used one): `["1", "200m"]` → `1200m`, `["8Gi", "288Mi"]` → `8480Mi`.
+ * Throws when one is not a quantity.
+ */
+export function addQuantities(...texts: readonly (string | number)[]): string {
+  let sum = 0n;
+  for (const text of texts) {
+    const value = nanos(String(text));
+    if (value === undefined) throw new Error(`${JSON.stringify(text)} is not a quantity`);
+    sum += value;
+  }
+  return formatNanos(
+    sum,
+    texts.some((t) => isBinary(String(t))),
+  );
+}
+
+/**
+ * `a - b`, exact, never below zero (a quantity cannot be negative), formatted as
+ * {@link addQuantities} does. Throws when either is not a quantity.
+ */
+export function subtractQuantities(a: string | number, b: string | number): string {
+  const x = nanos(String(a));
+  const y = nanos(String(b));
+  if (x === undefined || y === undefined)
+    throw new Error(`${JSON.stringify(x === undefined ? a : b)} is not a quantity`);
+  return formatNanos(x > y ? x - y : 0n, isBinary(String(a)) || isBinary(String(b)));
+}

@@ -1,14 +1,16 @@
-import { defaultIsolationProfileSpec, parseIsolationProfileSpec } from "@tenantplane/api";
+import { ControlPlaneSpecSchema, defaultIsolationProfileSpec, parseIsolationProfileSpec } from "@tenantplane/api";
 import { describe, expect, it } from "vitest";
 import { compileIsolation } from "./compile.js";
 import { BUILT_IN_PROFILE_NAME, ISOLATION_KINDS } from "./constants.js";
 import { isolationObjectSelector } from "./metadata.js";
 
+const controlPlane = ControlPlaneSpecSchema.parse({});
 const compileDefault = (profileName?: string) =>
   compileIsolation({
     tenant: "dev",
     hostNamespace: "tp-dev",
     profile: defaultIsolationProfileSpec,
+    controlPlane,
     ...(profileName ? { profileName } : {}),
   });
 
@@ -46,8 +48,33 @@ describe("compileIsolation", () => {
         "tenantplane.io/tenant": "dev",
         "tenantplane.io/component": "isolation",
       });
-      expect(object.metadata.annotations).toEqual({ "tenantplane.io/isolation-profile": "standard" });
+      expect(object.metadata.annotations).toMatchObject({ "tenantplane.io/isolation-profile": "standard" });
     }
+  });
+
+  it("raises the quota by the control plane's share, so the tenant keeps the profile's numbers", () => {
+    const quota = compileDefault().objects.find((o) => o.kind === "ResourceQuota");
+    if (quota?.kind !== "ResourceQuota") throw new Error("no quota compiled");
+    expect(quota.spec.hard).toEqual({
+      pods: "52",
+      "requests.cpu": "8150m",
+      "requests.memory": "16672Mi",
+      "limits.cpu": "24700m",
+      "limits.memory": "33408Mi",
+      persistentvolumeclaims: "21",
+      "requests.storage": "205Gi",
+      "services.loadbalancers": "1",
+    });
+    const share = JSON.parse(quota.metadata.annotations["tenantplane.io/control-plane-share"] ?? "") as object;
+    expect(Object.keys(share).sort()).toEqual([
+      "limits.cpu",
+      "limits.memory",
+      "persistentvolumeclaims",
+      "pods",
+      "requests.cpu",
+      "requests.memory",
+      "requests.storage",
+    ]);
   });
 
   it("records the built-in profile when no name is given", () => {
@@ -65,8 +92,8 @@ describe("compileIsolation", () => {
     const profile = parseIsolationProfileSpec({
       network: { allow: { cidrs: [{ cidr: "10.0.0.0/8", except: ["10.1.0.0/16"] }] } },
     });
-    const first = compileIsolation({ tenant: "dev", hostNamespace: "tp-dev", profile });
-    expect(compileIsolation({ tenant: "dev", hostNamespace: "tp-dev", profile })).toEqual(first);
+    const first = compileIsolation({ tenant: "dev", hostNamespace: "tp-dev", profile, controlPlane });
+    expect(compileIsolation({ tenant: "dev", hostNamespace: "tp-dev", profile, controlPlane })).toEqual(first);
     const quota = first.objects.find((o) => o.kind === "ResourceQuota");
     if (quota?.kind === "ResourceQuota") quota.spec.hard.pods = "1";
     expect(profile.resourceQuota.hard.pods).toBe("50");
@@ -79,7 +106,7 @@ describe("compileIsolation", () => {
       resourceQuota: { hard: {} },
       limitRange: { container: { default: {}, defaultRequest: {}, max: {} }, persistentVolumeClaim: { max: {} } },
     });
-    const compiled = compileIsolation({ tenant: "dev", hostNamespace: "tp-dev", profile });
+    const compiled = compileIsolation({ tenant: "dev", hostNamespace: "tp-dev", profile, controlPlane });
     expect(compiled.objects).toEqual([]);
     expect(compiled.namespaceLabels["pod-security.kubernetes.io/enforce"]).toBe("privileged");
     expect(compiled.namespaceLabels["pod-security.kubernetes.io/warn-version"]).toBe("v1.34");
@@ -87,7 +114,7 @@ describe("compileIsolation", () => {
 
   it("refuses a tenant name that cannot be a label value", () => {
     expect(() =>
-      compileIsolation({ tenant: "Not OK", hostNamespace: "tp-x", profile: defaultIsolationProfileSpec }),
+      compileIsolation({ tenant: "Not OK", hostNamespace: "tp-x", profile: defaultIsolationProfileSpec, controlPlane }),
     ).toThrow('cannot compile isolation for "Not OK": not a valid tenant name');
   });
 });

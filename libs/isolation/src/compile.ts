@@ -1,5 +1,6 @@
 import { isValidTenantName, type IsolationProfileSpec } from "@tenantplane/api";
 import { BUILT_IN_PROFILE_NAME } from "./constants.js";
+import { controlPlaneShare, type ControlPlaneShareInput } from "./control-plane-share.js";
 import type { IsolationObject } from "./kube-objects.js";
 import type { CompileTarget } from "./metadata.js";
 import { compileNetworkPolicies } from "./network-policies.js";
@@ -11,6 +12,11 @@ export interface CompileIsolationInput {
   tenant: string;
   hostNamespace: string;
   profile: IsolationProfileSpec;
+  /**
+   * The TenantCluster's `spec.controlPlane` (defaults applied): what tenantplane runs in the
+   * namespace, added to the profile's quota so it never takes from the tenant's.
+   */
+  controlPlane: ControlPlaneShareInput;
   /** Name of the IsolationProfile, recorded on every object; unset means the built-in profile. */
   profileName?: string;
 }
@@ -41,7 +47,11 @@ export function compileIsolation(input: CompileIsolationInput): CompiledIsolatio
   };
   const { profile } = input;
   const network = compileNetworkPolicies(target, profile.network);
-  const quota = compileResourceQuota(target, profile.resourceQuota);
+  const quota = compileResourceQuota(
+    target,
+    profile.resourceQuota,
+    controlPlaneShare(input.controlPlane, profile.limitRange),
+  );
   const limits = compileLimitRange(target, profile.limitRange);
   return {
     namespaceLabels: podSecurityLabels(profile.podSecurity),

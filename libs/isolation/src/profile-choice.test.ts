@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultIsolationProfileSpec } from "@tenantplane/api";
+import { ControlPlaneSpecSchema, defaultIsolationProfileSpec } from "@tenantplane/api";
 import { compileIsolation } from "./compile.js";
 import { LOCKDOWN_PROFILE_NAME, chooseIsolationProfile, lockdownIsolationProfileSpec } from "./profile-choice.js";
 
@@ -43,6 +43,7 @@ describe("the lockdown profile", () => {
     tenant: "dev",
     hostNamespace: "tp-dev",
     profile: lockdownIsolationProfileSpec,
+    controlPlane: ControlPlaneSpecSchema.parse({}),
     profileName: LOCKDOWN_PROFILE_NAME,
   });
 

@@ -5,15 +5,31 @@ import { compileLimitRange, compileResourceQuota, quotaNotes } from "./resource-
 const target = { tenant: "dev", namespace: "tp-dev", profileName: "p" };
 
 describe("compileResourceQuota", () => {
-  it("copies hard into tenantplane-quota", () => {
+  it("copies hard into tenantplane-quota when there is no share to add", () => {
     const quota = compileResourceQuota(target, defaultIsolationProfileSpec.resourceQuota);
     expect(quota?.metadata.name).toBe("tenantplane-quota");
     expect(quota?.spec.hard).toEqual(defaultIsolationProfileSpec.resourceQuota.hard);
     expect(quota?.spec.hard).not.toBe(defaultIsolationProfileSpec.resourceQuota.hard);
+    expect(quota?.metadata.annotations["tenantplane.io/control-plane-share"]).toBe("{}");
+  });
+
+  it("adds tenantplane's share to the limits the profile sets, and records what it added", () => {
+    const quota = compileResourceQuota(
+      target,
+      { hard: { pods: "50", "limits.cpu": "24", "requests.memory": "16Gi" } },
+      { pods: "2", "limits.cpu": "700m", "requests.memory": "288Mi", services: "3" },
+    );
+    // services is not limited by the profile, so it stays unlimited rather than limited to the share.
+    expect(quota?.spec.hard).toEqual({ pods: "52", "limits.cpu": "24700m", "requests.memory": "16672Mi" });
+    expect(JSON.parse(quota?.metadata.annotations["tenantplane.io/control-plane-share"] ?? "")).toEqual({
+      pods: "2",
+      "limits.cpu": "700m",
+      "requests.memory": "288Mi",
+    });
   });
 
   it("produces no quota for an empty hard map", () => {
-    expect(compileResourceQuota(target, { hard: {} })).toBeUndefined();
+    expect(compileResourceQuota(target, { hard: {} }, { pods: "2" })).toBeUndefined();
   });
 });
 
@@ -24,7 +40,7 @@ describe("compileLimitRange", () => {
     expect(range?.spec.limits).toEqual([
       {
         type: "Container",
-        default: { cpu: "1", memory: "1Gi" },
+        default: { cpu: "500m", memory: "512Mi" },
         defaultRequest: { cpu: "100m", memory: "128Mi" },
         max: { cpu: "4", memory: "8Gi" },
       },

@@ -1,17 +1,37 @@
-import type { LimitRangeSpec, ResourceList, ResourceQuotaSpec } from "@tenantplane/api";
+import {
+  addQuantities,
+  canonicalJson,
+  type LimitRangeSpec,
+  type ResourceList,
+  type ResourceQuotaSpec,
+} from "@tenantplane/api";
 import { OBJECT_NAMES } from "./constants.js";
+import { ANNOTATION_CONTROL_PLANE_SHARE } from "./control-plane-share.js";
 import type { LimitRangeItem, LimitRangeObject, ResourceQuotaObject } from "./kube-objects.js";
 import { compiledMetadata, type CompileTarget } from "./metadata.js";
 
-/** The ResourceQuota for `quota`, or undefined when `hard` is empty (no quota at all). */
-export function compileResourceQuota(target: CompileTarget, quota: ResourceQuotaSpec): ResourceQuotaObject | undefined {
+/**
+ * The ResourceQuota for `quota`, or undefined when `hard` is empty (no quota at all). Each
+ * limit the profile sets is raised by tenantplane's own `share` of it (see controlPlaneShare),
+ * recorded in the {@link ANNOTATION_CONTROL_PLANE_SHARE} annotation, so the tenant's workloads
+ * get exactly the profile's numbers; resources the profile does not limit stay unlimited.
+ */
+export function compileResourceQuota(
+  target: CompileTarget,
+  quota: ResourceQuotaSpec,
+  share: ResourceList = {},
+): ResourceQuotaObject | undefined {
   if (Object.keys(quota.hard).length === 0) return undefined;
-  return {
-    apiVersion: "v1",
-    kind: "ResourceQuota",
-    metadata: compiledMetadata(target, OBJECT_NAMES.quota),
-    spec: { hard: { ...quota.hard } },
-  };
+  const hard: Record<string, string> = {};
+  const added: Record<string, string> = {};
+  for (const [key, limit] of Object.entries(quota.hard)) {
+    const own = share[key];
+    hard[key] = own === undefined ? limit : addQuantities(limit, own);
+    if (own !== undefined) added[key] = own;
+  }
+  const metadata = compiledMetadata(target, OBJECT_NAMES.quota);
+  metadata.annotations[ANNOTATION_CONTROL_PLANE_SHARE] = canonicalJson(added);
+  return { apiVersion: "v1", kind: "ResourceQuota", metadata, spec: { hard } };
 }
 
 /** The LimitRange for `limits`, leaving out empty maps and entries; undefined when nothing is left. */

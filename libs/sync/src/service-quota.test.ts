@@ -42,14 +42,22 @@ describe("applyServiceQuota", () => {
     ]);
   });
 
-  it("counts what the host namespace already holds, such as the control plane's load balancer", () => {
+  it("counts what the host namespace already holds, but not the control plane's load balancer", () => {
+    // The host quota holds the control plane's share on top of the profile's numbers.
     const controlPlane = {
       kind: "Service",
-      metadata: { name: "k3s", namespace: "tp-dev" },
+      metadata: {
+        name: "k3s",
+        namespace: "tp-dev",
+        labels: { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": "dev" },
+      },
       spec: { type: "LoadBalancer" },
     };
-    const decisions = quota([service("a", "LoadBalancer", 0), service("b", "LoadBalancer", 0)], [controlPlane]);
-    expect(decisions.map(([name, action]) => `${name} ${action}`)).toEqual(["a Create", "b Skip"]);
+    const foreign = { kind: "Service", metadata: { name: "ops", namespace: "tp-dev" }, spec: { type: "LoadBalancer" } };
+    const three = ["a", "b", "c"].map((name) => service(name, "LoadBalancer", 0));
+    const actions = (host: unknown[]) => quota(three, host).map(([name, action]) => `${name} ${action}`);
+    expect(actions([controlPlane])).toEqual(["a Create", "b Create", "c Skip"]);
+    expect(actions([controlPlane, foreign])).toEqual(["a Create", "b Skip", "c Skip"]);
   });
 
   it("counts node ports, including a LoadBalancer's", () => {

@@ -1,4 +1,4 @@
-import { hostNamespaceFor } from "@tenantplane/mapping";
+import { hostNamespaceFor, isManaged, reverseLookup, type MetadataMaps } from "@tenantplane/mapping";
 import type { HostRules } from "./host-rules.js";
 import { nodePortsNeeded } from "./internal/check-service.js";
 import { read } from "./internal/violation.js";
@@ -13,8 +13,9 @@ interface Usage {
  * `result` with the Creates and Updates of Services that would push the host namespace
  * past its `services.loadbalancers` or `services.nodeports` quota turned into Skips
  * naming the quota. Usage counts every Service in `hostObjects` of `tenant`'s host
- * namespace (the control plane's too) except those the plan replaces or deletes; the
- * plan's own Services claim what is left in plan order. Counting spans Services, so it
+ * namespace except those the plan replaces or deletes and tenantplane's own (the control
+ * plane's load balancer comes on top of the profile's quota, see controlPlaneShare in
+ * libs/isolation); the plan's own Services claim what is left in plan order. Counting spans Services, so it
  * is a step after {@link plan} (a full pass or explain-sync), never part of `planKey`.
  */
 export function applyServiceQuota(
@@ -34,6 +35,7 @@ export function applyServiceQuota(
     const metadata = read(value, "metadata");
     const name = read(metadata, "name");
     if (read(value, "kind") !== "Service" || typeof name !== "string" || replaced.has(name)) continue;
+    if (isOwnObject(metadata as MetadataMaps | undefined)) continue;
     if ((read(metadata, "namespace") ?? namespace) !== namespace) continue;
     add(used, usageOf(read(value, "spec")));
   }
@@ -73,4 +75,9 @@ function exceeded(used: Usage, need: Usage, loadBalancers?: number, nodePorts?: 
     return `spec.ports: ${need.nodePorts} node ports would exceed resourceQuota services.nodeports (${nodePorts}, ${used.nodePorts} in use)`;
   }
   return undefined;
+}
+
+// tenantplane's own objects (managed, but no sync copy of anything): the control plane's Services.
+function isOwnObject(metadata: MetadataMaps | undefined): boolean {
+  return metadata !== undefined && isManaged(metadata) && reverseLookup(metadata) === undefined;
 }

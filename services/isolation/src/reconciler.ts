@@ -8,6 +8,7 @@ import {
   REASON_NAME_HELD_BY_FOREIGN_OBJECT,
   ValidationError,
   type Condition,
+  type TenantClusterSpec,
 } from "@tenantplane/api";
 import type { EventRecorder, NamespaceWatches, Objects } from "@tenantplane/kube";
 import {
@@ -108,13 +109,14 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     });
   };
 
-  let refName: string | undefined;
+  let spec: TenantClusterSpec;
   try {
-    refName = parseCachedTenantCluster(raw).spec.isolationProfileRef?.name;
+    spec = parseCachedTenantCluster(raw).spec;
   } catch (err) {
     if (err instanceof ValidationError) return warn("InvalidSpec", err.message);
     throw err;
   }
+  const refName = spec.isolationProfileRef?.name;
   // A missing or invalid profile never leaves the namespace less isolated than the defaults:
   // the lockdown profile stands in until the named one exists and parses.
   const found = refName ? await deps.objects.get(API_VERSION, KIND_ISOLATION_PROFILE, refName) : undefined;
@@ -175,6 +177,10 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
     tenant,
     hostNamespace: namespace,
     profile: choice.profile,
+    // The quota is raised by what the control plane this spec describes takes (own accounting,
+    // see controlPlaneShare): a scope cannot exempt its volume and Services, and exempting its
+    // pods would take a PriorityClass that tenant pods must then be kept from using.
+    controlPlane: spec.controlPlane,
     ...(choice.profileName ? { profileName: choice.profileName } : {}),
   });
   const source = choice.problem

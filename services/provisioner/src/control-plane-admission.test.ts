@@ -33,41 +33,18 @@ describe("controlPlaneBlockers", () => {
     ).toEqual([]);
   });
 
-  it("names a pods quota of 0", () => {
-    expect(controlPlaneBlockers(quota({ pods: "0" }), sts())).toEqual([
-      "resourceQuota.hard[pods] is 0: the control-plane pod cannot be created; allow at least 1",
-    ]);
-  });
-
-  it("names a claims quota of 0 and a storage quota below the volume", () => {
-    const blockers = controlPlaneBlockers(
-      quota({ persistentvolumeclaims: "0", "requests.storage": "1Gi" }),
-      sts({ storage: { size: "5Gi" } }),
-    );
-    expect(blockers).toHaveLength(2);
-    expect(blockers[0]).toContain("resourceQuota.hard[persistentvolumeclaims] is 0");
-    expect(blockers[1]).toBe(
-      "resourceQuota.hard[requests.storage] is 1Gi, below the control plane's volume size of 5Gi: " +
-        "raise the quota or lower spec.controlPlane.storage.size",
-    );
-  });
-
-  it("checks a storage-class quota only for the class the volume uses", () => {
-    const hard = { "fast.storageclass.storage.k8s.io/requests.storage": "1Gi" };
-    expect(controlPlaneBlockers(quota(hard), sts({ storage: { size: "5Gi" } }))).toEqual([]);
-    expect(controlPlaneBlockers(quota(hard), sts({ storage: { size: "5Gi", storageClassName: "fast" } }))[0]).toContain(
-      "fast.storageclass.storage.k8s.io/requests.storage",
-    );
-  });
-
-  it("names cpu and memory request quotas below the pod's requests", () => {
-    const blockers = controlPlaneBlockers(quota({ "requests.cpu": "50m", memory: "128Mi" }), sts());
-    expect(blockers).toEqual([
-      "resourceQuota.hard[requests.cpu] is 50m, below the control plane's cpu request of 100m: " +
-        "raise the quota or lower spec.controlPlane.resources.requests.cpu",
-      "resourceQuota.hard[memory] is 128Mi, below the control plane's memory request of 256Mi: " +
-        "raise the quota or lower spec.controlPlane.resources.requests.memory",
-    ]);
+  it("is never blocked by a quota's amounts: the isolation service adds the control plane's share", () => {
+    const tight = quota({
+      pods: "0",
+      persistentvolumeclaims: "0",
+      "requests.storage": "1Gi",
+      "fast.storageclass.storage.k8s.io/requests.storage": "1Gi",
+      "requests.cpu": "50m",
+      memory: "128Mi",
+      services: "0",
+      "services.loadbalancers": "0",
+    });
+    expect(controlPlaneBlockers(tight, sts({ storage: { size: "5Gi", storageClassName: "fast" } }))).toEqual([]);
   });
 
   it("names a limits quota the pod cannot satisfy because nothing gives it a limit", () => {
@@ -109,15 +86,6 @@ describe("controlPlaneBlockers", () => {
     const small = profile({ limitRange: { persistentVolumeClaim: { max: { storage: "1Gi" } } } });
     expect(controlPlaneBlockers(small, sts({ storage: { size: "5Gi" } }))[0]).toContain(
       "limitRange.persistentVolumeClaim.max[storage] is 1Gi",
-    );
-  });
-
-  it("names Service quotas that leave no room for the control plane's Services", () => {
-    expect(controlPlaneBlockers(quota({ services: "1" }), sts())[0]).toContain("resourceQuota.hard[services] is 1");
-    const noLb = quota({ "services.loadbalancers": "0" });
-    expect(controlPlaneBlockers(noLb, sts())).toEqual([]);
-    expect(controlPlaneBlockers(noLb, sts(), { loadBalancer: true })[0]).toContain(
-      "resourceQuota.hard[services.loadbalancers] is 0, but spec.controlPlane.expose.loadBalancer.enabled",
     );
   });
 });

@@ -14,18 +14,13 @@ type Compute = (typeof COMPUTE)[number];
  * LimitRange defaults fill unset requests and limits, a request defaults to its limit, and a
  * quota on `requests.X`/`limits.X` refuses a pod that ends up without X. Pure.
  */
-export function controlPlaneBlockers(
-  profile: IsolationProfileSpec,
-  sts: V1StatefulSet,
-  options: { loadBalancer?: boolean } = {},
-): string[] {
+export function controlPlaneBlockers(profile: IsolationProfileSpec, sts: V1StatefulSet): string[] {
   const blockers: string[] = [];
   const pod = sts.spec?.template.spec;
   const containers = pod?.containers ?? [];
   const inits = pod?.initContainers ?? [];
   const claim = sts.spec?.volumeClaimTemplates?.find((c) => c.metadata?.name === DATA_VOLUME_NAME);
   const storage = claim?.spec?.resources?.requests?.["storage"];
-  const storageClass = claim?.spec?.storageClassName;
   const limits = profile.limitRange;
   const hard = profile.resourceQuota.hard;
 
@@ -35,65 +30,21 @@ export function controlPlaneBlockers(
   const podLimit = (r: Compute) =>
     podTotal(effective.slice(0, inits.length), effective.slice(inits.length), r, "limits");
 
-  const below = (key: string, needed: number | undefined, what: string, field: string) => {
-    const allowed = hard[key];
-    if (allowed === undefined) return;
-    if (needed === undefined) {
-      blockers.push(
-        `resourceQuota.hard[${key}] is set but the control plane's pod has no ${what} and the LimitRange supplies none: ` +
-          `set ${field}, or give limitRange.container a default for it`,
-      );
-    } else if (value(allowed) < needed) {
-      blockers.push(
-        `resourceQuota.hard[${key}] is ${allowed}, below the control plane's ${what} of ${format(needed, what)}: ` +
-          `raise the quota or lower ${field}`,
-      );
-    }
+  // The quota's amounts never refuse the control plane: the isolation service raises each limit
+  // by the control plane's own share (controlPlaneShare), so a profile's numbers are the tenant's
+  // alone. What the quota can still refuse is a pod that lacks a value it limits.
+  const unset = (key: string, needed: number | undefined, what: string, field: string) => {
+    if (hard[key] === undefined || needed !== undefined) return;
+    blockers.push(
+      `resourceQuota.hard[${key}] is set but the control plane's pod has no ${what} and the LimitRange supplies none: ` +
+        `set ${field}, or give limitRange.container a default for it`,
+    );
   };
-
-  if (hard["pods"] !== undefined && value(hard["pods"]) < 1) {
-    blockers.push(
-      `resourceQuota.hard[pods] is ${hard["pods"]}: the control-plane pod cannot be created; allow at least 1`,
-    );
-  }
-  if (hard["persistentvolumeclaims"] !== undefined && value(hard["persistentvolumeclaims"]) < 1) {
-    blockers.push(
-      `resourceQuota.hard[persistentvolumeclaims] is ${hard["persistentvolumeclaims"]}: ` +
-        "the control plane's data volume cannot be claimed; allow at least 1",
-    );
-  }
-  // The API Service and the headless Service, one of them a LoadBalancer when exposed.
-  if (hard["services"] !== undefined && value(hard["services"]) < 2) {
-    blockers.push(
-      `resourceQuota.hard[services] is ${hard["services"]}: the control plane needs 2 Services ` +
-        "(its API and the StatefulSet's headless one); allow at least 2",
-    );
-  }
-  if (
-    options.loadBalancer &&
-    hard["services.loadbalancers"] !== undefined &&
-    value(hard["services.loadbalancers"]) < 1
-  ) {
-    blockers.push(
-      `resourceQuota.hard[services.loadbalancers] is ${hard["services.loadbalancers"]}, but ` +
-        "spec.controlPlane.expose.loadBalancer.enabled asks for one: allow at least 1 or disable the load balancer",
-    );
-  }
-  const size = storage === undefined ? undefined : value(storage);
-  below("requests.storage", size, "volume size", "spec.controlPlane.storage.size");
-  if (storageClass !== undefined) {
-    below(
-      `${storageClass}.storageclass.storage.k8s.io/requests.storage`,
-      size,
-      "volume size",
-      "spec.controlPlane.storage.size",
-    );
-  }
   for (const r of COMPUTE) {
     const field = `spec.controlPlane.resources`;
-    below(`requests.${r}`, podRequest(r), `${r} request`, `${field}.requests.${r}`);
-    below(r, podRequest(r), `${r} request`, `${field}.requests.${r}`);
-    below(`limits.${r}`, podLimit(r), `${r} limit`, `${field}.limits.${r}`);
+    unset(`requests.${r}`, podRequest(r), `${r} request`, `${field}.requests.${r}`);
+    unset(r, podRequest(r), `${r} request`, `${field}.requests.${r}`);
+    unset(`limits.${r}`, podLimit(r), `${r} limit`, `${field}.limits.${r}`);
   }
 
   for (const [i, c] of effective.entries()) {
@@ -135,6 +86,7 @@ export function controlPlaneBlockers(
     }
   }
 
+  const size = storage === undefined ? undefined : value(storage);
   const claimMax = limits.persistentVolumeClaim.max["storage"];
   const claimMin = limits.persistentVolumeClaim.min["storage"];
   if (size !== undefined && claimMax !== undefined && size > value(claimMax)) {

@@ -268,6 +268,7 @@ async function readIsolation(pass: Pass): Promise<Isolation> {
     tenant: pass.tenant,
     hostNamespace: pass.namespace,
     profile: choice.profile,
+    controlPlane: pass.tc.spec.controlPlane,
     ...(choice.profileName ? { profileName: choice.profileName } : {}),
   });
   const source = choice.problem
@@ -325,9 +326,7 @@ async function ensureServiceAccess(pass: Pass): Promise<void> {
 // Checked before anything runs in the namespace, so a profile that would refuse the control
 // plane (or its Services) is named instead of failing writes being retried without a word.
 function checkProfileAdmitsControlPlane(pass: Pass, isolation: Isolation): void {
-  const rules = controlPlaneBlockers(isolation.choice.profile, controlPlaneStatefulSet(pass.tc), {
-    loadBalancer: pass.tc.spec.controlPlane.expose.loadBalancer.enabled,
-  });
+  const rules = controlPlaneBlockers(isolation.choice.profile, controlPlaneStatefulSet(pass.tc));
   if (rules.length > 0) throw new Halt({ state: "blocked-by-isolation", source: isolation.source, rules });
 }
 

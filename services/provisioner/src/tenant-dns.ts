@@ -6,6 +6,7 @@ import {
   TENANT_DNS_SERVICE,
   TENANT_DNS_SERVICE_PORT,
 } from "@tenantplane/mapping";
+import { TENANT_DNS_RESOURCES } from "@tenantplane/isolation";
 import { COREFILE_KEY, corefile, DNS_RECORDS_CONFIGMAP, DNS_RECORDS_KEY } from "@tenantplane/sync";
 import { tenantLabels } from "./control-plane.js";
 
@@ -93,7 +94,11 @@ export function dnsDeployment(tenant: string, image: string = DEFAULT_DNS_IMAGE)
                 { name: "dns-tcp", containerPort: TENANT_DNS_CONTAINER_PORT, protocol: "TCP" },
               ],
               readinessProbe: { httpGet: { path: "/ready", port: READY_PORT }, periodSeconds: 5 },
-              resources: { requests: { cpu: "50m", memory: "32Mi" }, limits: { cpu: "200m", memory: "128Mi" } },
+              // The isolation service reserves exactly these in the tenant's quota.
+              resources: {
+                requests: { ...TENANT_DNS_RESOURCES.requests },
+                limits: { ...TENANT_DNS_RESOURCES.limits },
+              },
               securityContext: {
                 allowPrivilegeEscalation: false,
                 readOnlyRootFilesystem: true,

@@ -16,6 +16,7 @@ import type { BackSyncMetrics } from "./metrics.js";
 import { LABEL_VIRTUAL_NODE, planNodes, virtualNode, type NodeLike } from "./nodes.js";
 import { isTerminal, planPod, schedulingProblem, type PodLike } from "./pods.js";
 import { LABEL_VIRTUAL_VOLUME, orphanedVolumes, planClaim, virtualVolumeName, type VolumeObject } from "./pvcs.js";
+import { QuotaMirror } from "./quota-mirror.js";
 import { serviceStatusPatch } from "./services.js";
 import { REASON_FAILED_SCHEDULING, type TenantEvents } from "../tenant-events.js";
 
@@ -29,6 +30,12 @@ const PLURAL: Record<string, string> = {
 };
 const NODES_KEY = "nodes";
 const VOLUMES_KEY = "volumes";
+const QUOTA_KEY = "quota";
+const KEY_KINDS: Record<string, string> = {
+  [NODES_KEY]: "Node",
+  [VOLUMES_KEY]: "PersistentVolume",
+  [QUOTA_KEY]: "ConfigMap",
+};
 const MERGE = "application/merge-patch+json";
 /** Virtual node heartbeat: well inside the 40-50 s a node controller waits before calling a node unreachable. */
 const NODE_LEASE_SECONDS = 40;
@@ -73,6 +80,7 @@ export class BackSync {
   private readonly hostWatches = new Map<string, ListWatch>();
   private tenantNodes!: ListWatch;
   private tenantVolumes: ListWatch | undefined;
+  private quota: QuotaMirror | undefined;
   /** Last state of host copies that vanished, until their tenant Pod has been planned. */
   private readonly lastHost = new Map<string, RawObject>();
   /** The host scheduler's message last told to each tenant Pod, so it is told once per change. */
@@ -162,6 +170,11 @@ export class BackSync {
         },
       });
     }
+    this.quota = new QuotaMirror({
+      ...this.deps,
+      onChange: () => this.enqueue(QUOTA_KEY),
+      count: (k, a) => this.count(k, a),
+    });
     this.unsubscribe = this.deps.hostNodes.subscribe(() => this.enqueue(NODES_KEY));
     this.heartbeat = setInterval(() => void this.renewNodeLeases(), this.deps.heartbeatMs ?? 10_000);
     this.heartbeat.unref();
@@ -181,6 +194,7 @@ export class BackSync {
     ]) {
       w?.stop();
     }
+    this.quota?.stop();
   }
 
   /** Looks at one source key (encoded) again: its sync failure began, changed or ended. */
@@ -198,13 +212,14 @@ export class BackSync {
     if (!this.started || this.stopped) return;
     for (const w of this.tenantWatches.values()) for (const obj of w.list()) this.enqueue(encodeKey(keyOf(obj)));
     this.enqueue(NODES_KEY);
+    this.enqueue(QUOTA_KEY);
     if (this.tenantVolumes !== undefined) this.enqueue(VOLUMES_KEY);
   }
 
   private async firstPass(): Promise<void> {
     const watches = [...this.tenantWatches.values(), ...this.hostWatches.values(), this.tenantNodes];
     if (this.tenantVolumes !== undefined) watches.push(this.tenantVolumes);
-    await Promise.all([...watches.map((w) => w.synced), this.deps.hostNodes.synced]);
+    await Promise.all([...watches.map((w) => w.synced), this.deps.hostNodes.synced, this.quota?.start()]);
     if (this.stopped) return;
     this.started = true;
     this.fullPass();
@@ -236,10 +251,11 @@ export class BackSync {
 
   private async run(key: string, since: number): Promise<void> {
     if (!this.deps.mayWrite()) return;
-    const kind = key === NODES_KEY ? "Node" : key === VOLUMES_KEY ? "PersistentVolume" : decodeKey(key).kind;
+    const kind = KEY_KINDS[key] ?? decodeKey(key).kind;
     try {
       if (key === NODES_KEY) await this.syncNodes();
       else if (key === VOLUMES_KEY) await this.collectVolumes();
+      else if (key === QUOTA_KEY) await this.quota?.sync();
       else await this.syncKey(key, since);
       this.attempts.delete(key);
       if (this.failures.delete(key)) this.deps.onStatus();
