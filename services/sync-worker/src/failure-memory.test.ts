@@ -18,7 +18,10 @@ describe("FailureMemory", () => {
     expect(m.note("k", attempt(), 0)).toBe(true);
     expect(m.note("k", attempt(), 30_000)).toBe(false);
     expect(m.note("k", attempt({ error: { ...quota, message: "used: pods=3" } }), 60_000)).toBe(true);
-    expect(m.get("k")).toMatchObject({ since: 0, published: true, error: { message: "used: pods=3" } });
+    expect(m.get("k")).toMatchObject({ since: 0, published: true, sequence: 2, error: { message: "used: pods=3" } });
+    // Back to the first answer: a change again, and a Fail of its own.
+    expect(m.note("k", attempt(), 90_000)).toBe(true);
+    expect(m.get("k")?.sequence).toBe(3);
   });
 
   it("keeps transient failures quiet until they persisted, then publishes them once", () => {

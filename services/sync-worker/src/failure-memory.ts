@@ -19,6 +19,8 @@ export interface FailedObject {
   since: number;
   /** A Fail Decision went out for this run (and error). */
   published: boolean;
+  /** Fails published in this run so far: with `since`, what tells one Fail's id from another's. */
+  sequence: number;
 }
 
 /** What {@link FailureMemory.note} is told about one failed attempt. */
@@ -62,6 +64,7 @@ export class FailureMemory {
       transientSince,
       mark: previous?.mark,
       published: previous?.published ?? false,
+      sequence: previous?.sequence ?? 0,
     };
     // Updated in place: the list runs from the oldest failure still standing to the newest,
     // and a retry does not reorder it (the Synced condition names the first few).
@@ -73,6 +76,7 @@ export class FailureMemory {
     if (mark === entry.mark) return false;
     entry.mark = mark;
     entry.published = true;
+    entry.sequence++;
     return true;
   }
 

@@ -497,7 +497,7 @@ export class TenantSyncer {
     const kind = d?.kind ?? key.kind;
     const attempt = { kind, tenantRef, hostRef, error, transient: e.transient, hostWrite: failure !== undefined };
     if (!this.failures.note(text, attempt, Date.now()) || this.stopped || !this.deps.mayWrite()) return;
-    const since = this.failures.get(text)?.since ?? Date.now();
+    const run = this.failures.get(text);
     const planned: PlannedDecision = {
       tenant: this.deps.tenant,
       action: "Fail",
@@ -507,9 +507,10 @@ export class TenantSyncer {
       reason: `${error.reason}: ${error.message}${e.transient ? " (still retrying)" : ""}`,
       error,
     };
-    // One id per run of failures and error: a republish is dropped, a later run is news. Published
-    // beside the retries, in order with the object's other Decisions, like a write's.
-    this.publishAfterWrite({ ...planned, id: decisionId(planned, SERVICE, `fail:${since}`) });
+    // One id per Fail of a run: the same answer again after another (A, B, A) or in a later run
+    // is news, not a duplicate for the stream or the recorder to drop. Published beside the
+    // retries, in order with the object's other Decisions, like a write's.
+    this.publishAfterWrite({ ...planned, id: decisionId(planned, SERVICE, `fail:${run?.since}:${run?.sequence}`) });
     this.deps.onFailureChange?.(text);
     const source = this.tenantWatches.get(key.kind)?.get(key.namespace, key.name);
     if (source !== undefined) {
