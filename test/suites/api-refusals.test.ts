@@ -141,19 +141,40 @@ describe("a write the API server refuses shows on the TenantCluster", () => {
     });
   });
 
-  it("provisioner: a StatefulSet the quota refuses sets ControlPlaneReady False, phase Failed and a Warning naming the quota", async () => {
+  it("provisioner: a StatefulSet a host quota refuses sets ControlPlaneReady False, phase Failed and a Warning naming the quota", async () => {
     const tenant = "refused-sts";
-    // The provisioner checks the control plane's own needs (pods, storage, Services, requests)
-    // before writing, but not object counts: the API server's ResourceQuota admission refuses
-    // the StatefulSet, which is written only once the quota is in force.
-    await objects.apply(profile("no-statefulsets", { resourceQuota: { hard: { "count/statefulsets.apps": "0" } } }));
-    await objects.apply(tenantCluster(tenant, { isolationProfileRef: { name: "no-statefulsets" } }));
+    // tenantplane's own quota always has room for the control plane (its share comes on top of
+    // the profile's numbers); a quota the host's operators keep in the namespace need not. The
+    // tenant waits, locked down, for a profile that does not exist yet while that quota goes in.
+    await objects.apply(tenantCluster(tenant, { isolationProfileRef: { name: "after-the-ops-quota" } }));
+    await waitForCondition(tenant, "IsolationApplied", "False", "ProfileNotFound");
+    await objects.apply({
+      apiVersion: "v1",
+      kind: "ResourceQuota",
+      metadata: { name: "ops", namespace: `tp-${tenant}` },
+      spec: { hard: { "count/statefulsets.apps": "0" } },
+    });
+    // Until the quota controller has counted, admission answers "status unknown", not "exceeded".
+    await waitFor(
+      async () =>
+        (
+          await objects.get<KubernetesObject & { status?: { hard?: object } }>(
+            "v1",
+            "ResourceQuota",
+            "ops",
+            `tp-${tenant}`,
+          )
+        )?.status?.hard,
+      { timeoutMs: 30_000, description: "quota ops counted" },
+    );
+    await objects.apply(profile("after-the-ops-quota", {}));
 
     const condition = await waitForCondition(tenant, "ControlPlaneReady", "False", "RejectedByApiServer");
     expect(condition.message).toContain(`StatefulSet tp-${tenant}/k3s`);
     expect(condition.message).toContain("exceeded quota");
+    expect(condition.message).toContain("exceeded quota: ops");
     expect(condition.message).toContain("count/statefulsets.apps");
-    expect(condition.message).toContain("spec.resourceQuota.hard");
+    expect(condition.message).toContain("ResourceQuota ops is not tenantplane's but the host's own");
     const tc = await waitFor(
       async () => {
         const t = await readTc(tenant);

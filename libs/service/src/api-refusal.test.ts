@@ -75,6 +75,24 @@ describe("describeRefusal", () => {
     );
   });
 
+  it("points another quota of the namespace at the host's operators, not at the profile", () => {
+    const quota = new KubeApiError(
+      "POST",
+      "/apis/apps/v1/namespaces/tp-a/statefulsets",
+      403,
+      {
+        message:
+          'statefulsets.apps "k3s" is forbidden: exceeded quota: ops, requested: count/statefulsets.apps=1, used: count/statefulsets.apps=0, limited: count/statefulsets.apps=0',
+      },
+      { kind: "StatefulSet", name: "k3s", namespace: "tp-a" },
+    );
+    const text = describeRefusal(apiRefusalOf(quota)!, "Fix it.");
+    expect(text).toMatch(
+      /Fix it\. ResourceQuota ops is not tenantplane's but the host's own: ask the cluster's operators/,
+    );
+    expect(text).not.toContain("spec.resourceQuota.hard");
+  });
+
   it("says which object and field, what the server said, and where to fix it", () => {
     expect(describeRefusal(apiRefusalOf(invalid())!, "Fix the IsolationProfile.")).toBe(
       'the API server refused LimitRange tp-a/tenantplane-limits (field spec.limits[0].min[cpu]): LimitRange "tenantplane-limits" is invalid: spec.limits[0].min[cpu]: Invalid value: "2": min must be <= max. Fix the IsolationProfile.',

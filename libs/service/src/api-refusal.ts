@@ -78,9 +78,14 @@ export function apiRefusalOf(err: unknown): ApiRefusal | undefined {
  */
 export function describeRefusal(refusal: ApiRefusal, fix: string): string {
   const fields = refusal.fields.length > 0 ? ` (field ${refusal.fields.join(", ")})` : "";
-  // A quota refusal is about the host namespace's quota, which the IsolationProfile sets.
-  const quota = /exceeded quota/i.test(refusal.message)
-    ? " The quota comes from spec.resourceQuota.hard of the tenant's IsolationProfile: raise it there, or ask for less."
-    : "";
+  // tenantplane's quota is the IsolationProfile's (plus the control plane's share, which its
+  // numbers include); any other quota in the namespace is the host operators' own.
+  const exceeded = /exceeded quota: ([^,\s]+)/i.exec(refusal.message)?.[1];
+  const quota =
+    exceeded === undefined
+      ? ""
+      : exceeded === "tenantplane-quota"
+        ? " The quota comes from spec.resourceQuota.hard of the tenant's IsolationProfile: raise it there, or ask for less."
+        : ` ResourceQuota ${exceeded} is not tenantplane's but the host's own: ask the cluster's operators, or ask for less.`;
   return `the API server refused ${refusal.object}${fields}: ${refusal.message}. ${fix}${quota}`;
 }
