@@ -186,14 +186,14 @@ describe("explain output", () => {
           tenantRef: { namespace: "shop", name: "web" },
           hostRef: { namespace: "tp-dev", name: "web-x-shop-x-dev" },
           action: "Fail",
-          reason: "the host API server refuses the Create (403 Forbidden): exceeded quota",
+          reason: "Forbidden: exceeded quota",
           time: "2026-05-01T12:00:00.000Z",
           service: "sync-worker",
         },
       ],
     });
     expect(text).toMatch(
-      /^Not synced \(each object's latest Decision is a Skip or a Fail\):\n {2}KIND +OBJECT +ACTION +SINCE +REASON\n {2}Pod +shop\/web +Fail +2026-05-01T12:00:00.000Z +the host API server refuses the Create \(403 Forbidden\): exceeded quota$/m,
+      /^Not synced \(each object's latest Decision is a Skip or a Fail\):\n {2}KIND +OBJECT +ACTION +SINCE +REASON\n {2}Pod +shop\/web +Fail +2026-05-01T12:00:00.000Z +Forbidden: exceeded quota$/m,
     );
     expect(formatTenantExplanation({ ...tenant, notSynced: [] })).toContain(
       "  none: every object's latest Decision is a write\n",
@@ -211,11 +211,11 @@ describe("explain output", () => {
       owner: "none",
       summary: "no host copy: tenant dev's Pod shop/web maps to tp-dev/web-x-shop-x-dev, which does not exist",
       source: { tenant: "dev", kind: "Pod", namespace: "shop", name: "web" },
-      plannedNow: "Fail: the host API server refuses the Create (403 Forbidden): exceeded quota",
+      plannedNow: "Fail: Forbidden: exceeded quota",
       decisions: [],
     });
     expect(text).toContain("  owner:        no host copy: tenant dev's Pod shop/web maps to");
-    expect(text).toContain("  planned now:  Fail: the host API server refuses the Create");
+    expect(text).toContain("  planned now:  Fail: Forbidden: exceeded quota");
   });
 
   it("prints explanations as JSON and YAML", () => {

@@ -68,7 +68,7 @@ describe("judging a refusal", () => {
           'pods is forbidden: User "dev" cannot create resource "pods" in API group "" in the namespace "tp-dev"',
       }),
     ).toBe("permission");
-    for (const code of [409, 429, 500, 503]) expect(judgeRefusal({ code })).toBe("unchecked");
+    for (const code of [0, 408, 409, 425, 429, 500, 503]) expect(judgeRefusal({ code })).toBe("unchecked");
   });
 
   it("does not blame a Pod for a ServiceAccount the same plan creates", () => {
@@ -91,8 +91,7 @@ describe("judging a refusal", () => {
     expect(failed).toMatchObject({
       action: "Fail",
       error: { code: 422, reason: "Invalid", attempted: "Update" },
-      reason:
-        'the host API server refuses the Update (422 Invalid): Service "web-x-shop-x-dev" is invalid: spec.externalTrafficPolicy: Invalid value: "Cluster"',
+      reason: 'Invalid: Service "web-x-shop-x-dev" is invalid: spec.externalTrafficPolicy: Invalid value: "Cluster"',
     });
     expect(failed.object).toBeUndefined();
   });

@@ -77,7 +77,8 @@ export interface RefusalStatus {
 export function judgeRefusal(status: RefusalStatus): "fail" | "permission" | "unchecked" {
   const message = status.message ?? "";
   if (status.code === 403 && /\bcannot (create|update|patch) resource\b/.test(message)) return "permission";
-  if (status.code === 409 || status.code === 429 || status.code >= 500 || status.code === 0) return "unchecked";
+  // The sync worker retries these itself (transient): they say nothing of the object.
+  if ([0, 408, 409, 425, 429].includes(status.code) || status.code >= 500) return "unchecked";
   return status.code >= 400 ? "fail" : "unchecked";
 }
 
@@ -98,7 +99,8 @@ export function refusedForPlannedObject(
 
 /**
  * `entry` as the Fail the host's refusal makes of it: the write that was attempted, the
- * Status reason and the server's own words, both in `error` and in the reason.
+ * Status reason and the server's own words in `error`, and the reason the sync worker gives
+ * its Fail Decision for the same answer (`<Status reason>: <message>`).
  */
 export function failedEntry(entry: PlannedDecisionWithObject, status: RefusalStatus): PlannedDecisionWithObject {
   const attempted = entry.action === "Update" ? "Update" : "Create";
@@ -112,7 +114,7 @@ export function failedEntry(entry: PlannedDecisionWithObject, status: RefusalSta
   return {
     ...rest,
     action: "Fail",
-    reason: `the host API server refuses the ${attempted} (${error.code} ${error.reason}): ${error.message || "no message"}`,
+    reason: `${error.reason}: ${error.message}`,
     error,
   };
 }
