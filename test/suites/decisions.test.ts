@@ -113,6 +113,22 @@ describe("recorder", () => {
     expect(byReason.DeleteConfigMap?.involvedObject.uid).toBeTruthy();
   });
 
+  it("explains a Fail as a Warning naming the refused write and the host API's answer", async () => {
+    const error = { code: 403, reason: "Forbidden", message: "exceeded quota: q, requested: count/configmaps=1" };
+    await publish({
+      ...decision("quiet", "Fail", "refused", `Forbidden: ${error.message}`),
+      error: { ...error, attempted: "Create" },
+    } as ReturnType<typeof decision>);
+    const event = await waitFor(async () => (await eventsFor("quiet")).find((e) => e.reason === "FailConfigMap"), {
+      description: "the FailConfigMap Event",
+    });
+    expect(event.type).toBe("Warning");
+    expect(event.message).toBe(
+      `host refused to create ConfigMap tp-quiet/refused-x-default-x-quiet from tenant ConfigMap default/refused: Forbidden: ${error.message}`,
+    );
+    expect(event.source?.component).toBe("sync-worker");
+  });
+
   it("folds repeats of the same decision into one Event with a count", async () => {
     for (let i = 0; i < 5; i++)
       await publish(decision("quiet", "Skip", "taken", "held by foreign object (not managed by tenantplane)"));

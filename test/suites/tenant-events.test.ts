@@ -1,5 +1,7 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import {
   CoreV1Api,
@@ -9,10 +11,13 @@ import {
   Watch,
   type CoreV1Event,
   type KubernetesObject,
+  type V1Pod,
   type V1Secret,
   type V1StatefulSet,
 } from "@kubernetes/client-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
+import { JsonClient } from "@tenantplane/kube";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -45,6 +50,8 @@ let fleet: ServiceFleet;
 let objects: KubernetesObjectApi;
 let core: CoreV1Api;
 let standIn: TenantApiServer | undefined;
+let refusingStandIn: TenantApiServer | undefined;
+let nc: NatsConnection | undefined;
 const stopWatches: Array<() => void> = [];
 
 type Tc = KubernetesObject & {
@@ -126,8 +133,8 @@ async function kubectl(...args: string[]): Promise<string> {
   return stdout;
 }
 
-async function tenantKubeConfig(): Promise<KubeConfig> {
-  const secret = await read<V1Secret & KubernetesObject>("v1", "Secret", `${TENANT}-kubeconfig`, HOST_NS);
+async function tenantKubeConfig(tenant = TENANT): Promise<KubeConfig> {
+  const secret = await read<V1Secret & KubernetesObject>("v1", "Secret", `${tenant}-kubeconfig`, `tp-${tenant}`);
   const kc = new KubeConfig();
   kc.loadFromString(Buffer.from(secret!.data!["kubeconfig"]!, "base64").toString("utf8"));
   return kc;
@@ -161,8 +168,10 @@ beforeAll(async () => {
 afterAll(async () => {
   const keepLogs = failures.failed();
   for (const stop of stopWatches) stop();
+  await nc?.close();
   await fleet?.stop({ keepLogs });
   await standIn?.stop({ keepLogs });
+  await refusingStandIn?.stop({ keepLogs });
   await nats?.stop({ keepLogs });
   await host?.stop({ keepLogs });
 });
@@ -301,6 +310,269 @@ describe("host objects say why they exist", () => {
     const listed = await kubectl("get", "events", "-n", HOST_NS);
     expect(listed).toContain(`configmap/${hostName}`);
     expect(listed).toContain("statefulset/k3s");
+  });
+});
+
+describe("a tenant Pod the host refuses or cannot place says why, on both sides", () => {
+  // A second tenant, so the first one's Events stay free of Warnings.
+  const REFUSED = "lc-b";
+  const REFUSED_NS = `tp-${REFUSED}`;
+  const REFUSED_ADDRESS = "127.0.0.61";
+  const copyOf = (name: string) => `${name}-x-shop-x-${REFUSED}`;
+  let tenantKc: KubeConfig;
+  let tenantCore: CoreV1Api;
+  let tenantKubeconfigPath: string;
+  const fails: Array<{ tenantRef: { name: string }; error?: { code: number; reason: string; message: string } }> = [];
+
+  const tenantPod = (name: string) => tenantCore.readNamespacedPod({ namespace: "shop", name });
+  const tenantPodEvents = async (name: string) =>
+    (await tenantCore.listNamespacedEvent({ namespace: "shop", fieldSelector: `involvedObject.name=${name}` })).items;
+  const scheduled = (pod: V1Pod) => pod.status?.conditions?.find((c) => c.type === "PodScheduled");
+  const synced = async () =>
+    (await read<Tc>("tenantplane.io/v1alpha1", "TenantCluster", REFUSED))?.status?.conditions?.find(
+      (c) => c.type === "Synced",
+    );
+  // A change of the tenant Pod, which makes the sync worker look at it again.
+  const touch = (name: string, value: string) =>
+    new JsonClient(tenantKc).request("PATCH", `/api/v1/namespaces/shop/pods/${name}`, {
+      body: { metadata: { labels: { touched: value } } },
+      contentType: "application/merge-patch+json",
+    });
+
+  beforeAll(async () => {
+    await apply({
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "TenantCluster",
+      metadata: { name: REFUSED },
+      spec: {
+        isolationProfileRef: { name: "standard" },
+        syncPolicyRef: { name: "workloads" },
+        controlPlane: { expose: { loadBalancer: { enabled: true } } },
+      },
+    } as KubernetesObject);
+    await setLoadBalancerIngress(host.kubeConfig, REFUSED_NS, "k3s", REFUSED_ADDRESS);
+    refusingStandIn = await startTenantStandIn(host.kubeConfig, REFUSED, REFUSED_ADDRESS);
+    await waitFor(
+      async () => (await read<Tc>("tenantplane.io/v1alpha1", "TenantCluster", REFUSED))?.status?.phase === "Ready",
+      { timeoutMs: 120_000, intervalMs: 500, description: `${REFUSED} Ready` },
+    );
+    tenantKc = await tenantKubeConfig(REFUSED);
+    tenantCore = tenantKc.makeApiClient(CoreV1Api);
+    tenantKubeconfigPath = join(mkdtempSync(join(tmpdir(), "tenant-events-")), "kubeconfig");
+    writeFileSync(tenantKubeconfigPath, tenantKc.exportConfig());
+    // An operator's quota on the host namespace that no tenant Pod may use a widget under.
+    await core.createNamespacedResourceQuota({
+      namespace: REFUSED_NS,
+      body: { metadata: { name: "no-widgets" }, spec: { hard: { "requests.example.com/widget": "0" } } },
+    });
+    await waitFor(
+      async () =>
+        (await core.readNamespacedResourceQuota({ namespace: REFUSED_NS, name: "no-widgets" })).status?.hard !==
+        undefined,
+      { timeoutMs: 30_000, intervalMs: 250, description: "quota no-widgets counted by the host" },
+    );
+    nc = await connect({ servers: nats.url });
+    const sub = nc.subscribe(`tenantplane.decisions.${REFUSED}.Pod.Fail`);
+    void (async () => {
+      for await (const m of sub) fails.push(m.json());
+    })();
+    await tenantCore.createNamespace({ body: { metadata: { name: "shop" } } });
+  });
+
+  it("a Pod the host quota refuses: a Fail Decision, Warnings on the TenantCluster and on the tenant Pod, Synced naming it", async () => {
+    await tenantCore.createNamespacedPod({
+      namespace: "shop",
+      body: {
+        metadata: { name: "gadget" },
+        spec: {
+          containers: [
+            {
+              name: "app",
+              image: "nginx:1.27",
+              resources: { requests: { "example.com/widget": "1" }, limits: { "example.com/widget": "1" } },
+            },
+          ],
+        },
+      },
+    });
+    const fail = await waitFor(async () => fails.find((d) => d.tenantRef.name === "gadget"), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      description: "Fail Decision for shop/gadget",
+    });
+    expect(fail).toMatchObject({
+      action: "Fail",
+      service: "sync-worker",
+      kind: "Pod",
+      tenantRef: { namespace: "shop", name: "gadget" },
+      hostRef: { namespace: REFUSED_NS, name: copyOf("gadget") },
+      error: { code: 403, reason: "Forbidden", attempted: "Create" },
+    });
+    expect(fail.error?.message).toContain("exceeded quota: no-widgets, requested: requests.example.com/widget=1");
+    expect(await read("v1", "Pod", copyOf("gadget"), REFUSED_NS)).toBeUndefined();
+
+    // The TenantCluster: a FailPod Warning from the recorder, and Synced naming the Pod.
+    const onTc = await waitForEvent(
+      undefined,
+      `involvedObject.kind=TenantCluster,involvedObject.name=${REFUSED}`,
+      (e) => e.reason === "FailPod",
+      "FailPod Event on the TenantCluster",
+    );
+    expect(onTc.type).toBe("Warning");
+    expect(onTc.message).toContain(
+      `host refused to create Pod ${REFUSED_NS}/${copyOf("gadget")} from tenant Pod shop/gadget: Forbidden: `,
+    );
+    expect(onTc.message).toContain("exceeded quota: no-widgets");
+    const condition = await waitFor(
+      async () => {
+        const c = await synced();
+        return c?.reason === "ObjectErrors" && c.message.includes("Pod shop/gadget:") ? c : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: "Synced naming shop/gadget" },
+    );
+    expect(condition.status).toBe("False");
+    expect(condition.message).toContain(
+      `Pod shop/gadget: pods "${copyOf("gadget")}" is forbidden: exceeded quota: no-widgets`,
+    );
+
+    // Inside the tenant: a Warning on the Pod itself, by the sync worker, and PodScheduled=False.
+    const pod = await tenantPod("gadget");
+    const [event] = await waitFor(
+      async () => {
+        const list = (await tenantPodEvents("gadget")).filter((e) => e.reason === "SyncFailed");
+        return list.length > 0 ? list : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, description: "SyncFailed Event on the tenant Pod" },
+    );
+    expect(event).toMatchObject({
+      type: "Warning",
+      involvedObject: { kind: "Pod", namespace: "shop", name: "gadget", uid: pod.metadata?.uid },
+      source: { component: "tenantplane-sync-worker" },
+      reportingComponent: "tenantplane.io/tenantplane-sync-worker",
+    });
+    expect(event!.message).toBe(
+      `the host refused to create this Pod's copy ${REFUSED_NS}/${copyOf("gadget")} (403 Forbidden): ${fail.error!.message}`,
+    );
+    const shown = await waitFor(
+      async () => {
+        const c = scheduled(await tenantPod("gadget"));
+        return c?.reason === "SyncFailed" ? c : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, description: "PodScheduled=False SyncFailed on the tenant Pod" },
+    );
+    expect(shown).toMatchObject({ status: "False", message: event!.message });
+    const described = (
+      await run(toolPath("cluster"), [
+        "kubectl",
+        "--kubeconfig",
+        tenantKubeconfigPath,
+        "describe",
+        "pod",
+        "gadget",
+        "-n",
+        "shop",
+      ])
+    ).stdout;
+    expect(described).toMatch(/PodScheduled\s+False/);
+    expect(described).toMatch(
+      /Warning\s+SyncFailed\s+\S+\s+tenantplane-sync-worker\s+the host refused to create this Pod's copy/,
+    );
+    expect(described).toContain("exceeded quota: no-widgets");
+
+    // A retry with the same answer is not news: no second Decision, the Event count stays.
+    await touch("gadget", "1");
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect(fails.filter((d) => d.tenantRef.name === "gadget")).toHaveLength(1);
+    expect((await tenantPodEvents("gadget")).filter((e) => e.reason === "SyncFailed").map((e) => e.count)).toEqual([1]);
+    console.error(`[e2e] ${REFUSED}: Synced: ${condition.message}\n[e2e] tenant Event: ${event!.message}`);
+  });
+
+  it("once the quota allows it the copy is made, the refusal is taken back and Synced is True again", async () => {
+    await core.deleteNamespacedResourceQuota({ namespace: REFUSED_NS, name: "no-widgets" });
+    // A refused object is retried at its next change (or the next full pass).
+    const copy = await waitFor(
+      async () => {
+        await touch("gadget", String(Date.now()));
+        return read<V1Pod & KubernetesObject>("v1", "Pod", copyOf("gadget"), REFUSED_NS);
+      },
+      { timeoutMs: 60_000, intervalMs: 2_000, description: "host copy of shop/gadget" },
+    );
+    expect(copy.metadata?.name).toBe(copyOf("gadget"));
+    const created = await waitForEvent(
+      undefined,
+      `involvedObject.kind=TenantCluster,involvedObject.name=${REFUSED}`,
+      (e) => e.reason === "CreatePod" && (e.message ?? "").includes("shop/gadget"),
+      "CreatePod Event for shop/gadget",
+    );
+    expect(created.message).toContain("(the host had refused it: Forbidden)");
+    await waitFor(
+      async () => {
+        const c = scheduled(await tenantPod("gadget"));
+        return c !== undefined && c.reason !== "SyncFailed" ? c : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, description: "the tenant Pod's PodScheduled from its host copy" },
+    );
+    const condition = await waitFor(
+      async () => {
+        const c = await synced();
+        return c?.status === "True" ? c : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: "Synced=True" },
+    );
+    expect(condition.message).not.toContain("gadget");
+  });
+
+  it("a Pod no host node can take shows the host scheduler's reason and message in the tenant", async () => {
+    // The standard profile puts tenant Pods on nodes labelled for tenants; this host has none.
+    await tenantCore.createNamespacedPod({
+      namespace: "shop",
+      body: { metadata: { name: "web" }, spec: { containers: [{ name: "web", image: "nginx:1.27" }] } },
+    });
+    const onHost = await waitFor(
+      async () => {
+        const p = await read<V1Pod & KubernetesObject>("v1", "Pod", copyOf("web"), REFUSED_NS);
+        const c = p && scheduled(p);
+        return c?.status === "False" ? c : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: "host copy of shop/web unschedulable" },
+    );
+    expect(onHost.reason).toBe("Unschedulable");
+    expect(onHost.message).toContain("didn't match Pod's node affinity/selector");
+    const inTenant = await waitFor(
+      async () => {
+        const c = scheduled(await tenantPod("web"));
+        return c?.status === "False" && c.message === onHost.message ? c : undefined;
+      },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+        description: "tenant Pod shop/web PodScheduled=False with the host's message",
+      },
+    );
+    expect(inTenant.reason).toBe("Unschedulable");
+    const event = await waitFor(
+      async () => (await tenantPodEvents("web")).find((e) => e.reason === "FailedScheduling"),
+      { timeoutMs: 30_000, intervalMs: 250, description: "FailedScheduling Event on the tenant Pod" },
+    );
+    expect(event).toMatchObject({ type: "Warning", source: { component: "tenantplane-sync-worker" } });
+    expect(event.message).toBe(`the host scheduler cannot place this Pod's copy: ${onHost.message}`);
+    const described = (
+      await run(toolPath("cluster"), [
+        "kubectl",
+        "--kubeconfig",
+        tenantKubeconfigPath,
+        "describe",
+        "pod",
+        "web",
+        "-n",
+        "shop",
+      ])
+    ).stdout;
+    expect(described).toMatch(
+      /Warning\s+FailedScheduling\s+\S+\s+tenantplane-sync-worker\s+the host scheduler cannot place/,
+    );
+    // Not a sync failure: nothing was refused.
+    expect(fails.filter((d) => d.tenantRef.name === "web")).toEqual([]);
   });
 });
 
