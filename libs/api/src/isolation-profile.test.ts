@@ -28,7 +28,16 @@ describe("defaultIsolationProfileSpec", () => {
       allowedRuntimeClasses: [],
       nodeSelector: {},
       tolerations: [],
-      services: { nodePort: false, loadBalancer: false, externalName: true },
+      services: { nodePort: false, loadBalancer: false, externalName: true, allowedLoadBalancerClasses: [] },
+      schedulers: [],
+      volumes: { allowedTypes: [], allowedCSIDrivers: [] },
+      allowedCapabilities: [],
+      allowedSysctls: [],
+      allowUnconfinedSeccomp: false,
+      allowUnconfinedAppArmor: false,
+      allowUnmaskedProcMount: false,
+      allowProbeHosts: false,
+      allowedAnnotationPrefixes: [],
     });
   });
 
@@ -81,6 +90,33 @@ describe("defaultIsolationProfileSpec", () => {
 });
 
 describe("parseIsolationProfileSpec", () => {
+  it("names an unknown or never-allowed volume type, saying what may be named", () => {
+    const issues = issuesOf({
+      workloads: { volumes: { allowedTypes: ["nfs", "hostPath"], allowedCSIDrivers: ["Bad"] } },
+    });
+    expect(issues).toEqual([
+      expect.stringMatching(
+        /^spec\.workloads\.volumes\.allowedTypes\[1\]: unknown volume type "hostPath": use one of .*nfs.*hostPath never/,
+      ),
+      expect.stringMatching(/^spec\.workloads\.volumes\.allowedCSIDrivers\[0\]: must be a CSI driver name/),
+    ]);
+  });
+
+  it("names an annotation prefix without its slash", () => {
+    expect(
+      issuesOf({ workloads: { allowedAnnotationPrefixes: ["metallb.io/", "*.cilium.io/", "metallb.io"] } }),
+    ).toEqual([
+      expect.stringMatching(/^spec\.workloads\.allowedAnnotationPrefixes\[2\]: must be a key prefix ending in '\/'/),
+    ]);
+  });
+
+  it("names a bad capability and a bad sysctl", () => {
+    expect(issuesOf({ workloads: { allowedCapabilities: ["sys_admin"], allowedSysctls: ["kernel msgmax"] } })).toEqual([
+      expect.stringMatching(/^spec\.workloads\.allowedCapabilities\[0\]: must be a capability name like SYS_PTRACE/),
+      expect.stringMatching(/^spec\.workloads\.allowedSysctls\[0\]: must be a sysctl name like kernel\.msgmax/),
+    ]);
+  });
+
   it("names a bad node selector key and a bad toleration effect", () => {
     expect(issuesOf({ workloads: { nodeSelector: { "no spaces": "x" }, tolerations: [{ effect: "Never" }] } })).toEqual(
       [

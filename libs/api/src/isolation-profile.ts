@@ -249,22 +249,111 @@ export const TolerationSchema = z.object({
 });
 export type Toleration = z.output<typeof TolerationSchema>;
 
+const LOAD_BALANCER_CLASS_PATTERN =
+  "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
+const ANNOTATION_PREFIX_PATTERN = "^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/$";
+
+/** A list of at most `maxItems` strings, each at most `maxLength` long and matching `pattern`; default empty. */
+function patternList(pattern: string, maxLength: number, error: string, maxItems: number) {
+  return z
+    .array(z.string().max(maxLength).regex(new RegExp(pattern), { error }))
+    .max(maxItems)
+    .prefault([]);
+}
+
 /** Service types other than ClusterIP a tenant may create on the host. */
 export const ServiceTypesSchema = z.object({
   nodePort: z.boolean().prefault(false),
   loadBalancer: z.boolean().prefault(false),
   externalName: z.boolean().prefault(true),
+  allowedLoadBalancerClasses: patternList(
+    LOAD_BALANCER_CLASS_PATTERN,
+    316,
+    "must be a prefixed name like example.com/internal",
+    16,
+  ),
 });
 export type ServiceTypes = z.output<typeof ServiceTypesSchema>;
+
+/** Volume types a synced Pod may always use: they mount only what the Pod's own namespace holds. */
+export const ALWAYS_ALLOWED_VOLUME_TYPES = [
+  "configMap",
+  "secret",
+  "emptyDir",
+  "projected",
+  "downwardAPI",
+  "persistentVolumeClaim",
+  "ephemeral",
+] as const;
+
+/**
+ * The Pod API's other volume types, which a profile may allow in `workloads.volumes.allowedTypes`:
+ * the node mounts or runs each of them itself. hostPath is never allowed; inline csi is
+ * allowed per driver in `workloads.volumes.allowedCSIDrivers`.
+ */
+export const PROFILE_VOLUME_TYPES = [
+  "awsElasticBlockStore",
+  "azureDisk",
+  "azureFile",
+  "cephfs",
+  "cinder",
+  "fc",
+  "flexVolume",
+  "flocker",
+  "gcePersistentDisk",
+  "gitRepo",
+  "glusterfs",
+  "image",
+  "iscsi",
+  "nfs",
+  "photonPersistentDisk",
+  "portworxVolume",
+  "quobyte",
+  "rbd",
+  "scaleIO",
+  "storageos",
+  "vsphereVolume",
+] as const;
+export const ProfileVolumeTypeSchema = z.enum(PROFILE_VOLUME_TYPES, {
+  error: (issue) =>
+    `unknown volume type ${JSON.stringify(issue.input)}: use one of ${PROFILE_VOLUME_TYPES.join(", ")} ` +
+    `(${ALWAYS_ALLOWED_VOLUME_TYPES.join(", ")} are always allowed; inline csi is allowed per driver in allowedCSIDrivers; hostPath never)`,
+});
+export type ProfileVolumeType = z.output<typeof ProfileVolumeTypeSchema>;
+
+/** Volume types and inline CSI drivers a synced Pod may use besides `ALWAYS_ALLOWED_VOLUME_TYPES`. */
+export const VolumeRulesSchema = z.object({
+  allowedTypes: z.array(ProfileVolumeTypeSchema).max(32).prefault([]),
+  allowedCSIDrivers: patternList(OBJECT_NAME_PATTERN, 63, "must be a CSI driver name like csi.example.com", 32),
+});
+export type VolumeRules = z.output<typeof VolumeRulesSchema>;
+
+const CAPABILITY_PATTERN = "^[A-Z][A-Z0-9_]*$";
+const SYSCTL_PATTERN = "^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$";
 
 /**
  * What a tenant's Pods and Services may do to the host, applied by the sync engine: a
  * field or Service type outside these rules is never synced. Quotas on
  * `services.nodeports` and `services.loadbalancers` are set in `resourceQuota.hard`.
+ * The `allow*` fields lift the floor that holds at every Pod Security level, one field each.
  */
 export const WorkloadRulesSchema = z.object({
   allowedPriorityClasses: z.array(ObjectNameSchema).max(32).prefault([]),
   allowedRuntimeClasses: z.array(ObjectNameSchema).max(32).prefault([]),
+  schedulers: z.array(ObjectNameSchema).max(16).prefault([]),
+  volumes: VolumeRulesSchema.prefault({}),
+  allowedCapabilities: patternList(CAPABILITY_PATTERN, 64, "must be a capability name like SYS_PTRACE", 64),
+  allowedSysctls: patternList(SYSCTL_PATTERN, 253, "must be a sysctl name like kernel.msgmax", 64),
+  allowUnconfinedSeccomp: z.boolean().prefault(false),
+  allowUnconfinedAppArmor: z.boolean().prefault(false),
+  allowUnmaskedProcMount: z.boolean().prefault(false),
+  allowProbeHosts: z.boolean().prefault(false),
+  allowedAnnotationPrefixes: patternList(
+    ANNOTATION_PREFIX_PATTERN,
+    254,
+    "must be a key prefix ending in '/' like metallb.io/, or *.cilium.io/ for every subdomain",
+    32,
+  ),
   nodeSelector: z
     .record(z.string(), LabelValueSchema)
     .refine((map) => Object.keys(map).every((key) => QUALIFIED_NAME.test(key)), {

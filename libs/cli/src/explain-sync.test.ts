@@ -217,7 +217,7 @@ describe("explain-sync input handling", () => {
       /^Pod +default\/netns .* Skip +refused by host rules: spec\.hostNetwork: shares the host's namespaces/m,
     );
     expect(stdout).toMatch(
-      /^Pod +default\/admin .* Skip +refused by host rules: spec\.containers\[0\]\.securityContext\.capabilities\.add\[0\]: capability SYS_ADMIN is forbidden \(Pod Security baseline\)$/m,
+      /^Pod +default\/admin .* Skip +refused by host rules: spec\.containers\[0\]\.securityContext\.capabilities\.add\[0\]: capability SYS_ADMIN is beyond Pod Security baseline's list and not in IsolationProfile spec\.workloads\.allowedCapabilities$/m,
     );
     expect(stdout).toMatch(/^Service +default\/steal .* Skip +.*points at tenant victim's host namespace tp-victim/m);
     expect(stdout).toMatch(/^Service +default\/lb .* Skip +.*LoadBalancer Services are not allowed/m);
@@ -227,10 +227,17 @@ describe("explain-sync input handling", () => {
     expect(withProfile.stdout).toMatch(/^Service +default\/lb .* Create /m);
     const privileged =
       "apiVersion: tenantplane.io/v1alpha1\nkind: IsolationProfile\nmetadata:\n  name: p\nspec:\n  podSecurity: {enforce: privileged}\n";
-    const loose = await cli(["explain-sync", "--offline", "--tenant", "dev", "-f", "in.yaml", "--profile", "p.yaml"], {
-      "in.yaml": pods,
-      "p.yaml": privileged,
-    });
+    const withPrivileged = (profile: string) =>
+      cli(["explain-sync", "--offline", "--tenant", "dev", "-f", "in.yaml", "--profile", "p.yaml"], {
+        "in.yaml": pods,
+        "p.yaml": profile,
+      });
+    // The node floor holds at privileged too, until the profile lifts the one rule.
+    const floor = await withPrivileged(privileged);
+    expect(floor.stdout).toMatch(
+      /^Pod +default\/admin .* Skip +.*capability SYS_ADMIN is beyond Pod Security baseline's list/m,
+    );
+    const loose = await withPrivileged(`${privileged}  workloads: {allowedCapabilities: [SYS_ADMIN]}\n`);
     expect(loose.stdout).toMatch(/^Pod +default\/admin .* Create /m);
     expect(loose.stdout).toMatch(/^Pod +default\/netns .* Skip +refused by host rules: spec\.hostNetwork/m);
   });

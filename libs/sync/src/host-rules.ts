@@ -10,6 +10,32 @@ export interface ServiceTypeRules {
   nodePort: boolean;
   loadBalancer: boolean;
   externalName: boolean;
+  /** `spec.loadBalancerClass` values a host copy keeps; any other is dropped and named in the reason. */
+  allowedLoadBalancerClasses: readonly string[];
+}
+
+/** Volume types and inline CSI drivers a Pod may use besides the always-allowed types. */
+export interface VolumeRules {
+  /** Pod API volume type names (nfs, iscsi, ...); configMap, secret, emptyDir, projected, downwardAPI, persistentVolumeClaim and ephemeral are always allowed. */
+  allowedTypes: readonly string[];
+  /** Drivers whose inline `csi` volumes are allowed. */
+  allowedCSIDrivers: readonly string[];
+}
+
+/**
+ * The profile's explicit lifts of the floor that holds at every Pod Security level,
+ * `privileged` included; each is off (the floor holds) by default.
+ */
+export interface FloorLifts {
+  /** Capabilities a container may add beyond Pod Security baseline's list. */
+  allowedCapabilities: readonly string[];
+  /** Sysctls a Pod may set beyond Pod Security baseline's safe set. */
+  allowedSysctls: readonly string[];
+  allowUnconfinedSeccomp: boolean;
+  allowUnconfinedAppArmor: boolean;
+  allowUnmaskedProcMount: boolean;
+  /** Whether probe and lifecycle handlers may name a `host` for the kubelet to connect to. */
+  allowProbeHosts: boolean;
 }
 
 /**
@@ -29,6 +55,14 @@ export interface HostRules {
   nodeSelector: Readonly<Record<string, string>>;
   /** Added to every Pod; the only tolerations a host copy keeps besides the not-ready/unreachable defaults (others are removed). */
   tolerations: readonly Toleration[];
+  /** Volume types and inline CSI drivers allowed besides the always-allowed types; any other volume is a Skip. */
+  volumes: VolumeRules;
+  /** Scheduler names a Pod may set besides the host's default scheduler; any other `schedulerName` is a Skip. */
+  schedulers: readonly string[];
+  /** What the profile lifts of the floor that holds at every Pod Security level. */
+  floor: FloorLifts;
+  /** Prefixes of host-acting annotation and label keys a host copy keeps (see `HOST_ACTING_PREFIXES`). */
+  allowedAnnotationPrefixes: readonly string[];
   /** Service types allowed besides ClusterIP (and headless). */
   services: ServiceTypeRules;
   /** `services.nodeports` / `services.loadbalancers` of the profile's quota; absent means unlimited. */
@@ -55,7 +89,24 @@ export function compileHostRules(spec: IsolationProfileSpec, clusterDomain = DEF
     allowedRuntimeClasses: [...spec.workloads.allowedRuntimeClasses],
     nodeSelector: { ...spec.workloads.nodeSelector },
     tolerations: spec.workloads.tolerations.map((t) => ({ ...t })),
-    services: { ...spec.workloads.services },
+    volumes: {
+      allowedTypes: [...spec.workloads.volumes.allowedTypes],
+      allowedCSIDrivers: [...spec.workloads.volumes.allowedCSIDrivers],
+    },
+    schedulers: [...spec.workloads.schedulers],
+    floor: {
+      allowedCapabilities: [...spec.workloads.allowedCapabilities],
+      allowedSysctls: [...spec.workloads.allowedSysctls],
+      allowUnconfinedSeccomp: spec.workloads.allowUnconfinedSeccomp,
+      allowUnconfinedAppArmor: spec.workloads.allowUnconfinedAppArmor,
+      allowUnmaskedProcMount: spec.workloads.allowUnmaskedProcMount,
+      allowProbeHosts: spec.workloads.allowProbeHosts,
+    },
+    allowedAnnotationPrefixes: [...spec.workloads.allowedAnnotationPrefixes],
+    services: {
+      ...spec.workloads.services,
+      allowedLoadBalancerClasses: [...spec.workloads.services.allowedLoadBalancerClasses],
+    },
     serviceQuota: {
       ...(nodePorts === undefined ? {} : { nodePorts }),
       ...(loadBalancers === undefined ? {} : { loadBalancers }),

@@ -115,10 +115,9 @@ describe("Service: what is dropped takes its partners along", () => {
     expect(result.rewrites).toEqual(["spec.loadBalancerIP 203.0.113.9 dropped: it could be another tenant's address"]);
   });
 
-  it("keeps what is valid beside the type it keeps: load-balancer class, node port allocation, session affinity", () => {
+  it("keeps what is valid beside the type it keeps: node port allocation, session affinity", () => {
     const spec = {
       type: "LoadBalancer",
-      loadBalancerClass: "example.com/internal",
       allocateLoadBalancerNodePorts: false,
       sessionAffinity: "ClientIP",
       sessionAffinityConfig: { clientIP: { timeoutSeconds: 600 } },

@@ -5,6 +5,7 @@ export * from "./plan.js";
 export * from "./system-objects.js";
 export * from "./transform.js";
 export * from "./host-rules.js";
+export * from "./host-acting-keys.js";
 export * from "./check-host-rules.js";
 export * from "./service-quota.js";
 export * from "./pod-environment.js";

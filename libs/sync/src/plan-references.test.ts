@@ -1,5 +1,6 @@
 import { defaultSyncPolicySpec, type SyncKind, type SyncPolicySpec } from "@tenantplane/api";
 import { describe, expect, it } from "vitest";
+import { defaultHostRules, type HostRules } from "./host-rules.js";
 import { KubeObjectSchema } from "./kube-object.js";
 import { plan, planKey, PlanMemo, type PlanInput } from "./plan.js";
 import { ANNOTATION_VIRTUAL_SERVICE_ACCOUNT } from "./pod-environment.js";
@@ -16,6 +17,7 @@ const policyOf = (...kinds: SyncKind[]): SyncPolicySpec => ({ toHost: kinds.map(
 const withoutServiceAccount = policyOf("Pod", "ConfigMap", "Secret", "Service", "PersistentVolumeClaim");
 const withoutSecret = policyOf("Pod", "ConfigMap", "Service", "PersistentVolumeClaim", "ServiceAccount");
 const podsOnly = policyOf("Pod");
+const csiDriverX: HostRules = { ...defaultHostRules, volumes: { allowedTypes: [], allowedCSIDrivers: ["x"] } };
 
 /**
  * The shop/web Pod of examples/tenant/workloads.yaml as the tenant API stores it: its
@@ -187,7 +189,8 @@ describe("a required reference the policy never copies", () => {
     ],
   ])("%s", (_, spec, named) => {
     const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [], ...spec } };
-    const decision = only(run(podsOnly, [pod]));
+    // The profile allows the inline CSI driver, so the reference is what keeps the Pod back.
+    const decision = only(run(podsOnly, [pod], { rules: csiDriverX }));
     expect(decision.action).toBe("Skip");
     expect(decision.reason).toMatch(/^cannot be synced as written: /);
     expect(decision.reason).toContain(`${named} will never have a host copy: SyncPolicy toHost does not list `);

@@ -14,7 +14,7 @@ import type { ObjectRef, PlannedDecision } from "@tenantplane/messaging";
 import { hostRulesReason } from "./check-host-rules.js";
 import { defaultHostRules, type HostRules } from "./host-rules.js";
 import { isJsonObject, type JsonObject } from "./internal/json.js";
-import { describeViolations } from "./internal/violation.js";
+import { boundedReason, describeViolations } from "./internal/violation.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
 import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
 import { recordedContentHash, type Reference, type Translation, translate } from "./transform.js";
@@ -555,16 +555,17 @@ class Pass {
     this.claimed.set(hostKey(target.kind, target.hostRef.name), id);
   }
 
-  private decide(target: PlannedTarget, action: PlannedDecision["action"], reason: string, object?: HostObject): void {
+  private decide(target: PlannedTarget, action: PlannedDecision["action"], why: string, object?: HostObject): void {
+    const reason = boundedReason(why);
     this.decisions.push(object === undefined ? { ...target, action, reason } : { ...target, action, reason, object });
   }
 
-  private reject(target: PlannedTarget, reason: string): void {
-    this.decisions.push({ ...target, action: "Skip", reason, malformed: true });
+  private reject(target: PlannedTarget, why: string): void {
+    this.decisions.push({ ...target, action: "Skip", reason: boundedReason(why), malformed: true });
   }
 
-  private ignore(target: PlannedTarget, reason: string): void {
-    this.ignored.push({ ...target, action: "Skip", reason });
+  private ignore(target: PlannedTarget, why: string): void {
+    this.ignored.push({ ...target, action: "Skip", reason: boundedReason(why) });
   }
 }
 

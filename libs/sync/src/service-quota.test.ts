@@ -6,7 +6,7 @@ import { applyServiceQuota } from "./service-quota.js";
 const tenant = "dev";
 const rules: HostRules = {
   ...defaultHostRules,
-  services: { nodePort: true, loadBalancer: true, externalName: true },
+  services: { nodePort: true, loadBalancer: true, externalName: true, allowedLoadBalancerClasses: [] },
   serviceQuota: { loadBalancers: 2, nodePorts: 3 },
 };
 

@@ -8,8 +8,10 @@ import {
   type VirtualIdentity,
 } from "@tenantplane/mapping";
 import { contentHash } from "./content-hash.js";
+import { isHostActingKey } from "./host-acting-keys.js";
 import { defaultHostRules, type HostRules } from "./host-rules.js";
 import type { JsonObject } from "./internal/json.js";
+import { MAX_TENANT_KEY, tenantText } from "./internal/violation.js";
 import type { ReferencedKind, TranslateContext } from "./internal/translate-context.js";
 import { translatePod } from "./internal/translate-pod.js";
 import { translateServiceAccount } from "./internal/translate-service-account.js";
@@ -121,7 +123,8 @@ export function translate(obj: KubeObject, tenant: string, options: TransformOpt
   TRANSLATORS[obj.kind]?.(body, ctx);
 
   const mapping = reverseMapping(id, obj.kind);
-  const annotations = stripReserved(obj.metadata.annotations);
+  const annotations = dropHostActing(stripReserved(obj.metadata.annotations), "annotations", ctx);
+  const labels = dropHostActing(escapeReserved(obj.metadata.labels), "labels", ctx);
   if (obj.kind === "PersistentVolumeClaim") {
     for (const key of Object.keys(annotations)) if (isVolumeBindingAnnotation(key)) delete annotations[key];
   }
@@ -131,7 +134,7 @@ export function translate(obj: KubeObject, tenant: string, options: TransformOpt
     metadata: {
       name: hostName(id).name,
       namespace: hostNamespaceFor(tenant),
-      labels: { ...escapeReserved(obj.metadata.labels), ...mapping.labels },
+      labels: { ...labels, ...mapping.labels },
       annotations: { ...annotations, ...extraAnnotations, ...mapping.annotations },
     },
   };
@@ -140,6 +143,26 @@ export function translate(obj: KubeObject, tenant: string, options: TransformOpt
   }
   desired.metadata.annotations[ANNOTATION_CONTENT_HASH] = contentHash(desired, options.hashKey);
   return { object: desired, references: [...references.values()], rewrites, refusals };
+}
+
+/** Most dropped keys a reason names before counting the rest. */
+const MAX_NAMED_KEYS = 3;
+
+// Host add-ons (CNI plugins, load-balancer controllers) act on these keys wherever they find
+// them, so a tenant could pick host networks, addresses or load balancers through its own metadata.
+function dropHostActing(map: Record<string, string>, field: string, ctx: TranslateContext): Record<string, string> {
+  const allowed = ctx.rules.allowedAnnotationPrefixes;
+  const dropped = Object.keys(map).filter((key) => isHostActingKey(key, allowed));
+  if (dropped.length === 0) return map;
+  const kept = { ...map };
+  for (const key of dropped) delete kept[key];
+  const named = dropped.slice(0, MAX_NAMED_KEYS).map((key) => tenantText(key, MAX_TENANT_KEY));
+  const rest = dropped.length - named.length;
+  ctx.explain(
+    `metadata.${field} ${named.join(", ")}${rest > 0 ? ` and ${rest} more` : ""} dropped: host add-ons act on them ` +
+      `(IsolationProfile spec.workloads.allowedAnnotationPrefixes can keep a prefix)`,
+  );
+  return kept;
 }
 
 /** The content hash recorded on a host object, or undefined when it has none. */

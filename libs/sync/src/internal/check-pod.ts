@@ -1,16 +1,22 @@
 import type { HostRules } from "../host-rules.js";
+import { floorViolations } from "./check-floor.js";
+import { listed, volumeViolations } from "./check-volumes.js";
 import { isJsonObject, type JsonObject } from "./json.js";
 import { podSecurityViolations } from "./pod-security.js";
-import { items, podContainers, read, type Violation } from "./violation.js";
+import { items, podContainers, read, tenantText, type Violation } from "./violation.js";
 
 const WORKLOADS = "IsolationProfile spec.workloads";
 const HOST_ACCESS = "rule: tenant Pods never get host access";
+/** The scheduler the host's API server names when a Pod names none. */
+const DEFAULT_SCHEDULER = "default-scheduler";
 
 /**
  * What keeps `pod` off the host: host access (host namespaces, hostPath, privileged
- * containers, host ports, whatever the profile says), names outside the profile's
- * allowed priority and runtime classes, node selector values that conflict with the
- * profile's, and anything the host namespace's Pod Security level would refuse.
+ * containers, host ports, whatever the profile says), volume types and the node floor
+ * (capabilities, seccomp, AppArmor, procMount, sysctls, probe hosts) the profile does not
+ * allow, names outside the profile's allowed priority classes, runtime classes and
+ * schedulers, node selector values that conflict with the profile's, and anything the
+ * host namespace's Pod Security level would refuse.
  * Tolerations the profile does not grant are no reason: the translator removes them.
  */
 export function podViolations(pod: JsonObject, rules: HostRules): Violation[] {
@@ -37,6 +43,8 @@ export function podViolations(pod: JsonObject, rules: HostRules): Violation[] {
     }
   }
 
+  found.push(...volumeViolations(pod, rules.volumes), ...floorViolations(pod, rules.floor));
+
   const priorityClass = read(spec, "priorityClassName");
   if (
     typeof priorityClass === "string" &&
@@ -45,14 +53,26 @@ export function podViolations(pod: JsonObject, rules: HostRules): Violation[] {
   ) {
     found.push({
       field: "spec.priorityClassName",
-      problem: `${priorityClass} is not in ${WORKLOADS}.allowedPriorityClasses (${listed(rules.allowedPriorityClasses)})`,
+      problem: `${tenantText(priorityClass)} is not in ${WORKLOADS}.allowedPriorityClasses (${listed(rules.allowedPriorityClasses)})`,
     });
   }
   const runtimeClass = read(spec, "runtimeClassName");
   if (typeof runtimeClass === "string" && runtimeClass !== "" && !rules.allowedRuntimeClasses.includes(runtimeClass)) {
     found.push({
       field: "spec.runtimeClassName",
-      problem: `${runtimeClass} is not in ${WORKLOADS}.allowedRuntimeClasses (${listed(rules.allowedRuntimeClasses)})`,
+      problem: `${tenantText(runtimeClass)} is not in ${WORKLOADS}.allowedRuntimeClasses (${listed(rules.allowedRuntimeClasses)})`,
+    });
+  }
+  const scheduler = read(spec, "schedulerName");
+  if (
+    typeof scheduler === "string" &&
+    scheduler !== "" &&
+    scheduler !== DEFAULT_SCHEDULER &&
+    !rules.schedulers.includes(scheduler)
+  ) {
+    found.push({
+      field: "spec.schedulerName",
+      problem: `scheduler ${tenantText(scheduler)} is not in ${WORKLOADS}.schedulers (${listed(rules.schedulers)} besides the host's ${DEFAULT_SCHEDULER})`,
     });
   }
   const nodeSelector = read(spec, "nodeSelector");
@@ -62,7 +82,7 @@ export function podViolations(pod: JsonObject, rules: HostRules): Violation[] {
       if (value !== undefined && value !== wanted) {
         found.push({
           field: `spec.nodeSelector[${key}]`,
-          problem: `${String(value)} conflicts with ${WORKLOADS}.nodeSelector, which enforces ${wanted}`,
+          problem: `${tenantText(value)} conflicts with ${WORKLOADS}.nodeSelector, which enforces ${wanted}`,
         });
       }
     }
@@ -73,8 +93,4 @@ export function podViolations(pod: JsonObject, rules: HostRules): Violation[] {
     if (!reported.has(violation.field)) found.push(violation);
   }
   return found;
-}
-
-function listed(names: readonly string[]): string {
-  return names.length === 0 ? "none allowed" : `allowed: ${names.join(", ")}`;
 }

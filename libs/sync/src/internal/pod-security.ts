@@ -1,12 +1,13 @@
 import type { PodSecurityLevel } from "@tenantplane/api";
 import type { JsonObject } from "./json.js";
-import { items, podContainers, read, type Violation } from "./violation.js";
+import { items, MAX_TENANT_KEY, podContainers, read, strings, tenantText, type Violation } from "./violation.js";
 
 // The Pod Security Standards (kubernetes.io/docs/concepts/security/pod-security-standards),
 // checked the way the host namespace's `enforce` label would check them, so a Pod the
 // host would refuse is reported before any write.
 
-const BASELINE_CAPABILITIES = new Set([
+/** Capabilities Pod Security baseline lets a container add. */
+export const BASELINE_CAPABILITIES: ReadonlySet<string> = new Set([
   "AUDIT_WRITE",
   "CHOWN",
   "DAC_OVERRIDE",
@@ -22,7 +23,8 @@ const BASELINE_CAPABILITIES = new Set([
   "SYS_CHROOT",
 ]);
 const SELINUX_TYPES = new Set(["", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"]);
-const SAFE_SYSCTLS = new Set([
+/** Sysctls Pod Security baseline lets a Pod set. */
+export const SAFE_SYSCTLS: ReadonlySet<string> = new Set([
   "kernel.shm_rmid_forced",
   "net.ipv4.ip_local_port_range",
   "net.ipv4.ip_unprivileged_port_start",
@@ -44,7 +46,8 @@ const RESTRICTED_VOLUME_TYPES = new Set([
   "projected",
   "secret",
 ]);
-const APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/";
+/** The prefix of the legacy per-container AppArmor annotations. */
+export const APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/";
 
 /**
  * What the Pod Security `level` forbids in `pod`, each naming the field; empty for
@@ -75,14 +78,17 @@ function baseline(pod: JsonObject, forbid: Forbid): void {
   for (const [sysctl, index] of items(read(podContext, "sysctls"))) {
     const name = read(sysctl, "name");
     if (typeof name === "string" && !SAFE_SYSCTLS.has(name)) {
-      forbid(`spec.securityContext.sysctls[${index}].name`, `sysctl ${name} is not in the safe set`);
+      forbid(`spec.securityContext.sysctls[${index}].name`, `sysctl ${tenantText(name)} is not in the safe set`);
     }
   }
   const annotations = read(read(pod, "metadata"), "annotations");
   if (typeof annotations === "object" && annotations !== null) {
     for (const [key, value] of Object.entries(annotations)) {
       if (key.startsWith(APPARMOR_ANNOTATION) && !isAllowedAppArmorAnnotation(value)) {
-        forbid(`metadata.annotations[${key}]`, `AppArmor profile ${String(value)} is forbidden`);
+        forbid(
+          `metadata.annotations[${tenantText(key, MAX_TENANT_KEY)}]`,
+          `AppArmor profile ${tenantText(value)} is forbidden`,
+        );
       }
     }
   }
@@ -92,7 +98,7 @@ function baseline(pod: JsonObject, forbid: Forbid): void {
     if (read(context, "privileged") === true) forbid(`${at}.privileged`, "privileged containers are forbidden");
     for (const [index, capability] of strings(read(read(context, "capabilities"), "add"))) {
       if (!BASELINE_CAPABILITIES.has(capability)) {
-        forbid(`${at}.capabilities.add[${index}]`, `capability ${capability} is forbidden`);
+        forbid(`${at}.capabilities.add[${index}]`, `capability ${tenantText(capability)} is forbidden`);
       }
     }
     const procMount = read(context, "procMount");
@@ -113,12 +119,12 @@ function checkCommonContext(context: unknown, at: string, forbid: Forbid): void 
   }
   const appArmor = read(read(context, "appArmorProfile"), "type");
   if (appArmor !== undefined && appArmor !== "RuntimeDefault" && appArmor !== "Localhost") {
-    forbid(`${at}.appArmorProfile.type`, `AppArmor profile ${String(appArmor)} is forbidden`);
+    forbid(`${at}.appArmorProfile.type`, `AppArmor profile ${tenantText(appArmor)} is forbidden`);
   }
   const seLinux = read(context, "seLinuxOptions");
   const seLinuxType = read(seLinux, "type");
   if (typeof seLinuxType === "string" && !SELINUX_TYPES.has(seLinuxType)) {
-    forbid(`${at}.seLinuxOptions.type`, `SELinux type ${seLinuxType} is forbidden`);
+    forbid(`${at}.seLinuxOptions.type`, `SELinux type ${tenantText(seLinuxType)} is forbidden`);
   }
   for (const key of ["user", "role"]) {
     const value = read(seLinux, key);
@@ -136,7 +142,7 @@ function restricted(pod: JsonObject, forbid: Forbid): void {
   for (const [volume, index] of items(read(spec, "volumes"))) {
     const type = Object.keys(volume).find((key) => key !== "name");
     if (type !== undefined && !RESTRICTED_VOLUME_TYPES.has(type) && type !== "hostPath") {
-      forbid(`spec.volumes[${index}].${type}`, `${type} volumes are forbidden`);
+      forbid(`spec.volumes[${index}].${tenantText(type)}`, `${tenantText(type)} volumes are forbidden`);
     }
   }
   const podNonRoot = read(podContext, "runAsNonRoot");
@@ -166,7 +172,7 @@ function restricted(pod: JsonObject, forbid: Forbid): void {
       if (capability !== "NET_BIND_SERVICE" && BASELINE_CAPABILITIES.has(capability)) {
         forbid(
           `${at}.capabilities.add[${index}]`,
-          `capability ${capability} is forbidden; only NET_BIND_SERVICE may be added`,
+          `capability ${tenantText(capability)} is forbidden; only NET_BIND_SERVICE may be added`,
         );
       }
     }
@@ -175,13 +181,4 @@ function restricted(pod: JsonObject, forbid: Forbid): void {
 
 function isAllowedAppArmorAnnotation(value: unknown): boolean {
   return value === "runtime/default" || (typeof value === "string" && value.startsWith("localhost/"));
-}
-
-function strings(value: unknown): Array<[number, string]> {
-  if (!Array.isArray(value)) return [];
-  const found: Array<[number, string]> = [];
-  value.forEach((item: unknown, index) => {
-    if (typeof item === "string") found.push([index, item]);
-  });
-  return found;
 }

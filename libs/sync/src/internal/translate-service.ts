@@ -2,12 +2,13 @@ import { MalformedObjectError } from "../malformed-object-error.js";
 import { isJsonObject, type JsonObject, objectAt, objectsAt } from "./json.js";
 import type { TranslateContext } from "./translate-context.js";
 import { hostSelectorMap } from "./translate-selector.js";
+import { tenantText } from "./violation.js";
 
 /**
  * Scopes a Service's selector to its tenant and virtual namespace (reserved keys escaped,
  * never dropped, so it never selects more), drops what the host allocates (cluster IPs,
  * IP families unless both are required, node ports) or must not honour (external IPs, a requested
- * load-balancer address, said in the reason), and the fields the host accepts only beside
+ * load-balancer address, a load-balancer class the profile does not allow, said in the reason), and the fields the host accepts only beside
  * a dropped one (externalTrafficPolicy without external IPs on a ClusterIP Service).
  */
 export function translateService(service: JsonObject, ctx: TranslateContext): void {
@@ -39,6 +40,16 @@ export function translateService(service: JsonObject, ctx: TranslateContext): vo
   dropAsked(spec, "externalIPs", "a tenant never claims addresses on the host network", ctx);
   // The same holds for a requested load-balancer address: it could be another tenant's.
   dropAsked(spec, "loadBalancerIP", "it could be another tenant's address", ctx);
+  // The class picks which host load-balancer implementation acts on the Service.
+  const lbClass = spec["loadBalancerClass"];
+  if (typeof lbClass !== "string" || !ctx.rules.services.allowedLoadBalancerClasses.includes(lbClass)) {
+    dropAsked(
+      spec,
+      "loadBalancerClass",
+      "it picks the host's load-balancer implementation (IsolationProfile spec.workloads.services.allowedLoadBalancerClasses)",
+      ctx,
+    );
+  }
   // The tenant API defaults externalTrafficPolicy for external IPs too; without them the
   // host refuses it outright ("may only be set for externally-accessible services").
   if (!EXTERNALLY_ACCESSIBLE.has(String(spec["type"] ?? "ClusterIP")) && spec["externalTrafficPolicy"] !== undefined) {
@@ -57,6 +68,6 @@ function dropAsked(spec: JsonObject, key: string, why: string, ctx: TranslateCon
   const value = spec[key];
   if (value === undefined || value === null) return;
   delete spec[key];
-  const shown = Array.isArray(value) ? value.map(String).join(", ") : String(value);
+  const shown = tenantText(Array.isArray(value) ? value.map(String).join(", ") : String(value));
   if (shown !== "") ctx.explain(`spec.${key} ${shown} dropped: ${why}`);
 }
