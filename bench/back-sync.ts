@@ -22,6 +22,7 @@ import {
   tenantJsonClient,
   waitFor,
   waitForSynced,
+  waitForTenantServiceAccount,
   type TenantApiServer,
 } from "../test/harness/index.js";
 import { histogramQuantile, ms, pct, pool } from "./stats.js";
@@ -100,10 +101,7 @@ try {
     await api.request("POST", "/api/v1/namespaces", {
       body: { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } },
     });
-    // No controller manager in these tenants: the ServiceAccount admission needs the default one.
-    await api.request("POST", resourcePath("v1", "serviceaccounts", NS), {
-      body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: NS } },
-    });
+    await waitForTenantServiceAccount(api, NS);
   }
 
   watches.push(

@@ -37,6 +37,7 @@ import {
   startTenantStandIn,
   readAudit,
   waitFor,
+  waitForTenantServiceAccount,
   type RunningService,
   type TenantApiServer,
 } from "../test/harness/index.js";
@@ -169,9 +170,7 @@ try {
     await api.request("POST", "/api/v1/namespaces", {
       body: { apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } },
     });
-    await api.request("POST", resourcePath("v1", "serviceaccounts", "bench"), {
-      body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default" } },
-    });
+    await waitForTenantServiceAccount(api, "bench");
   }
 
   // Throughput: objects first, then one worker.

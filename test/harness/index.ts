@@ -26,11 +26,11 @@ export { ServiceFleet, type RunningService, type ServiceEntry, type ServiceName 
 export { startTenantStandIn } from "./tenant-stand-in.js";
 export {
   provisionTenant,
-  startTenantControllerManager,
   syncedState,
   tenantJsonClient,
   tenantKubeconfig,
   waitForSynced,
+  waitForTenantServiceAccount,
   type SyncTenant,
   type SyncedState,
 } from "./tenant-sync.js";

@@ -7,14 +7,126 @@ import { waitFor } from "./wait-for.js";
 /** Annotation kwok is told to select: nodes carrying it are simulated by kwok. */
 export const kwokNodeAnnotation = { key: "kwok.x-k8s.io/node", value: "fake" } as const;
 
+/** Label the Job controller puts on each of its Pods, and which the host copy of a tenant Job's Pod keeps. */
+const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
+
+/** How long a Job's Pod runs on a kwok node before it completes. */
+const JOB_POD_RUN_MS = 1_000;
+
 /**
- * Starts kwok against the cluster with its built-in node and pod stages (v0.7 falls back to
- * them when the configuration has none), managing only nodes with {@link kwokNodeAnnotation}.
+ * kwok's Pod stages. kwok uses its built-in ones only when the configuration has no Pod stage
+ * at all, so these restate two of them (a scheduled Pod becomes Running and Ready; a deleted
+ * Pod is removed at once) and replace the third: kwok completes a Pod owned by a Job, but the
+ * host copy of a tenant Job's Pod has no owner (the sync never copies owners), so a Pod
+ * completes when it carries the Job controller's {@link JOB_NAME_LABEL}, which the sync does
+ * copy. It ends as a finished Job Pod does: Succeeded, not Ready, each container terminated
+ * with exit code 0 and reason Completed.
+ */
+const POD_STAGES = `
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-ready
+spec:
+  resourceRef: { apiGroup: v1, kind: Pod }
+  selector:
+    matchExpressions:
+      - { key: ".metadata.deletionTimestamp", operator: DoesNotExist }
+      - { key: ".status.podIP", operator: DoesNotExist }
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - { type: Initialized, status: "True", lastTransitionTime: {{ $now | Quote }} }
+      - { type: Ready, status: "True", lastTransitionTime: {{ $now | Quote }} }
+      - { type: ContainersReady, status: "True", lastTransitionTime: {{ $now | Quote }} }
+      {{ range .spec.readinessGates }}
+      - { type: {{ .conditionType | Quote }}, status: "True", lastTransitionTime: {{ $now | Quote }} }
+      {{ end }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - name: {{ .name | Quote }}
+        image: {{ .image | Quote }}
+        ready: true
+        restartCount: 0
+        state: { running: { startedAt: {{ $now | Quote }} } }
+      {{ end }}
+      initContainerStatuses:
+      {{ range .spec.initContainers }}
+      - name: {{ .name | Quote }}
+        image: {{ .image | Quote }}
+        ready: true
+        restartCount: 0
+        {{ if eq .restartPolicy "Always" }}
+        started: true
+        state: { running: { startedAt: {{ $now | Quote }} } }
+        {{ else }}
+        state: { terminated: { exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }} } }
+        {{ end }}
+      {{ end }}
+      hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+      podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
+      phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: job-pod-complete
+spec:
+  resourceRef: { apiGroup: v1, kind: Pod }
+  selector:
+    matchExpressions:
+      - { key: ".metadata.deletionTimestamp", operator: DoesNotExist }
+      - { key: ".status.phase", operator: In, values: [Running] }
+      - { key: '.metadata.labels["${JOB_NAME_LABEL}"]', operator: Exists }
+  delay:
+    durationMilliseconds: ${JOB_POD_RUN_MS}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $started := or .status.startTime $now }}
+      conditions:
+      - { type: PodScheduled, status: "True", lastTransitionTime: {{ $started | Quote }} }
+      - { type: Initialized, status: "True", lastTransitionTime: {{ $started | Quote }} }
+      - { type: Ready, status: "False", reason: PodCompleted, lastTransitionTime: {{ $now | Quote }} }
+      - { type: ContainersReady, status: "False", reason: PodCompleted, lastTransitionTime: {{ $now | Quote }} }
+      containerStatuses:
+      {{ range .spec.containers }}
+      - name: {{ .name | Quote }}
+        image: {{ .image | Quote }}
+        ready: false
+        started: false
+        restartCount: 0
+        state: { terminated: { exitCode: 0, reason: Completed, startedAt: {{ $started | Quote }}, finishedAt: {{ $now | Quote }} } }
+      {{ end }}
+      phase: Succeeded
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-delete
+spec:
+  resourceRef: { apiGroup: v1, kind: Pod }
+  selector:
+    matchExpressions:
+      - { key: ".metadata.deletionTimestamp", operator: Exists }
+  next:
+    finalizers: { empty: true }
+    delete: true
+`;
+
+/**
+ * Starts kwok against the cluster with its built-in node stages and the Pod stages above,
+ * managing only nodes with {@link kwokNodeAnnotation}.
  */
 export function startKwok(kwokBinary: string, kubeconfigPath: string, dir: string, logsDir: string): ManagedProcess {
-  // An explicit, stage-free configuration keeps a developer's ~/.kwok/kwok.yaml from changing behaviour.
+  // An explicit configuration also keeps a developer's ~/.kwok/kwok.yaml from changing behaviour.
   const configPath = join(dir, "kwok.yaml");
-  writeFileSync(configPath, "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n");
+  writeFileSync(
+    configPath,
+    `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n---${POD_STAGES}`,
+  );
   return startProcess({
     name: "kwok",
     command: kwokBinary,

@@ -1,10 +1,14 @@
 import type { StopOptions } from "./artifacts.js";
 import { startEtcd } from "./etcd.js";
+import { httpsGet } from "./https.js";
 import { startKubeApiServer } from "./kube-apiserver.js";
 import { canConnect } from "./ports.js";
 import { signLeaf, type KeyPairPem } from "./pki.js";
+import type { ManagedProcess } from "./process.js";
+import { startTenantControllerManager } from "./tenant-controller-manager.js";
 import { startStack } from "./teardown.js";
 import { toolPath } from "./tools.js";
+import { waitFor } from "./wait-for.js";
 
 /** Options for {@link startTenantApiServer}: the CAs a tenant's k3s would find on its data volume. */
 export interface TenantApiServerOptions {
@@ -12,8 +16,16 @@ export interface TenantApiServerOptions {
   address: string;
   /** CA that signs the serving certificate (k3s `server-ca`). */
   serverCa: KeyPairPem;
-  /** CA whose client certificates are trusted (k3s `client-ca`). */
-  clientCaPem: string;
+  /**
+   * CA whose client certificates are trusted (k3s `client-ca`), with its key: the stand-in
+   * signs its controller manager's certificate with it, as k3s does.
+   */
+  clientCa?: KeyPairPem;
+  /**
+   * The client CA's certificate alone, for a caller that keeps the key to itself; the stand-in
+   * then runs no controller manager. Ignored when `clientCa` is given.
+   */
+  clientCaPem?: string;
   /** Front-proxy CA (k3s `request-header-ca`); when given, request-header authentication is on. */
   requestHeaderCa?: KeyPairPem;
   /** Service-account signing key (k3s `service.key`), PEM. */
@@ -29,16 +41,24 @@ export interface TenantApiServer {
   /** `https://<address>:6443`. */
   url: string;
   logsDir: string;
+  /** The tenant's kube-controller-manager, unless only `clientCaPem` was given. */
+  controllerManager: ManagedProcess | undefined;
   stop(options?: StopOptions): Promise<void>;
 }
 
 /**
  * Starts etcd plus kube-apiserver on `https://<address>:6443`, serving a certificate signed by
- * `serverCa` (SANs: the address and `dnsNames`) and trusting `clientCaPem`, as k3s does with
- * CA files placed in its data directory. Resolves once `/readyz` answers.
+ * `serverCa` (SANs: the address and `dnsNames`) and trusting the client CA, as k3s does with
+ * CA files placed in its data directory, and kube-controller-manager with the controllers
+ * k3s runs for a tenant (see tenant-controller-manager.ts). Resolves once `/readyz` answers
+ * and the controller manager has made the `default` ServiceAccount of namespace `default`.
  */
 export async function startTenantApiServer(options: TenantApiServerOptions): Promise<TenantApiServer> {
   const clusterBinary = toolPath("cluster", options.toolsDir);
+  const clientCaPem = options.clientCa?.certPem ?? options.clientCaPem;
+  if (clientCaPem === undefined) {
+    throw new Error("startTenantApiServer: set clientCa (the tenant's client CA with its key) or clientCaPem");
+  }
   const port = 6443;
   if (await canConnect(options.address, port)) {
     throw new Error(`${options.address}:${port} is already in use; pick another 127.0.0.N address`);
@@ -74,19 +94,80 @@ export async function startTenantApiServer(options: TenantApiServerOptions): Pro
       port,
       servingCaPem: options.serverCa.certPem,
       serving,
-      clientCaPem: options.clientCaPem,
+      clientCaPem,
       // Only the caller may hold the client CA's key, so readiness is probed anonymously
       // (RBAC's system:public-info-viewer allows /readyz).
       serviceAccountKeyPem: options.serviceAccountKeyPem,
-      serviceClusterIpRange: "10.43.0.0/16",
+      serviceClusterIpRange,
       authorizationModes: ["Node", "RBAC"],
       ...(requestHeader === undefined ? {} : { requestHeader }),
     });
     teardown.add(apiServer.process);
+    const controllerManager =
+      options.clientCa === undefined
+        ? undefined
+        : teardown.add(
+            await startControllerManager(clusterBinary, teardown.dir, apiServer.url, {
+              ...options,
+              clientCa: options.clientCa,
+            }),
+          );
     return {
       url: apiServer.url,
       logsDir: teardown.dir,
+      controllerManager,
       stop: (stopOptions?: StopOptions) => teardown.stop(stopOptions),
     };
   });
+}
+
+const serviceClusterIpRange = "10.43.0.0/16";
+
+/**
+ * Starts the tenant's controller manager and waits until it has made ServiceAccount
+ * `default/default`: the sign that it runs and is authorised, and what a suite's first
+ * Pod in `default` needs.
+ */
+async function startControllerManager(
+  clusterBinary: string,
+  dir: string,
+  url: string,
+  options: TenantApiServerOptions & { clientCa: KeyPairPem },
+): Promise<ManagedProcess> {
+  const controllerManager = await startTenantControllerManager({
+    clusterBinary,
+    dir,
+    logsDir: dir,
+    apiServerUrl: url,
+    serverCa: options.serverCa,
+    clientCa: options.clientCa,
+    serviceAccountKeyPem: options.serviceAccountKeyPem,
+    serviceClusterIpRange,
+  });
+  try {
+    const probe = await signLeaf(options.clientCa, {
+      commonName: "tenantplane-harness",
+      organizations: ["system:masters"],
+      usage: "client",
+    });
+    await waitFor(
+      async () => {
+        controllerManager.assertRunning();
+        const res = await httpsGet(`${url}/api/v1/namespaces/default/serviceaccounts/default`, {
+          caPem: options.serverCa.certPem,
+          ...probe,
+        });
+        return res.status === 200;
+      },
+      {
+        description: `the tenant controller manager to create ServiceAccount default/default at ${url}`,
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      },
+    );
+  } catch (error) {
+    await controllerManager.stop();
+    throw error;
+  }
+  return controllerManager;
 }

@@ -5,7 +5,8 @@ import { waitFor } from "./wait-for.js";
 /**
  * Plays k3s for one tenant, as it would boot on its data volume: waits for the
  * provisioner's `<tenant>-pki` Secret in `tp-<tenant>` and starts the stand-in
- * API server on `address` with exactly those CAs and service-account key.
+ * API server and controller manager on `address` with exactly those CAs and
+ * service-account key.
  */
 export async function startTenantStandIn(
   kc: KubeConfig,
@@ -25,7 +26,7 @@ export async function startTenantStandIn(
     ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
     address,
     serverCa: { certPem: file("server-ca.crt"), keyPem: file("server-ca.key") },
-    clientCaPem: file("client-ca.crt"),
+    clientCa: { certPem: file("client-ca.crt"), keyPem: file("client-ca.key") },
     requestHeaderCa: { certPem: file("request-header-ca.crt"), keyPem: file("request-header-ca.key") },
     serviceAccountKeyPem: file("service.key"),
     dnsNames: [`k3s.${namespace}.svc`],

@@ -1,5 +1,3 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import {
   CoreV1Api,
   KubeConfig,
@@ -7,12 +5,10 @@ import {
   PatchStrategy,
   type KubernetesObject,
 } from "@kubernetes/client-node";
-import { JsonClient } from "@tenantplane/kube";
+import { JsonClient, resourcePath } from "@tenantplane/kube";
 import { setLoadBalancerIngress } from "./load-balancer.js";
-import { startProcess, type ManagedProcess } from "./process.js";
 import { startTenantStandIn } from "./tenant-stand-in.js";
 import type { TenantApiServer } from "./tenant-api-server.js";
-import { toolPath } from "./tools.js";
 import { waitFor } from "./wait-for.js";
 
 /** A tenant of a sync test: its TenantCluster name and the 127.0.0.N its API stand-in listens on. */
@@ -92,39 +88,18 @@ export async function waitForSynced(kc: KubeConfig, tenant: string, timeoutMs = 
 }
 
 /**
- * Runs kube-controller-manager against a tenant API stand-in, as k3s runs one beside its
- * API server: Deployments and ReplicaSets get Pods, namespaces their default
- * ServiceAccount, claims and volumes their binding controller. The tenant has no nodes of
- * its own and no scheduler here. Logs go to `logsDir`; the caller stops the process.
+ * Waits until ServiceAccount `name` exists in the tenant's `namespace`. The stand-in's
+ * controller manager makes `default` moments after the namespace, and until then the API
+ * refuses a Pod that runs as it, as a k3s tenant would.
  */
-export async function startTenantControllerManager(
-  kc: KubeConfig,
-  tenant: string,
-  logsDir: string,
-  options: { toolsDir?: string } = {},
-): Promise<ManagedProcess> {
-  const core = kc.makeApiClient(CoreV1Api);
-  const pki = await core.readNamespacedSecret({ name: `${tenant}-pki`, namespace: `tp-${tenant}` });
-  const file = (name: string, content: string) => {
-    const path = join(logsDir, `${tenant}-${name}`);
-    writeFileSync(path, content, { mode: 0o600 });
-    return path;
-  };
-  const pem = (key: string) => Buffer.from(pki.data?.[key] ?? "", "base64").toString("utf8");
-  const kubeconfigPath = file("controller-manager.kubeconfig", await tenantKubeconfig(kc, tenant));
-  return startProcess({
-    name: `kube-controller-manager ${tenant}`,
-    command: toolPath("cluster", options.toolsDir),
-    args: [
-      "kube-controller-manager",
-      `--kubeconfig=${kubeconfigPath}`,
-      "--leader-elect=false",
-      "--secure-port=0",
-      `--root-ca-file=${file("server-ca.crt", pem("server-ca.crt"))}`,
-      `--service-account-private-key-file=${file("service.key", pem("service.key"))}`,
-      "--controllers=*",
-      `--flex-volume-plugin-dir=${join(logsDir, `${tenant}-flexvolume`)}`,
-    ],
-    logPath: join(logsDir, `${tenant}-kube-controller-manager.log`),
+export async function waitForTenantServiceAccount(
+  tenant: JsonClient,
+  namespace: string,
+  name = "default",
+): Promise<void> {
+  await waitFor(() => tenant.request("GET", resourcePath("v1", "serviceaccounts", namespace, name)).then(() => true), {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+    description: `tenant ServiceAccount ${namespace}/${name}`,
   });
 }

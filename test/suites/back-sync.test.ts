@@ -15,14 +15,12 @@ import {
   setLoadBalancerIngress,
   startHostCluster,
   startNats,
-  startTenantControllerManager,
   syncedState,
   tenantJsonClient,
   trackFailures,
   waitFor,
   waitForSynced,
   type HostCluster,
-  type ManagedProcess,
   type NatsServer,
   type RunningService,
   type TenantApiServer,
@@ -40,7 +38,6 @@ let nats: NatsServer;
 let fleet: ServiceFleet;
 let worker: RunningService;
 let tenantApi: TenantApiServer;
-let controllerManager: ManagedProcess;
 let tenant: JsonClient;
 let hostApi: JsonClient;
 let nc: NatsConnection;
@@ -123,11 +120,10 @@ beforeAll(async () => {
   tenantApi = await provisionTenant(host.kubeConfig, TENANT, { isolationProfileRef: { name: "back-sync-lb" } });
   await waitForSynced(host.kubeConfig, TENANT.name);
   tenant = await tenantJsonClient(host.kubeConfig, TENANT.name);
-  controllerManager = await startTenantControllerManager(host.kubeConfig, TENANT.name, fleet.logsDir);
   await tenant.request("POST", "/api/v1/namespaces", {
     body: { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } },
   });
-  // The tenant's controller manager makes the namespace's default ServiceAccount, which Pods need.
+  // The stand-in's controller manager makes the namespace's default ServiceAccount, which Pods need.
   await waitFor(() => get(tenant, resourcePath("v1", "serviceaccounts", NS, "default")), {
     timeoutMs: 60_000,
     description: "tenant ServiceAccount shop/default",
@@ -137,7 +133,6 @@ beforeAll(async () => {
 afterAll(async () => {
   const keepLogs = failures.failed();
   await nc?.close();
-  await controllerManager?.stop();
   await fleet?.stop({ keepLogs });
   await tenantApi?.stop({ keepLogs });
   await nats?.stop({ keepLogs });

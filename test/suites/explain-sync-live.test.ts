@@ -261,10 +261,21 @@ beforeAll(async () => {
     description: "the tenant DNS zone ConfigMap",
   });
   await tenant.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
-  // The stand-in runs no controller manager: the Pod's ServiceAccount is made by hand, outside the manifests.
-  await tenant.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: "shop" } });
+  await waitForDefaultServiceAccount();
   // Starting a host cluster, NATS, four services and a tenant API takes minutes on a loaded machine.
 }, 600_000);
+
+/** The tenant controller manager makes (and remakes) ServiceAccount shop/default, which the Pods need. */
+async function waitForDefaultServiceAccount(): Promise<void> {
+  await waitFor(
+    async () => (await tenant.get("v1", "ServiceAccount", "default", "shop", { fresh: true })) ?? undefined,
+    {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      description: "tenant ServiceAccount shop/default",
+    },
+  );
+}
 
 afterAll(async () => {
   const keepLogs = failures.failed();
@@ -385,7 +396,7 @@ describe("explain-sync predicts the sync worker's Decisions, object by object", 
       },
     };
     // The --prune step deleted the namespace's ServiceAccount with the rest; the Pod needs it back.
-    await tenant.apply({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default", namespace: "shop" } });
+    await waitForDefaultServiceAccount();
     const predicted = await predictApplyCompare("headless", [configMap("settings", { mode: "v2" }), peers, peer]);
     expect(summary(predicted).sort()).toEqual(
       [

@@ -28,6 +28,7 @@ import {
   startTenantStandIn,
   trackFailures,
   waitFor,
+  waitForTenantServiceAccount,
   type CoreDns,
   type HostCluster,
   type NatsServer,
@@ -267,12 +268,7 @@ beforeAll(async () => {
   }
   for (const t of [A, B]) {
     await tenantCreate(t.name, { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
-    // The stand-in runs no controller manager: the ServiceAccounts admission needs are made by hand.
-    await tenantCreate(t.name, {
-      apiVersion: "v1",
-      kind: "ServiceAccount",
-      metadata: { namespace: "shop", name: "default" },
-    });
+    await waitForTenantServiceAccount((await tenantApi(t.name)).client, "shop");
   }
   await tenantCreate(A.name, {
     apiVersion: "v1",

@@ -25,6 +25,7 @@ import {
   trackFailures,
   waitFor,
   waitForSynced,
+  waitForTenantServiceAccount,
   type SyncTenant,
   type HostCluster,
   type NatsServer,
@@ -299,14 +300,7 @@ describe("sync worker: objects reach the host, explained", () => {
   for (const c of cases) {
     it(`creates, updates and deletes a ${c.kind} with a Decision for each`, async () => {
       const target = hostNameOf(a, "web", c.name);
-      if (c.kind === "Pod") {
-        // The stand-in runs no controller manager, so the ServiceAccount admission needs one by hand.
-        await tenantCreate(a, {
-          apiVersion: "v1",
-          kind: "ServiceAccount",
-          metadata: { namespace: "web", name: "default" },
-        }).catch(() => undefined);
-      }
+      if (c.kind === "Pod") await waitForTenantServiceAccount(await tenantApi(a), "web");
       await tenantCreate(a, {
         apiVersion: "v1",
         kind: c.kind,

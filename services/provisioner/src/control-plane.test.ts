@@ -18,6 +18,7 @@ import {
   kubeconfigSecretName,
   loadBalancerAddresses,
   pkiSecretName,
+  TENANT_CONTROLLERS,
   type ControlPlaneSource,
 } from "./control-plane.js";
 import { PKI_FILES } from "./pki.js";
@@ -145,6 +146,17 @@ describe("controlPlaneStatefulSet", () => {
     );
     expect(k3s.args?.some((a) => a.startsWith("--datastore-endpoint") || a === "--cluster-init")).toBe(false);
     expect(k3s.ports).toEqual([{ name: "https", containerPort: 6443, protocol: "TCP" }]);
+  });
+
+  it("runs k3s's controller set without the node lifecycle and node IPAM controllers, which virtual Nodes must not have", () => {
+    const args = container(sts, "k3s").args ?? [];
+    const controllers = args.filter((a) => a.startsWith("--kube-controller-manager-arg=controllers="));
+    expect(controllers).toEqual([
+      "--kube-controller-manager-arg=controllers=*,tokencleaner,-node-lifecycle-controller,-node-ipam-controller",
+    ]);
+    // The argument replaces k3s's own `*,tokencleaner`, so the list must keep both.
+    expect(TENANT_CONTROLLERS.slice(0, 2)).toEqual(["*", "tokencleaner"]);
+    expect(args.filter((a) => a.startsWith("--kube-controller-manager-arg="))).toHaveLength(1);
   });
 
   it("adds a --tls-san for every Service name", () => {

@@ -41,6 +41,29 @@ export const KUBECONFIG_KEY = "kubeconfig";
 /** Cluster DNS domain assumed for the fully qualified Service name when none is given. */
 export const DEFAULT_CLUSTER_DOMAIN = "cluster.local";
 
+/**
+ * The controllers the tenant's kube-controller-manager runs: k3s's own set (`*` plus the
+ * bootstrap-token cleaner) less the two that manage real nodes. A tenant's Nodes are
+ * virtual: back-sync mirrors the host node each tenant Pod runs on, and no kubelet reports.
+ * - `node-lifecycle-controller` marks a Node unreachable when its heartbeat stops; a virtual
+ *   Node's heartbeat is tenantplane's, so a sync worker outage past the grace period would
+ *   taint every virtual Node NoExecute and evict every tenant Pod, and the sync would then
+ *   delete their running host copies. A real node loss is the host's node controller's
+ *   business; back-sync shows its outcome (the host copy evicted, the tenant Pod Failed).
+ * - `node-ipam-controller` would give each virtual Node a pod CIDR from the tenant's range,
+ *   though its Pods take host addresses (and the range runs out at 256 nodes).
+ * Kept: `persistentvolume-binder-controller` releases a virtual volume once its claim is gone,
+ * which the volume-protection finalizer waits for; attach-detach acts only on nodes a kubelet
+ * registered for it; ttl only annotates. The cloud controllers (service-lb, node-route,
+ * cloud-node-lifecycle) never run: kube-controller-manager has no in-tree cloud provider.
+ */
+export const TENANT_CONTROLLERS: readonly string[] = [
+  "*",
+  "tokencleaner",
+  "-node-lifecycle-controller",
+  "-node-ipam-controller",
+];
+
 /** Secret in the host namespace holding the tenant's CAs and service-account key. */
 export function pkiSecretName(tenant: string): string {
   return `${tenant}-pki`;
@@ -169,6 +192,8 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
       "--disable-helm-controller",
       // The host schedules tenant Pods; the sync worker binds each to the virtual Node of its host node.
       "--disable-scheduler",
+      // Replaces k3s's default `*,tokencleaner`, hence the full list.
+      `--kube-controller-manager-arg=controllers=${TENANT_CONTROLLERS.join(",")}`,
       // k3s only signs its serving certificate for names it is told about.
       ...unique(sans).map((san) => `--tls-san=${san}`),
     ],

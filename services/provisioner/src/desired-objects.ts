@@ -5,6 +5,7 @@ export {
   controlPlaneStatefulSet,
   headlessService,
   hostNamespaceManifest,
+  TENANT_CONTROLLERS,
   type ControlPlaneSource,
 } from "./control-plane.js";
 export { buildKubeconfig, kubeconfigSecret } from "./kubeconfig.js";
