@@ -8,7 +8,8 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
-    include: ["suites/**/*.test.ts"],
+    // The demo's pure parts have their unit tests beside them.
+    include: ["suites/**/*.test.ts", "demo/**/*.test.ts"],
     globalSetup: ["./global-setup.ts"],
     // Each suite file runs its own servers; one file at a time keeps a 2-core machine responsive.
     fileParallelism: false,
