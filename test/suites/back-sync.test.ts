@@ -65,6 +65,23 @@ async function get(client: JsonClient, path: string): Promise<Obj | undefined> {
   }
 }
 
+// The suite's IsolationProfile: the built-in one with load-balancer Services allowed, plus `spec`.
+async function applyProfile(objects: KubernetesObjectApi, spec: Record<string, unknown>): Promise<void> {
+  await objects.patch(
+    {
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "IsolationProfile",
+      metadata: { name: "back-sync-lb" },
+      spec: { workloads: { services: { loadBalancer: true } }, ...spec },
+    } as KubernetesObject,
+    undefined,
+    undefined,
+    "e2e",
+    true,
+    PatchStrategy.ServerSideApply,
+  );
+}
+
 async function tenantPods(selector: string): Promise<Obj[]> {
   return (await tenant.request<List>("GET", podPath(NS), { query: { labelSelector: selector } })).items;
 }
@@ -104,19 +121,7 @@ beforeAll(async () => {
   ]);
   worker = workers[4];
   // Load-balancer Services are refused by the default profile.
-  await objects.patch(
-    {
-      apiVersion: "tenantplane.io/v1alpha1",
-      kind: "IsolationProfile",
-      metadata: { name: "back-sync-lb" },
-      spec: { workloads: { services: { loadBalancer: true } } },
-    } as KubernetesObject,
-    undefined,
-    undefined,
-    "e2e",
-    true,
-    PatchStrategy.ServerSideApply,
-  );
+  await applyProfile(objects, {});
   tenantApi = await provisionTenant(host.kubeConfig, TENANT, { isolationProfileRef: { name: "back-sync-lb" } });
   await waitForSynced(host.kubeConfig, TENANT.name);
   tenant = await tenantJsonClient(host.kubeConfig, TENANT.name);
@@ -412,5 +417,95 @@ describe("back-sync: host state flows back to the tenant", () => {
       description: "stuck pod Running after the policy is lifted",
     });
     await waitForSynced(host.kubeConfig, TENANT.name, 30_000);
+  });
+});
+
+describe("back-sync: the tenant reads its host quota", () => {
+  type Quota = Obj & {
+    metadata: Obj["metadata"] & { annotations?: Record<string, string> };
+    status?: { hard?: Record<string, string>; used?: Record<string, string> };
+  };
+  type View = Obj & { data?: Record<string, string> };
+  const VIEW = resourcePath("v1", "configmaps", "kube-public", "tenantplane-quota");
+  const hostQuota = () =>
+    hostApi.request<Quota>("GET", resourcePath("v1", "resourcequotas", HOST_NS, "tenantplane-quota"));
+  const json = (view: View | undefined, key: string) =>
+    JSON.parse(view?.data?.[key] ?? "{}") as Record<string, string | undefined>;
+  // Whole numbers only: object counts, which is what these checks compare.
+  const minus = (a: string | undefined, b: string | undefined) => String(Number(a ?? 0) - Number(b ?? 0));
+
+  // The tenant's view agrees with the host quota as read at the same moment: its usage and limit of
+  // pods are the host's minus the control plane's two.
+  async function viewMatchingHost(description: string, extra: (view: View) => boolean = () => true) {
+    return waitFor(
+      async () => {
+        const [quota, view] = await Promise.all([hostQuota(), get(tenant, VIEW) as Promise<View | undefined>]);
+        const share = JSON.parse(quota.metadata.annotations?.["tenantplane.io/control-plane-share"] ?? "{}") as Record<
+          string,
+          string
+        >;
+        const agrees =
+          json(view, "used")["pods"] === minus(quota.status?.used?.["pods"], share["pods"]) &&
+          json(view, "hard")["pods"] === minus(quota.status?.hard?.["pods"], share["pods"]);
+        return view !== undefined && agrees && extra(view) ? { quota, view } : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description },
+    );
+  }
+
+  it("mirrors limits and usage into kube-public/tenantplane-quota, the control plane's share taken out", async () => {
+    const { quota, view } = await viewMatchingHost("the tenant's quota view agrees with the host quota");
+    // The profile's own numbers (the built-in defaults), not the host's totals.
+    expect(json(view, "hard")).toMatchObject({ pods: "50", "limits.cpu": "24", "requests.memory": "16Gi" });
+    expect(json(view, "controlPlaneShare")).toMatchObject({ pods: "2" });
+    expect(quota.status?.hard?.["pods"]).toBe("52");
+    expect(view.data?.["profile"]).toBe("back-sync-lb");
+    expect(view.data?.["hostQuota"]).toBe(`ResourceQuota tenantplane-quota in host namespace ${HOST_NS}`);
+    expect(view.data?.["summary"]).toMatch(/^RESOURCE +USED +HARD\n/);
+    // Every tenant user may read it; nothing else of tenantplane's is readable that way.
+    const binding = await get(
+      tenant,
+      resourcePath("rbac.authorization.k8s.io/v1", "rolebindings", "kube-public", "tenantplane-quota-reader"),
+    );
+    expect(binding?.["subjects"]).toEqual([
+      { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" },
+    ]);
+    // Never a ResourceQuota in the tenant: its own quota controller would enforce it a second time.
+    expect((await tenant.request<List>("GET", "/api/v1/resourcequotas")).items).toEqual([]);
+  });
+
+  it("follows usage and a profile change, and overwrites a tenant's edit", async () => {
+    const before = json((await viewMatchingHost("view current before the probe pod")).view, "used")["pods"];
+    await tenant.request("POST", podPath(NS), {
+      body: {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "quota-probe", namespace: NS },
+        spec: { containers: [{ name: "probe", image: "nginx:1.27" }] },
+      },
+    });
+    await viewMatchingHost(
+      "the probe pod counted in the tenant's view",
+      (v) => json(v, "used")["pods"] === String(Number(before) + 1),
+    );
+
+    await applyProfile(KubernetesObjectApi.makeApiClient(host.kubeConfig), {
+      resourceQuota: { hard: { pods: "40", "limits.cpu": "12", "services.loadbalancers": "1" } },
+    });
+    const { view } = await viewMatchingHost(
+      "the new profile's limits in the tenant's view",
+      (v) => json(v, "hard")["pods"] === "40",
+    );
+    // The profile's other limits keep their defaults: the apply sets these two keys of its map.
+    expect(json(view, "hard")).toMatchObject({ pods: "40", "limits.cpu": "12", "requests.memory": "16Gi" });
+
+    await tenant.request("PUT", VIEW, {
+      body: { ...view, data: { ...view.data, hard: '{"pods":"1000"}' } },
+    });
+    await waitFor(async () => json((await get(tenant, VIEW)) as View, "hard")["pods"] === "40" || undefined, {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      description: "the tenant's edit of its quota view overwritten",
+    });
   });
 });
