@@ -574,6 +574,27 @@ describe("a tenant Pod the host refuses or cannot place says why, on both sides"
     // Not a sync failure: nothing was refused.
     expect(fails.filter((d) => d.tenantRef.name === "web")).toEqual([]);
   });
+
+  it("a Pod the profile's rules keep off the host says so inside the tenant", async () => {
+    await tenantCore.createNamespacedPod({
+      namespace: "shop",
+      body: {
+        metadata: { name: "sniffer" },
+        spec: { hostNetwork: true, containers: [{ name: "tcpdump", image: "nicolaka/netshoot" }] },
+      },
+    });
+    const event = await waitFor(
+      async () => (await tenantPodEvents("sniffer")).find((e) => e.reason === "SyncSkipped"),
+      { timeoutMs: 30_000, intervalMs: 250, description: "SyncSkipped Event on the tenant Pod" },
+    );
+    expect(event).toMatchObject({ type: "Warning", source: { component: "tenantplane-sync-worker" } });
+    expect(event.message).toMatch(
+      new RegExp(
+        `^this Pod is not copied to the host \\(${REFUSED_NS}/${copyOf("sniffer")}\\): refused by host rules: spec\\.hostNetwork`,
+      ),
+    );
+    expect(await read("v1", "Pod", copyOf("sniffer"), REFUSED_NS)).toBeUndefined();
+  });
 });
 
 describe("deleting the tenant", () => {
