@@ -390,6 +390,96 @@ describe("tenantplane against a live installation", () => {
     expect(absent.stderr).toContain(`ConfigMap ${HOST_NS}/nothing-here does not exist`);
   });
 
+  it("explains a tenant object from the tenant's side, copied or never copied, and lists what a tenant has not synced", async () => {
+    const tenant = new Objects(kubeConfigFromString((await tp(["kubeconfig", TENANT, "--external"])).stdout), "e2e");
+    await tenant.create(configMap("shop", "lonely", { never: "copied" }));
+    const js = jetstream(nc);
+    const skip = async (name: string, reason: string) => {
+      const planned = {
+        tenant: TENANT,
+        action: "Skip" as const,
+        kind: "ConfigMap",
+        tenantRef: { namespace: "shop", name },
+        hostRef: { namespace: HOST_NS, name: `${name}-x-shop-x-${TENANT}` },
+        reason,
+      };
+      await publishDecision(js, {
+        ...planned,
+        id: decisionId(planned, "sync-worker", "e2e"),
+        time: new Date().toISOString(),
+        service: "sync-worker",
+      });
+    };
+    await skip("lonely", "held by foreign object (not managed by tenantplane)");
+    // An object the tenant has deleted since its Skip is not listed as not synced.
+    await skip("deleted-since", "held by foreign object (not managed by tenantplane)");
+
+    for (const args of [
+      ["explain", "cm/shop/lonely", "--tenant", TENANT],
+      ["explain", "configmap/lonely", "-n", "shop", "--tenant", TENANT],
+    ]) {
+      const lonely = await tp(args);
+      expect({ args, stderr: lonely.stderr, code: lonely.code }).toEqual({ args, stderr: "", code: 0 });
+      expect(lonely.stdout).toContain(
+        `owner:        no host copy: tenant ${TENANT}'s ConfigMap shop/lonely maps to ${HOST_NS}/lonely-x-shop-x-${TENANT}, which does not exist`,
+      );
+      expect(lonely.stdout).toContain("rule:         SyncPolicy workloads spec.toHost[1] (kind: ConfigMap)");
+      // What happens now: the host would take it (the dry run of the Create passes).
+      expect(lonely.stdout).toContain(
+        `planned now:  Create: host ConfigMap ${HOST_NS}/lonely-x-shop-x-${TENANT} absent`,
+      );
+      expect(lonely.stdout).toContain("Skip    sync-worker: held by foreign object (not managed by tenantplane)");
+    }
+    // A tenant object with a host copy is explained through its copy.
+    const same = await tp(["explain", "cm/shop/same", "--tenant", TENANT]);
+    expect(same.code).toBe(0);
+    expect(same.stdout).toContain(`ConfigMap ${HOST_NS}/same-x-shop-x-${TENANT}\n`);
+    expect(same.stdout).toContain(`source:       tenant ${TENANT}, ConfigMap shop/same`);
+
+    const tc = await tp(["explain", `tc/${TENANT}`]);
+    expect(tc.stderr).toBe("");
+    expect(tc.code).toBe(0);
+    expect(tc.stdout).toMatch(
+      /^Not synced \(each object's latest Decision is a Skip or a Fail\):\n {2}KIND +OBJECT +ACTION +SINCE +REASON\n {2}ConfigMap +shop\/lonely +Skip +\S+ +held by foreign object \(not managed by tenantplane\)\n(?! {2}ConfigMap +shop\/deleted-since)/m,
+    );
+    expect(tc.stdout).not.toContain("deleted-since");
+    const withoutNats = await tp(["explain", `tc/${TENANT}`], { NATS_URL: "" });
+    expect(withoutNats.code).toBe(0);
+    expect(withoutNats.stdout).toContain("  Decisions not read: pass --nats-url or set NATS_URL\n");
+  });
+
+  it("without any kubeconfig, every live command names the sources it tried and points at --offline", async () => {
+    const emptyHome = createArtifactsDir("cli-empty-home");
+    const manifest = join(workDir, "manifest.yaml");
+    for (const args of [
+      ["get", "tenants"],
+      ["create", "tenant", "nowhere"],
+      ["kubeconfig", TENANT],
+      ["explain", `tc/${TENANT}`],
+      ["explain", "cm/shop/same", "--tenant", TENANT],
+      ["explain-sync", "--tenant", TENANT, "-f", manifest],
+    ]) {
+      const r = await tp(args, { HOME: emptyHome, KUBECONFIG: undefined });
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 1, stdout: "" });
+      expect(r.stderr).toContain(`tenantplane ${args[0]}: no host cluster configured. Tried:\n`);
+      expect(r.stderr).toContain("  - KUBECONFIG (unset)\n");
+      expect(r.stderr).toContain(`  - ~/.kube/config (${emptyHome}/.kube/config: no such file)\n`);
+      expect(r.stderr).toContain(
+        "  - the in-cluster service account (KUBERNETES_SERVICE_HOST unset: not running in a Pod)\n",
+      );
+      expect(r.stderr).toContain("tenantplane explain-sync --offline --tenant <name> -f <file>");
+      expect(r.stderr).not.toContain("HTTP protocol is not allowed");
+    }
+    // --offline needs none of them.
+    const offline = await tp(["explain-sync", "--offline", "--tenant", TENANT, "-f", manifest], {
+      HOME: emptyHome,
+      KUBECONFIG: undefined,
+    });
+    expect(offline.code).toBe(0);
+    expect(offline.stdout).toMatch(/^ConfigMap +shop\/fresh .* Create /m);
+    releaseArtifactsDir(emptyHome, false);
+  });
+
   it("decisions reads history with filters and --follow prints a Decision published after it started", async () => {
     const js = jetstream(nc);
     const publish = async (action: "Update" | "Delete", name: string) => {

@@ -8,7 +8,7 @@ import { crdManifests, SYNC_KINDS } from "@tenantplane/api";
 import { kubeConfigFromString, Objects } from "@tenantplane/kube";
 import { type Decision, DecisionSchema, ensureTopology } from "@tenantplane/messaging";
 import YAML from "yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import {
   createArtifactsDir,
   installCrds,
@@ -56,16 +56,20 @@ let sub: Subscription;
 let workDir: string;
 const decisions: Decision[] = [];
 
-/** What a prediction and a published Decision must agree on. */
-type Comparable = Pick<Decision, "action" | "kind" | "tenantRef" | "hostRef" | "reason">;
+/** What a prediction and a published Decision must agree on; a Fail's error too. */
+type Comparable = Pick<Decision, "action" | "kind" | "tenantRef" | "hostRef" | "reason" | "error">;
+
+/** A predicted Decision; a template stand-in's names the workload whose Pods it stands for. */
+type Prediction = Decision & { template?: { kind: string; namespace: string; name: string; field: string } };
 
 /** The host object by namespace and name: a written object's uid is known only after the write. */
-function comparable(d: Decision): Comparable {
+function comparable(d: Comparable): Comparable {
   const hostRef = { namespace: d.hostRef.namespace, name: d.hostRef.name };
-  return { action: d.action, kind: d.kind, tenantRef: d.tenantRef, hostRef, reason: d.reason };
+  const c: Comparable = { action: d.action, kind: d.kind, tenantRef: d.tenantRef, hostRef, reason: d.reason };
+  return d.error === undefined ? c : { ...c, error: d.error };
 }
 
-function sorted(list: readonly Decision[]): Comparable[] {
+function sorted(list: readonly Comparable[]): Comparable[] {
   return list
     .map(comparable)
     .map((c) => [JSON.stringify(c), c] as const)
@@ -167,11 +171,8 @@ async function applyToTenant(manifest: readonly Obj[], prune: boolean): Promise<
   }
 }
 
-/**
- * One step: predict with the CLI, apply, then require the sync worker's Decisions (published
- * from then on, settled for {@link SETTLE_MS}) to equal the prediction. Returns the prediction.
- */
-async function predictApplyCompare(label: string, manifest: readonly Obj[], prune = false): Promise<Comparable[]> {
+/** Predicts `manifest` with the real CLI (-o json), as the tenant will have it once applied. */
+async function predict(label: string, manifest: readonly Obj[], prune = false): Promise<Prediction[]> {
   const file = join(workDir, `${label}.yaml`);
   await writeFile(file, manifest.map((m) => YAML.stringify(m)).join("---\n"));
   const run = await runTenantplane(
@@ -180,15 +181,36 @@ async function predictApplyCompare(label: string, manifest: readonly Obj[], prun
   );
   expect(run.stderr).toBe("");
   expect(run.code).toBe(0);
-  const predicted = sorted(JSON.parse(run.stdout) as Decision[]);
+  return JSON.parse(run.stdout) as Prediction[];
+}
+
+/** Workloads in `manifest`: their Pods are named by the tenant's controllers, not by the manifest. */
+const workloadsOf = (manifest: readonly Obj[]) =>
+  manifest.filter((o) => !(SYNC_KINDS as readonly string[]).includes(o.kind ?? "")).map((o) => o.metadata?.name ?? "");
+
+/**
+ * One step: predict with the CLI, apply, then require the sync worker's Decisions (published
+ * from then on, settled for {@link SETTLE_MS}) to equal the prediction. The rows of a workload
+ * (its own Skip and its template stand-ins) and the Decisions about its controller's Pods are
+ * compared by the tests that make them. Returns the whole prediction.
+ */
+async function predictApplyCompare(label: string, manifest: readonly Obj[], prune = false): Promise<Prediction[]> {
+  const raw = await predict(label, manifest, prune);
+  const workloads = workloadsOf(manifest);
+  const predicted = sorted(
+    raw.filter((d) => d.template === undefined && (SYNC_KINDS as readonly string[]).includes(d.kind)),
+  );
   const forObjects = predicted.filter((d) => !isDerived(d));
   const derived = predicted.filter(isDerived);
+  const controllerPod = (d: Decision) =>
+    d.kind === "Pod" && workloads.some((name) => d.tenantRef.name.startsWith(`${name}-`));
+  const published = (mark: number) => sorted(publishedSince(mark).filter((d) => !controllerPod(d)));
 
   const mark = decisions.length;
   await applyToTenant(manifest, prune);
   await waitFor(
     async () =>
-      (isDeepStrictEqual(sorted(publishedSince(mark)), forObjects) &&
+      (isDeepStrictEqual(published(mark), forObjects) &&
         isDeepStrictEqual(lastDerivedSince(mark), await resolvePlaceholders(derived))) ||
       undefined,
     {
@@ -198,9 +220,9 @@ async function predictApplyCompare(label: string, manifest: readonly Obj[], prun
     },
   ).catch(() => undefined);
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-  expect(sorted(publishedSince(mark))).toEqual(forObjects);
+  expect(published(mark)).toEqual(forObjects);
   expect(lastDerivedSince(mark)).toEqual(await resolvePlaceholders(derived));
-  return predicted;
+  return raw;
 }
 
 const summary = (list: readonly Comparable[]) => list.map((d) => `${d.action} ${d.kind} ${d.hostRef.name}`);
@@ -418,5 +440,254 @@ describe("explain-sync predicts the sync worker's Decisions, object by object", 
       "podIP"
     ];
     expect(podIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+  });
+});
+
+describe("explain-sync predicts the host API server's refusals as Fail, as the sync worker meets them", () => {
+  const plainPod = (name: string, extra: Record<string, unknown> = {}): Obj => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: "shop" },
+    spec: { automountServiceAccountToken: false, containers: [{ name: "app", image: "nginx:1.27", ...extra }] },
+  });
+  const fails = (list: readonly Prediction[]) => list.filter((d) => d.action === "Fail");
+  /**
+   * Removes a refused object from the tenant: left there, every later prediction would predict
+   * its Fail again, which the worker publishes once per error, not per step. A host copy made
+   * after all is gone too before the next step, whose Decisions it would otherwise join.
+   */
+  const removeFromTenant = async (kind: string, name: string, apiVersion = "v1") => {
+    await tenant.delete({ apiVersion, kind, metadata: { name, namespace: "shop" } });
+    if (!(SYNC_KINDS as readonly string[]).includes(kind)) return;
+    await waitFor(async () => (await hostObjects.get("v1", kind, hostName(name), HOST_NS)) === undefined, {
+      timeoutMs: 60_000,
+      description: `no host copy of ${kind} shop/${name}`,
+    });
+  };
+  // An admission policy of the host's own, as a host admin might run (or a webhook): it refuses
+  // Pods whose images are not pinned. The planner cannot know of it; only the host's answer can.
+  const policy = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name: "explain-sync-pinned-images" },
+    spec: {
+      failurePolicy: "Fail",
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["pods"] },
+        ],
+      },
+      validations: [
+        {
+          expression: "object.spec.containers.all(c, !c.image.endsWith(':latest'))",
+          message: "images must name a version, not :latest",
+          reason: "Forbidden",
+        },
+      ],
+    },
+  };
+  const binding = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    metadata: { name: "explain-sync-pinned-images" },
+    spec: {
+      policyName: policy.metadata.name,
+      validationActions: ["Deny"],
+      matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": HOST_NS } } },
+    },
+  };
+  const latest = { image: "nginx:latest" };
+
+  beforeAll(async () => {
+    await hostObjects.apply(policy);
+    await hostObjects.apply(binding);
+    // In force once the API server has compiled it: a dry run of an unpinned Pod is refused.
+    const probe = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "policy-probe", namespace: HOST_NS },
+      spec: { containers: [{ name: "app", ...latest }] },
+    };
+    await waitFor(
+      async () => {
+        try {
+          await hostObjects.apply(probe, { dryRun: true });
+          return false;
+        } catch (error) {
+          return /images must name a version/.test(String(error)) || undefined;
+        }
+      },
+      { timeoutMs: 30_000, description: "the host's admission policy in force" },
+    );
+  });
+
+  afterAll(async () => {
+    await hostObjects?.delete(binding).catch(() => undefined);
+    await hostObjects?.delete(policy).catch(() => undefined);
+  });
+
+  it("a Pod beyond a host ResourceQuota: Fail with the quota's numbers", async () => {
+    // A quota of exactly the Pods there are now: the next Pod exceeds it.
+    const quota = {
+      apiVersion: "v1",
+      kind: "ResourceQuota",
+      metadata: { name: "explain-sync-pods", namespace: HOST_NS },
+      spec: { hard: { pods: "1000" } },
+    };
+    await hostObjects.apply(quota);
+    const used = await waitFor(
+      async () =>
+        (
+          (await hostObjects.get<Obj>("v1", "ResourceQuota", quota.metadata.name, HOST_NS, { fresh: true }))?.[
+            "status"
+          ] as { used?: { pods?: string } } | undefined
+        )?.used?.pods,
+      { timeoutMs: 30_000, description: "the quota's usage counted" },
+    );
+    await hostObjects.apply({ ...quota, spec: { hard: { pods: used } } });
+    await waitFor(
+      async () =>
+        (
+          (await hostObjects.get<Obj>("v1", "ResourceQuota", quota.metadata.name, HOST_NS, { fresh: true }))?.[
+            "status"
+          ] as { hard?: { pods?: string } } | undefined
+        )?.hard?.pods === used || undefined,
+      { timeoutMs: 30_000, description: "the lowered quota in force" },
+    );
+    try {
+      const predicted = await predictApplyCompare("quota", [configMap("settings", { mode: "v2" }), plainPod("big")]);
+      expect(fails(predicted).map((d) => [d.hostRef.name, d.error?.code, d.error?.reason, d.error?.attempted])).toEqual(
+        [[hostName("big"), 403, "Forbidden", "Create"]],
+      );
+      expect(fails(predicted)[0]?.reason).toBe(
+        `Forbidden: pods "${hostName("big")}" is forbidden: exceeded quota: explain-sync-pods, requested: pods=1, used: pods=${used}, limited: pods=${used}`,
+      );
+      // The tenant side explains the Pod that was never copied: what happens now, and the worker's Fail.
+      const explained = await runTenantplane(["explain", "pod/shop/big", "--tenant", TENANT], {
+        HOME: workDir,
+        KUBECONFIG: host.kubeconfigPath,
+        NATS_URL: nats.url,
+        CONTENT_HASH_KEY: HASH_KEY,
+      });
+      expect(explained.stderr).toBe("");
+      expect(explained.code).toBe(0);
+      expect(explained.stdout).toContain(`owner:        no host copy: tenant ${TENANT}'s Pod shop/big maps to`);
+      expect(explained.stdout).toContain(
+        `planned now:  Fail: Forbidden: pods "${hostName("big")}" is forbidden: exceeded quota`,
+      );
+      expect(explained.stdout).toMatch(/ Fail +sync-worker: Forbidden: pods .* exceeded quota: explain-sync-pods/);
+    } finally {
+      await removeFromTenant("Pod", "big");
+      await hostObjects.delete({ apiVersion: "v1", kind: "ResourceQuota", metadata: quota.metadata });
+    }
+  });
+
+  it("a Pod the host's admission policy refuses and a Service the host answers 422: Fail with the server's words; a Pod Pod Security forbids: Skip", async () => {
+    // The tenant API takes annotations up to 256 KiB; the host copy adds the reverse mapping and goes over.
+    const blob: Obj = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "blob", namespace: "shop", annotations: { "example.com/blob": "x".repeat(262_100) } },
+      spec: { selector: { app: "blob" }, ports: [{ port: 80 }] },
+    };
+    // Pod Security baseline forbids an unconfined seccomp profile, and so does the profile's
+    // allow-list, which the planner applies itself (before Pod Security): a Skip, never a write.
+    const unconfined = plainPod("unconfined", { securityContext: { seccompProfile: { type: "Unconfined" } } });
+    const predicted = await predictApplyCompare("refusals", [
+      configMap("settings", { mode: "v2" }),
+      plainPod("unpinned", latest),
+      unconfined,
+      blob,
+    ]).finally(async () => {
+      for (const name of ["unpinned", "unconfined"]) await removeFromTenant("Pod", name);
+      await removeFromTenant("Service", "blob");
+    });
+    const byName = new Map(fails(predicted).map((d) => [d.hostRef.name, d]));
+    expect([...byName.keys()].sort()).toEqual([hostName("blob"), hostName("unpinned")]);
+    expect(byName.get(hostName("unpinned"))).toMatchObject({
+      error: { code: 403, reason: "Forbidden", attempted: "Create" },
+      reason: `Forbidden: pods "${hostName("unpinned")}" is forbidden: ValidatingAdmissionPolicy 'explain-sync-pinned-images' with binding 'explain-sync-pinned-images' denied request: images must name a version, not :latest`,
+    });
+    expect(byName.get(hostName("blob"))?.error).toMatchObject({ code: 422, reason: "Invalid", attempted: "Create" });
+    expect(byName.get(hostName("blob"))?.reason).toContain("metadata.annotations: Too long");
+    const skipped = predicted.find((d) => d.hostRef.name === hostName("unconfined"));
+    expect(skipped?.action).toBe("Skip");
+    expect(skipped?.reason).toMatch(
+      /^refused by host rules: spec\.containers\[0\]\.securityContext\.seccompProfile\.type: /,
+    );
+    // None was written: the host has no copy of any.
+    for (const [kind, name] of [
+      ["Pod", "unpinned"],
+      ["Pod", "unconfined"],
+      ["Service", "blob"],
+    ] as const) {
+      expect(await hostObjects.get("v1", kind, hostName(name), HOST_NS)).toBeUndefined();
+    }
+  });
+
+  it("a Deployment whose Pod template the host refuses: the refusal is predicted at the Deployment", async () => {
+    const deployment: Obj = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "prober", namespace: "shop" },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: "prober" } },
+        template: {
+          metadata: { labels: { app: "prober" } },
+          spec: {
+            automountServiceAccountToken: false,
+            containers: [{ name: "app", ...latest }],
+          },
+        },
+      },
+    };
+    const mark = decisions.length;
+    onTestFinished(() => removeFromTenant("Deployment", "prober", "apps/v1").then(() => undefined));
+    const predicted = await predictApplyCompare("deployment", [deployment]);
+    const own = predicted.find((d) => d.kind === "Deployment");
+    expect(own).toMatchObject({ action: "Skip", hostRef: { namespace: "" } });
+    expect(own?.reason).toMatch(
+      /^not synced itself: the Deployment controller in the tenant makes its Pods from spec.template/,
+    );
+    const standIn = predicted.find((d) => d.template !== undefined);
+    expect(standIn).toMatchObject({
+      action: "Fail",
+      kind: "Pod",
+      template: { kind: "Deployment", namespace: "shop", name: "prober", field: "spec.template" },
+      error: { code: 403, reason: "Forbidden", attempted: "Create" },
+    });
+    expect(standIn?.reason).toMatch(
+      /^from spec\.template of Deployment shop\/prober \(each of its Pods\): Forbidden: pods ".*" is forbidden: ValidatingAdmissionPolicy 'explain-sync-pinned-images' .*denied request: images must name a version, not :latest$/,
+    );
+    // The tenant's controllers make the Pod; the worker's write of it fails the same way, in the same words
+    // but for the Pod's real name.
+    const real = await waitFor(
+      () => decisions.slice(mark).find((d) => d.kind === "Pod" && d.tenantRef.name.startsWith("prober-")),
+      { timeoutMs: 120_000, description: "the sync worker's Decision about the Deployment's Pod" },
+    );
+    const named = (text: string) => text.replaceAll(standIn!.hostRef.name, real.hostRef.name);
+    expect(real.action).toBe("Fail");
+    expect(real.error).toEqual({ ...standIn!.error!, message: named(standIn!.error!.message) });
+    expect(`from spec.template of Deployment shop/prober (each of its Pods): ${real.reason}`).toBe(
+      named(standIn!.reason),
+    );
+    // explain tc/<tenant> lists it among what is not synced, with the host's words.
+    const tc = await runTenantplane(["explain", `tc/${TENANT}`, "-o", "json"], {
+      HOME: workDir,
+      KUBECONFIG: host.kubeconfigPath,
+      NATS_URL: nats.url,
+    });
+    expect(tc.code).toBe(0);
+    const notSynced = (
+      JSON.parse(tc.stdout) as { notSynced: Array<{ tenantRef: { name: string }; action: string; reason: string }> }
+    ).notSynced;
+    expect(notSynced).toContainEqual(
+      expect.objectContaining({
+        tenantRef: { namespace: "shop", name: real.tenantRef.name },
+        action: "Fail",
+        reason: real.reason,
+      }),
+    );
   });
 });
