@@ -6,6 +6,8 @@ import {
   LABEL_CONTROL_PLANE,
   LABEL_TENANT,
   reverseLookup,
+  TENANT_API_SERVICE,
+  TENANT_DNS_SERVICE,
 } from "@tenantplane/mapping";
 import {
   ANNOTATION_ISOLATION_PROFILE,
@@ -350,6 +352,18 @@ export async function planSource(
   return { result, hashKey };
 }
 
+/** The tenant's own API and DNS Services in its host namespace, those that exist, with `kind` set. */
+async function tenantServicesOf(host: Cluster, namespace: string): Promise<RawObject[]> {
+  const found: RawObject[] = [];
+  for (const name of [TENANT_API_SERVICE, TENANT_DNS_SERVICE]) {
+    const service = await onCluster(host, `read Service ${namespace}/${name}`, (o) =>
+      o.get<RawObject & { apiVersion: string; kind: string }>("v1", "Service", name, namespace),
+    );
+    if (service !== undefined) found.push({ ...service, kind: "Service" });
+  }
+  return found;
+}
+
 /** The Decision the sync worker recorded on a copy with its last write, when it is readable. */
 function recordedDecision(annotations: Record<string, string>): ObjectExplanation["madeBy"] {
   const text = annotations[ANNOTATION_DECISION];
@@ -430,7 +444,10 @@ async function hashState(
       detail: `tenant ${source.tenant} has no ${source.kind} ${source.namespace}/${source.name}: the sync worker deletes this copy`,
     };
   }
-  const { result, hashKey } = await planSource(host, context, source, sourceObject, [object], options);
+  // A Pod's copy carries where it reaches the tenant's API and DNS: plan it with the same
+  // Services the sync worker reads, or the hash comes out of placeholder addresses.
+  const environment = source.kind === "Pod" ? await tenantServicesOf(host, hostNamespaceFor(source.tenant)) : [];
+  const { result, hashKey } = await planSource(host, context, source, sourceObject, [object, ...environment], options);
   if (result.inSync.length > 0)
     return {
       state: "in sync",
