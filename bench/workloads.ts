@@ -1,0 +1,303 @@
+// Workloads inside tenants against the same workloads on the host, on the real test stack:
+// TENANTS tenants (built-in profile and SyncPolicy, each API stand-in with its own
+// controller-manager) each apply a small three-tier app at once (3 Deployments of 2 Pods and
+// 3 Services: test/suites/fixtures/workloads/three-tier.yaml), against the same manifests
+// applied at once straight into as many host namespaces earlier in the same run. Both runs are
+// timed by the benchmark's own watches on the Pods (the tenants' Pods in the tenant APIs, the
+// baseline's in the host API), from the apply of a Deployment to the first time each of its
+// Pods is seen Running:
+//   whole      first apply -> every Pod Running, tenants / host (target <= 1.1x);
+//   added      per workload (one Deployment of one tenant), apply -> its Pods Running in the
+//              tenant, minus the same for the same Deployment in the matching host namespace
+//              (targets: p50 <= 150 ms, p99 <= 500 ms);
+//   stages     where each tenant Pod's time goes: the tenant's controllers (Deployment apply ->
+//              Pod), sync (tenant Pod -> host copy), the host (copy -> copy Running) and
+//              back-sync (copy Running -> tenant Pod Running), and CPU per component in each run.
+//
+//   npm run build && npm run bench:workloads          (TENANTS=10 by default)
+import { readFileSync } from "node:fs";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { crdManifests } from "@tenantplane/api";
+import {
+  JsonClient,
+  kubeConfigFromString,
+  Objects,
+  resourcePath,
+  startListWatch,
+  type ListWatch,
+  type RawObject,
+} from "@tenantplane/kube";
+import { ANNOTATION_VIRTUAL_NAME } from "@tenantplane/mapping";
+import { createLogger } from "@tenantplane/runtime";
+import YAML from "yaml";
+import {
+  ServiceFleet,
+  buildTools,
+  installCrds,
+  provisionTenant,
+  startHostCluster,
+  startNats,
+  tenantKubeconfig,
+  waitFor,
+  waitForSynced,
+  type TenantApiServer,
+} from "../test/harness/index.js";
+import { cpuBetween, cpuSnapshot, formatCpu } from "./cpu-usage.js";
+import { ms, pct, pool } from "./stats.js";
+
+const T = Number(process.env.TENANTS ?? 10);
+const ADDRESS_BASE = Number(process.env.ADDRESS_BASE ?? 190);
+const command = `npm run build && ${T === 10 ? "" : `TENANTS=${T} `}${ADDRESS_BASE === 190 ? "" : `ADDRESS_BASE=${ADDRESS_BASE} `}npm run bench:workloads`;
+if (T < 1 || T > 10 || ADDRESS_BASE < 2 || ADDRESS_BASE + T > 254)
+  throw new Error("TENANTS must be 1-10, stand-ins on 127.0.0.ADDRESS_BASE.. (190 by default) within 127.0.0.2-254");
+const NS = "shop";
+const PART_OF = "three-tier";
+const COMPONENT = "app.kubernetes.io/component";
+const RUN_TIMEOUT_MS = 10 * 60_000;
+
+type Obj = KubernetesObject & Record<string, unknown>;
+/** One side of the comparison: where its apps go and how its Pods are seen. */
+type Side = "host" | "tenant";
+
+const app: Obj[] = YAML.parseAllDocuments(
+  readFileSync(new URL("../test/suites/fixtures/workloads/three-tier.yaml", import.meta.url), "utf8"),
+)
+  .map((doc) => doc.toJSON() as Obj | null)
+  .filter((obj): obj is Obj => obj !== null);
+const deployments = app.filter((o) => o.kind === "Deployment");
+const replicasOf = (name: string) =>
+  (deployments.find((d) => d.metadata?.name === name)!["spec"] as { replicas: number }).replicas;
+const podsPerApp = deployments.reduce((sum, d) => sum + replicasOf(d.metadata!.name!), 0);
+
+const tenants = Array.from({ length: T }, (_, i) => ({ name: `wl-${i}`, address: `127.0.0.${ADDRESS_BASE + i}` }));
+const hostNamespaces = Array.from({ length: T }, (_, i) => `wl-host-${i}`);
+// Per side, app i and Deployment d: when its apply was sent, and when each of its Pods was first seen Running.
+const applied = new Map<string, number>();
+const running = new Map<string, Map<string, number>>();
+const key = (side: Side, i: number, deployment: string) => `${side}/${i}/${deployment}`;
+// Per tenant Pod (`<tenant index>/<pod name>`): when it was first seen, its host copy first seen, and that copy first Running.
+const stages = {
+  created: new Map<string, number>(),
+  copied: new Map<string, number>(),
+  copyRunning: new Map<string, number>(),
+};
+type Stage = keyof typeof stages | "apply" | "running";
+/** The Deployment of each tenant Pod, by `<tenant index>/<pod name>`. */
+const podDeployments = new Map<string, string>();
+
+const toolsDir = await buildTools();
+// Each tenant's control plane and DNS Pods, and both runs' Pods, at 110 Pods a kwok node.
+const host = await startHostCluster({
+  name: "bench-workloads",
+  toolsDir,
+  nodes: Math.ceil((T * (2 + 2 * podsPerApp)) / 100),
+});
+const nats = await startNats({ toolsDir });
+const hostObjects = new Objects(host.kubeConfig, "kubectl");
+await installCrds(host.kubeConfig, crdManifests());
+await hostObjects.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tenantplane-system" } });
+const fleet = new ServiceFleet({
+  kubeconfigPath: host.kubeconfigPath,
+  natsUrl: nats.url,
+  env: { LOG_LEVEL: "warn", POD_NAMESPACE: "tenantplane-system" },
+});
+const standIns: TenantApiServer[] = [];
+const watches: ListWatch[] = [];
+const logger = createLogger("bench-workloads", "silent");
+
+try {
+  await Promise.all(
+    (["watcher", "provisioner", "isolation", "recorder", "sync-worker"] as const).map((n) =>
+      fleet.start(n, n === "sync-worker" ? { PARTITIONS: "32", LEASE_TTL_SECONDS: "3" } : {}),
+    ),
+  );
+  await pool(
+    tenants.map((t) => async () => {
+      standIns.push(await provisionTenant(host.kubeConfig, t, {}, { toolsDir }));
+    }),
+    3,
+  );
+  for (const t of tenants) await waitForSynced(host.kubeConfig, t.name, 300_000);
+  const tenantObjects = await Promise.all(
+    tenants.map(
+      async (t) => new Objects(kubeConfigFromString(await tenantKubeconfig(host.kubeConfig, t.name)), "kubectl"),
+    ),
+  );
+  const tenantClients = await Promise.all(
+    tenants.map(async (t) => new JsonClient(kubeConfigFromString(await tenantKubeconfig(host.kubeConfig, t.name)))),
+  );
+  await Promise.all([
+    ...tenantObjects.map((api) => createNamespace(api, NS)),
+    ...hostNamespaces.map((ns) => createNamespace(hostObjects, ns)),
+  ]);
+
+  watches.push(
+    watchPods(new JsonClient(host.kubeConfig), "/api/v1/pods", (pod, now) => {
+      const i = hostNamespaces.indexOf(pod.metadata.namespace ?? "");
+      if (i >= 0) return seenRunning("host", i, pod, now);
+      // A tenant Pod's host copy, by the tenant Pod it copies.
+      const tenant = tenants.findIndex((t) => `tp-${t.name}` === pod.metadata.namespace);
+      const source = pod.metadata.annotations?.[ANNOTATION_VIRTUAL_NAME];
+      if (tenant < 0 || source === undefined) return;
+      first(stages.copied, `${tenant}/${source}`, now);
+      if (isRunning(pod)) first(stages.copyRunning, `${tenant}/${source}`, now);
+    }),
+    ...tenantClients.map((client, i) =>
+      watchPods(client, resourcePath("v1", "pods", NS), (pod, now) => {
+        first(stages.created, `${i}/${pod.metadata.name}`, now);
+        const deployment = pod.metadata.labels?.[COMPONENT];
+        if (deployment !== undefined) podDeployments.set(`${i}/${pod.metadata.name}`, deployment);
+        seenRunning("tenant", i, pod, now);
+      }),
+    ),
+  );
+  await Promise.all(watches.map((w) => w.synced));
+
+  const hostCpu = cpuSnapshot();
+  const hostWall = await runApps(
+    "host",
+    hostNamespaces.map((ns) => ({ api: hostObjects, namespace: ns })),
+  );
+  const tenantCpu = cpuSnapshot();
+  const tenantWall = await runApps(
+    "tenant",
+    tenantObjects.map((api) => ({ api, namespace: NS })),
+  );
+  const endCpu = cpuSnapshot();
+
+  const perWorkload = (side: Side) =>
+    tenants.flatMap((_, i) =>
+      deployments.map((d) => {
+        const name = d.metadata!.name!;
+        return readyAt(side, i, name) - applied.get(key(side, i, name))!;
+      }),
+    );
+  const hostTimes = perWorkload("host");
+  const tenantTimes = perWorkload("tenant");
+  const added = tenantTimes.map((t, k) => t - hostTimes[k]!);
+  const ratio = tenantWall / hostWall;
+  const row = (what: string, v: number[]) =>
+    `${what.padEnd(48)} ${ms(pct(v, 50)).padStart(9)} ${ms(pct(v, 99)).padStart(9)} ${ms(Math.max(...v)).padStart(9)}   n=${v.length}`;
+  console.log(
+    `\nworkloads: ${T} tenants x ${deployments.length} Deployments (${podsPerApp} Pods) and ${app.length - deployments.length} Services, against ${T} host namespaces; one sync worker`,
+  );
+  console.log(
+    `every Pod Running: host ${(hostWall / 1000).toFixed(2)} s, tenants ${(tenantWall / 1000).toFixed(2)} s: ${ratio.toFixed(2)}x (target <= 1.1x)`,
+  );
+  console.log(
+    `${"per workload (Deployment)".padEnd(48)} ${"p50".padStart(9)} ${"p99".padStart(9)} ${"max".padStart(9)}`,
+  );
+  console.log(row("host: apply -> its Pods Running", hostTimes));
+  console.log(row("tenant: apply -> its Pods Running in the tenant", tenantTimes));
+  console.log(row("added by tenantplane (tenant - host)", added));
+  console.log(`added p50 ${ms(pct(added, 50))} (target <= 150 ms), p99 ${ms(pct(added, 99))} (target <= 500 ms)`);
+  console.log(`\nwhere a tenant Pod's time goes (each of the ${T * podsPerApp} tenant Pods)`);
+  console.log(row("tenant controllers: Deployment apply -> Pod", stageTimes("apply", "created")));
+  console.log(row("sync: tenant Pod -> host copy", stageTimes("created", "copied")));
+  console.log(row("host: copy -> copy Running", stageTimes("copied", "copyRunning")));
+  console.log(row("back-sync: copy Running -> tenant Pod Running", stageTimes("copyRunning", "running")));
+  console.log(`CPU during the host run: ${formatCpu(cpuBetween(hostCpu, tenantCpu))}`);
+  console.log(`CPU during the tenant run: ${formatCpu(cpuBetween(tenantCpu, endCpu))}`);
+  console.log(`reproduce: ${command}`);
+} finally {
+  for (const w of watches) w.stop();
+  await fleet.stop();
+  for (const s of standIns) await s.stop();
+  await nats.stop();
+  await host.stop();
+}
+
+/** Creates a namespace and waits for its default ServiceAccount, which the Pods of a Deployment need. */
+async function createNamespace(api: Objects, name: string): Promise<void> {
+  await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+  await waitFor(() => api.get("v1", "ServiceAccount", "default", name), {
+    timeoutMs: 60_000,
+    description: `ServiceAccount ${name}/default`,
+  });
+}
+
+/** Calls `onPod` with each change of a Pod of the app (deletions aside) and when the watch saw it. */
+function watchPods(client: JsonClient, path: string, onPod: (pod: RawObject, now: number) => void): ListWatch {
+  return startListWatch({
+    client,
+    path,
+    apiVersion: "v1",
+    kind: "Pod",
+    labelSelector: `app.kubernetes.io/part-of=${PART_OF}`,
+    logger,
+    onEvent: (e) => {
+      if (e.type !== "delete") onPod(e.object, performance.now());
+    },
+  });
+}
+
+const isRunning = (pod: RawObject) => (pod["status"] as { phase?: string } | undefined)?.phase === "Running";
+
+function first(times: Map<string, number>, name: string, now: number): void {
+  if (!times.has(name)) times.set(name, now);
+}
+
+/** Records the first time a Pod of app `i`'s Deployments is seen Running. */
+function seenRunning(side: Side, i: number, pod: RawObject, now: number): void {
+  const deployment = pod.metadata.labels?.[COMPONENT];
+  if (deployment === undefined || !isRunning(pod)) return;
+  const pods = running.get(key(side, i, deployment)) ?? new Map<string, number>();
+  first(pods, pod.metadata.name, now);
+  running.set(key(side, i, deployment), pods);
+}
+
+/**
+ * Milliseconds between two moments of each tenant Pod: `apply` (of its Deployment), `created`
+ * (first seen in the tenant), `copied` (its host copy first seen), `copyRunning`, `running` (in the tenant).
+ */
+function stageTimes(from: Stage, to: Stage): number[] {
+  const at = (stage: Stage, tenant: number, pod: string, deployment: string): number | undefined => {
+    if (stage === "apply") return applied.get(key("tenant", tenant, deployment));
+    if (stage === "running") return running.get(key("tenant", tenant, deployment))?.get(pod);
+    return stages[stage].get(`${tenant}/${pod}`);
+  };
+  const out: number[] = [];
+  for (const [id, deployment] of podDeployments) {
+    const [tenant, pod] = [Number(id.slice(0, id.indexOf("/"))), id.slice(id.indexOf("/") + 1)];
+    const start = at(from, tenant, pod, deployment);
+    const end = at(to, tenant, pod, deployment);
+    if (start !== undefined && end !== undefined) out.push(end - start);
+  }
+  return out;
+}
+
+/**
+ * Applies the app into every target at once, each target's objects in manifest order as
+ * `kubectl apply -f` sends them, and waits until every Deployment has its replicas Running.
+ * Returns the milliseconds from the first apply to the last Pod Running.
+ */
+async function runApps(side: Side, targets: { api: Objects; namespace: string }[]): Promise<number> {
+  const started = performance.now();
+  await Promise.all(
+    targets.map(async ({ api, namespace }, i) => {
+      for (const obj of app) {
+        if (obj.kind === "Deployment") applied.set(key(side, i, obj.metadata!.name!), performance.now());
+        await api.apply({ ...obj, metadata: { ...obj.metadata, namespace } });
+      }
+    }),
+  );
+  const done = () =>
+    targets.every((_, i) =>
+      deployments.every(
+        (d) => (running.get(key(side, i, d.metadata!.name!))?.size ?? 0) >= replicasOf(d.metadata!.name!),
+      ),
+    );
+  await waitFor(() => done() || undefined, {
+    timeoutMs: RUN_TIMEOUT_MS,
+    intervalMs: 50,
+    description: `every ${side} Pod Running`,
+  });
+  const last = Math.max(...targets.flatMap((_, i) => deployments.map((d) => readyAt(side, i, d.metadata!.name!))));
+  return last - started;
+}
+
+/** When the Deployment first had as many Pods Running as it asks for (a replaced Pod's successor does not count). */
+function readyAt(side: Side, i: number, deployment: string): number {
+  const times = [...(running.get(key(side, i, deployment))?.values() ?? [])].sort((a, b) => a - b);
+  return times[replicasOf(deployment) - 1] ?? NaN;
+}
