@@ -340,10 +340,23 @@ describe.each(tenants)("tenant $name", (t) => {
     });
     expect((await tenantPods(t)).map(podSummary).sort()).toEqual(expected);
 
-    const deployment = await api.get<Obj>("apps/v1", "Deployment", "podinfo", "shop");
-    expect(status(deployment)["availableReplicas"]).toBe(2);
+    // The tenant's ReplicaSet and Deployment controllers count the Pods after they run: their
+    // status follows the Pods by a sync of each controller, so it is awaited, not read once.
+    const deployment = await waitFor(
+      async () => {
+        const found = await api.get<Obj>("apps/v1", "Deployment", "podinfo", "shop");
+        return status(found)["availableReplicas"] === 2 ? found : undefined;
+      },
+      { timeoutMs: 60_000, description: `${t.name}: Deployment shop/podinfo availableReplicas 2` },
+    );
     expect(conditionOf(deployment, "Available")?.status).toBe("True");
-    const statefulSet = await api.get<Obj>("apps/v1", "StatefulSet", "redis", "data");
+    const statefulSet = await waitFor(
+      async () => {
+        const found = await api.get<Obj>("apps/v1", "StatefulSet", "redis", "data");
+        return status(found)["readyReplicas"] === 2 ? found : undefined;
+      },
+      { timeoutMs: 60_000, description: `${t.name}: StatefulSet data/redis readyReplicas 2` },
+    );
     expect(status(statefulSet)["readyReplicas"]).toBe(2);
     for (const job of ["pi", "hello-manual"]) {
       const complete = await waitFor(
