@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { API_VERSION } from "./constants.js";
-import { defaultIsolationProfileSpec, parseIsolationProfile, parseIsolationProfileSpec } from "./isolation-profile.js";
+import {
+  CLASS_MAP_TARGET_MESSAGE,
+  defaultIsolationProfileSpec,
+  parseIsolationProfile,
+  parseIsolationProfileSpec,
+} from "./isolation-profile.js";
 import { addQuantities, compareQuantities } from "./quantity.js";
 import { ValidationError } from "./validation-error.js";
 
@@ -37,7 +42,10 @@ describe("defaultIsolationProfileSpec", () => {
       allowUnconfinedAppArmor: false,
       allowUnmaskedProcMount: false,
       allowProbeHosts: false,
+      allowResourceClaims: false,
       allowedAnnotationPrefixes: [],
+      // No allowedClasses: claims get the host's default StorageClass and no other.
+      storage: { classMap: {} },
     });
   });
 
@@ -114,6 +122,25 @@ describe("parseIsolationProfileSpec", () => {
     expect(issuesOf({ workloads: { allowedCapabilities: ["sys_admin"], allowedSysctls: ["kernel msgmax"] } })).toEqual([
       expect.stringMatching(/^spec\.workloads\.allowedCapabilities\[0\]: must be a capability name like SYS_PTRACE/),
       expect.stringMatching(/^spec\.workloads\.allowedSysctls\[0\]: must be a sysctl name like kernel\.msgmax/),
+    ]);
+  });
+
+  it("keeps storage classes and a class map, and refuses a map onto a class it does not allow", () => {
+    const spec = parseIsolationProfileSpec({
+      workloads: { storage: { allowedClasses: ["standard", "ssd"], classMap: { fast: "ssd" } } },
+    });
+    expect(spec.workloads.storage).toEqual({ allowedClasses: ["standard", "ssd"], classMap: { fast: "ssd" } });
+    expect(issuesOf({ workloads: { storage: { allowedClasses: ["standard"], classMap: { fast: "ssd" } } } })).toEqual([
+      `spec.workloads.storage.classMap.fast: ${CLASS_MAP_TARGET_MESSAGE}`,
+    ]);
+    // Without allowedClasses the target can only be the host's default class, known at sync time.
+    expect(
+      parseIsolationProfileSpec({ workloads: { storage: { classMap: { fast: "standard" } } } }).workloads.storage,
+    ).toEqual({ classMap: { fast: "standard" } });
+    expect(issuesOf({ workloads: { storage: { allowedClasses: ["Fast Disk"], classMap: { "a b": "c" } } } })).toEqual([
+      expect.stringMatching(/^spec\.workloads\.storage\.allowedClasses\[0\]: must be an object name/),
+      "spec.workloads.storage.classMap: keys must be StorageClass names like fast",
+      `spec.workloads.storage.classMap[a b]: ${CLASS_MAP_TARGET_MESSAGE}`,
     ]);
   });
 

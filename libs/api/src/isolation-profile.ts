@@ -328,6 +328,36 @@ export const VolumeRulesSchema = z.object({
 });
 export type VolumeRules = z.output<typeof VolumeRulesSchema>;
 
+/** Why a classMap entry is refused: it would map to a class the profile does not allow. */
+export const CLASS_MAP_TARGET_MESSAGE =
+  "every classMap value must be a class allowedClasses lists: add it there, or map to a listed class";
+
+/**
+ * Which host StorageClasses a tenant's claims (PersistentVolumeClaims and ephemeral volume
+ * templates alike) may use. `allowedClasses` absent: only the host's default StorageClass
+ * (the one annotated storageclass.kubernetes.io/is-default-class=true), which a claim naming
+ * no class gets. `classMap` renames a tenant class to a host class before that check.
+ */
+export const StorageRulesSchema = z
+  .object({
+    allowedClasses: z.array(ObjectNameSchema).max(32).optional(),
+    classMap: z
+      .record(z.string(), ObjectNameSchema)
+      .refine((map) => Object.keys(map).every((key) => ObjectNameSchema.safeParse(key).success), {
+        error: "keys must be StorageClass names like fast",
+      })
+      .refine((map) => Object.keys(map).length <= 32, { error: "at most 32 entries" })
+      .prefault({}),
+  })
+  .superRefine((rules, ctx) => {
+    if (rules.allowedClasses === undefined) return;
+    for (const [from, to] of Object.entries(rules.classMap)) {
+      if (!rules.allowedClasses.includes(to))
+        ctx.addIssue({ code: "custom", path: ["classMap", from], message: CLASS_MAP_TARGET_MESSAGE });
+    }
+  });
+export type StorageRules = z.output<typeof StorageRulesSchema>;
+
 const CAPABILITY_PATTERN = "^[A-Z][A-Z0-9_]*$";
 const SYSCTL_PATTERN = "^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$";
 
@@ -342,12 +372,14 @@ export const WorkloadRulesSchema = z.object({
   allowedRuntimeClasses: z.array(ObjectNameSchema).max(32).prefault([]),
   schedulers: z.array(ObjectNameSchema).max(16).prefault([]),
   volumes: VolumeRulesSchema.prefault({}),
+  storage: StorageRulesSchema.prefault({}),
   allowedCapabilities: patternList(CAPABILITY_PATTERN, 64, "must be a capability name like SYS_PTRACE", 64),
   allowedSysctls: patternList(SYSCTL_PATTERN, 253, "must be a sysctl name like kernel.msgmax", 64),
   allowUnconfinedSeccomp: z.boolean().prefault(false),
   allowUnconfinedAppArmor: z.boolean().prefault(false),
   allowUnmaskedProcMount: z.boolean().prefault(false),
   allowProbeHosts: z.boolean().prefault(false),
+  allowResourceClaims: z.boolean().prefault(false),
   allowedAnnotationPrefixes: patternList(
     ANNOTATION_PREFIX_PATTERN,
     254,
