@@ -32,6 +32,7 @@ import { pluralOf, type HostWriter } from "./host-writer.js";
 import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
 import type { SharedWatches } from "./shared-watches.js";
 import { SkipMemory } from "./skip-memory.js";
+import { admitSkip } from "./paced-skip.js";
 import { deleteId, newRecord, recordOf, republishable, withRecord } from "./decision-record.js";
 import { PodNetworkRecords } from "./pod-network-records.js";
 import { PodTokenKeeper } from "./pod-tokens.js";
@@ -409,7 +410,9 @@ export class TenantSyncer {
     if (d.action === "Skip") {
       if (this.stopped || !this.deps.mayWrite()) return undefined;
       const source = this.tenantWatches.get(key.kind)?.get(key.namespace, key.name);
-      if (this.skips.shouldPublish(text, source?.metadata.resourceVersion ?? "", d.reason)) {
+      // A Skip costs the tenant's write budget like a write (paced-skip.ts).
+      const gate = { writeToken: () => this.deps.writeToken(), mayWrite: () => !this.stopped && this.deps.mayWrite() };
+      if (await admitSkip(this.skips, text, source?.metadata.resourceVersion ?? "", d.reason, gate)) {
         await this.publish(d);
         await this.deps.warn(
           "SyncSkipped",
