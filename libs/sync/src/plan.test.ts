@@ -399,9 +399,11 @@ describe("plan", () => {
 });
 
 describe("a bound tenant Pod whose host Pod is gone", () => {
+  // Bound by back-sync's binding, which sets PodScheduled.
   const pod = (nodeName?: string) =>
     obj("Pod", "web", "app", {
       spec: { containers: [{ name: "app", image: "nginx" }], ...(nodeName ? { nodeName } : {}) },
+      ...(nodeName ? { status: { conditions: [{ type: "PodScheduled", status: "True" }] } } : {}),
     });
   const key = { kind: "Pod", namespace: "web", name: "app" };
 
@@ -413,6 +415,17 @@ describe("a bound tenant Pod whose host Pod is gone", () => {
     ]);
     const input = { tenant, policy: defaultSyncPolicySpec, tenantObjects: [pod("node-a")], hostObjects: [] };
     expect(planKey(input, key)).toEqual(lost);
+  });
+
+  it("is refused, saying so, when the tenant set spec.nodeName itself: the host scheduler places host Pods", () => {
+    const chosen = obj("Pod", "web", "app", {
+      spec: { containers: [{ name: "app", image: "nginx" }], nodeName: "host-node-1" },
+    });
+    const result = run({ tenantObjects: [chosen] });
+    expect(result.decisions).toEqual([]);
+    expect(result.ignored.map((d) => `${d.action} ${d.hostRef.name}: ${d.reason}`)).toEqual([
+      "Skip app-x-web-x-dev: Pod web/app sets spec.nodeName host-node-1 itself: the host scheduler places every host Pod (steer it with nodeSelector or affinity), so a Pod bound in the tenant is not made and the tenant sees it Failed",
+    ]);
   });
 
   it("while an unbound one is created, and a bound one with its copy (even a stray one) stays in sync", () => {

@@ -374,7 +374,10 @@ class Pass {
    * Why a tenant Pod is never made again: it is bound to a node (back-sync binds it only
    * after its host copy was scheduled) and no host Pod is left, so the host lost it
    * (eviction, node loss, a manual delete) and back-sync marks it Failed, as a kubelet
-   * would. Making it again would run a second copy the tenant believes failed.
+   * would. Making it again would run a second copy the tenant believes failed. A Pod the
+   * tenant created already bound (its own spec.nodeName, no PodScheduled from a binding) is
+   * refused the same way: copying it with the node stripped would run it on a node other than
+   * the one the tenant's API shows, and keeping the node would let the tenant pick host nodes.
    */
   private lostPodReason(kind: string, value: JsonObject, target: PlannedTarget): string | undefined {
     if (kind !== "Pod") return undefined;
@@ -384,6 +387,12 @@ class Pass {
     const { namespace, name } = target.tenantRef;
     if (this.hosts.has(hostKey("Pod", target.hostRef.name)) || this.podsWithCopy.has(`${namespace}/${name}`)) {
       return undefined;
+    }
+    // Binding (what back-sync does once the host placed the copy) sets PodScheduled; a Pod
+    // created with spec.nodeName has none: the tenant chose a host node, which never passes.
+    const conditions = isJsonObject(value["status"]) ? value["status"]["conditions"] : undefined;
+    if (!Array.isArray(conditions) || !conditions.some((c) => isJsonObject(c) && c["type"] === "PodScheduled")) {
+      return `Pod ${namespace}/${name} sets spec.nodeName ${node} itself: the host scheduler places every host Pod (steer it with nodeSelector or affinity), so a Pod bound in the tenant is not made and the tenant sees it Failed`;
     }
     return `Pod ${namespace}/${name} is bound to node ${node} but its host Pod is gone: lost on the host, so the tenant sees it Failed and it is not made again`;
   }

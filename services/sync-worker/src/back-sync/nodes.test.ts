@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LABEL_VIRTUAL_NODE, planNodes, virtualNode, type NodeLike } from "./nodes.js";
+import { LABEL_VIRTUAL_NODE, planNodes, virtualNode, type NodeInput, type NodeLike } from "./nodes.js";
 import type { PodLike } from "./pods.js";
 
 const hostNode: NodeLike = {
@@ -32,6 +32,11 @@ const hostNode: NodeLike = {
     ],
     nodeInfo: { kubeletVersion: "v1.34.0", machineID: "abc", kernelVersion: "6.1" },
   },
+};
+
+const notReady: NodeLike = {
+  ...hostNode,
+  status: { ...hostNode.status, conditions: [{ type: "Ready", status: "False", reason: "KubeletNotReady" }] },
 };
 
 const bound = (name: string, node: string, phase = "Running"): PodLike => ({
@@ -89,15 +94,11 @@ describe("planNodes", () => {
 
   it("follows the host node's Ready condition", () => {
     const existing = virtualNode(hostNode);
-    const notReady: NodeLike = {
-      ...hostNode,
-      status: { ...hostNode.status, conditions: [{ type: "Ready", status: "False", reason: "KubeletNotReady" }] },
-    };
     const plan = planNodes({
       hostNode: () => notReady,
       tenantNodes: [existing],
       tenantPods: [bound("p", "node-a")],
-      hostPods: [],
+      hostPods: [bound("p-x-web-x-dev", "node-a")],
     });
     expect(plan.updateStatus).toHaveLength(1);
     expect(JSON.stringify(plan.updateStatus[0]!.status)).toContain('"status":"False"');
@@ -112,5 +113,43 @@ describe("planNodes", () => {
       hostPods: [],
     });
     expect(plan).toEqual({ create: [], updateStatus: [], delete: [] });
+  });
+
+  // A tenant writes its own Pods' spec.nodeName (and may make Node objects labelled as ours):
+  // none of that may make back-sync read a host node out to it.
+  describe("a node name the tenant chose", () => {
+    const otherHostNode: NodeLike = { ...hostNode, metadata: { ...hostNode.metadata, name: "node-b" } };
+    const byName = (name: string) => ({ "node-a": hostNode, "node-b": otherHostNode })[name];
+    const seen = (
+      hostNode: NodeInput["hostNode"],
+      tenantNodes: NodeLike[],
+      tenantPods: PodLike[],
+      hostPods: PodLike[],
+    ) => planNodes({ hostNode, tenantNodes, tenantPods, hostPods });
+
+    it("mirrors nothing when a tenant Pod names a host node and no host copy runs there", () => {
+      const plan = seen(byName, [], [bound("p", "node-a")], []);
+      expect(plan).toEqual({ create: [], updateStatus: [], delete: [] });
+    });
+
+    it("mirrors the node the host placed the copy on, not the one the tenant Pod names", () => {
+      const plan = seen(byName, [], [bound("p", "node-b")], [bound("p-x-web-x-dev", "node-a")]);
+      expect(plan.create.map((n) => n.metadata.name)).toEqual(["node-a"]);
+      expect(JSON.stringify(plan)).not.toContain("node-b");
+    });
+
+    it("never fills a Node the tenant made and labelled as ours with a host node's status", () => {
+      const forged: NodeLike = { metadata: { name: "node-a", labels: { [LABEL_VIRTUAL_NODE]: "true" } }, status: {} };
+      const plan = seen(byName, [forged], [bound("p", "node-a")], []);
+      expect(plan).toEqual({ create: [], updateStatus: [], delete: [] });
+    });
+
+    it("keeps a virtual node under a bound Pod whose copy just vanished, without refreshing it, and drops it once no Pod is left", () => {
+      const existing = virtualNode(hostNode);
+      const kept = seen(() => notReady, [existing], [bound("p", "node-a")], []);
+      expect(kept).toEqual({ create: [], updateStatus: [], delete: [] });
+      const gone = seen(() => notReady, [existing], [bound("p", "node-a", "Failed")], []);
+      expect(gone.delete).toEqual([existing]);
+    });
   });
 });

@@ -104,11 +104,11 @@ export function nodeStatusDiffers(current: NodeLike, host: NodeLike): boolean {
 
 /** What the node pass does to a tenant's virtual Nodes. */
 export interface NodePlan {
-  /** Virtual Nodes to create (a tenant Pod runs on a host node the tenant has no Node for). */
+  /** Virtual Nodes to create (a host copy of a tenant Pod is placed on a host node the tenant has no Node for). */
   create: NodeLike[];
   /** Virtual Nodes whose status no longer matches their host node: name and new status. */
   updateStatus: { name: string; status: Record<string, Json> }[];
-  /** Virtual Nodes no live tenant Pod uses any more. */
+  /** Virtual Nodes no host copy is placed on and no live tenant Pod is bound to any more. */
   delete: NodeLike[];
 }
 
@@ -125,18 +125,28 @@ export interface NodeInput {
 }
 
 /**
- * A virtual Node exists exactly while a live tenant Pod is bound to it or a host copy runs
- * on its host node (so it is there before the binding): created when first needed, its
- * status following the host node, deleted when its last Pod is gone. A host node that
- * no longer exists keeps its virtual Node until its Pods are gone, shown as not Ready.
+ * Which host nodes a tenant may see is decided by the host alone: a virtual Node is created,
+ * and follows its host node's status, only while a host copy of one of the tenant's Pods is
+ * placed there (the copy's `spec.nodeName`, which the host scheduler wrote: the sync planner
+ * strips the tenant's own). A tenant Pod's `spec.nodeName` is the tenant's to write (a Pod
+ * created bound, or a Node object it made itself and labelled as ours), so it never makes a
+ * virtual Node nor refreshes one: otherwise naming any host node would mirror its address,
+ * zone, instance type and kubelet version into the tenant.
+ *
+ * A live tenant Pod bound to an existing virtual Node only keeps that node from being
+ * deleted: its host copy just vanished (back-sync is about to mark it Failed), and a node
+ * deleted under a bound Pod would have the tenant's pod garbage collector delete the Pod
+ * before the tenant sees why it failed. A host node that no longer exists keeps its virtual
+ * Node until the copies placed there are gone, shown as not Ready.
  */
 export function planNodes(input: NodeInput): NodePlan {
   const used = new Set<string>();
-  for (const pod of input.tenantPods) if (isBound(pod) && !isTerminal(pod)) used.add(pod.spec!.nodeName!);
   for (const pod of input.hostPods) {
     const node = pod.spec?.nodeName;
     if (node !== undefined && node !== "") used.add(node);
   }
+  const kept = new Set<string>();
+  for (const pod of input.tenantPods) if (isBound(pod) && !isTerminal(pod)) kept.add(pod.spec!.nodeName!);
   const virtual = new Map(
     input.tenantNodes
       .filter((n) => n.metadata.labels?.[LABEL_VIRTUAL_NODE] === "true")
@@ -151,7 +161,7 @@ export function planNodes(input: NodeInput): NodePlan {
     if (current === undefined) plan.create.push(virtualNode(host));
     else if (nodeStatusDiffers(current, host)) plan.updateStatus.push({ name, status: virtualNodeStatus(host) });
   }
-  for (const [name, node] of virtual) if (!used.has(name)) plan.delete.push(node);
+  for (const [name, node] of virtual) if (!used.has(name) && !kept.has(name)) plan.delete.push(node);
   return plan;
 }
 

@@ -8,7 +8,10 @@ const running = {
   podIPs: [{ ip: "10.244.1.5" }],
   startTime: "2026-01-01T00:00:00Z",
   qosClass: "Guaranteed",
-  conditions: [{ type: "Ready", status: "True" }],
+  conditions: [
+    { type: "PodScheduled", status: "True" },
+    { type: "Ready", status: "True" },
+  ],
   containerStatuses: [{ name: "app", ready: true, state: { running: { startedAt: "2026-01-01T00:00:01Z" } } }],
 };
 
@@ -65,6 +68,14 @@ describe("planPod", () => {
     expect(patch).toMatchObject({ phase: "Failed", reason: "HostPodDeleted" });
     expect(JSON.stringify(patch["conditions"])).toContain('"type":"Ready","status":"False"');
     expect(JSON.stringify(patch["containerStatuses"])).toContain("ContainerStatusUnknown");
+  });
+
+  it("fails a pod the tenant created with its own spec.nodeName (never placed by the host), saying so", () => {
+    const chosen = tenantPod({}, "host-node-1");
+    const [step] = planPod({ tenant: chosen, host: undefined, hostListed: true });
+    const patch = step?.action === "Status" ? step.patch : {};
+    expect(patch).toMatchObject({ phase: "Failed", reason: "NodeNameSetInTenant" });
+    expect(patch["message"]).toMatch(/^spec\.nodeName was set in the tenant: the host scheduler places every host Pod/);
   });
 
   it("names an eviction when the host copy's last state carried one", () => {

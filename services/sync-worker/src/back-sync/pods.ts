@@ -40,6 +40,11 @@ export const MIRRORED_POD_STATUS = [
 /** Reason on a tenant Pod whose host copy vanished without the tenant asking. */
 export const REASON_HOST_POD_LOST = "HostPodDeleted";
 
+/** Reason on a tenant Pod created with its own spec.nodeName: never copied, the host scheduler places host Pods. */
+export const REASON_NODE_NAME_SET = "NodeNameSetInTenant";
+const NODE_NAME_SET_MESSAGE =
+  "spec.nodeName was set in the tenant: the host scheduler places every host Pod, so this Pod does not run (create it without spec.nodeName; steer it with nodeSelector or affinity)";
+
 /** PodScheduled reason on a tenant Pod whose host copy the host API refused to create. */
 export const REASON_SYNC_FAILED = "SyncFailed";
 
@@ -160,8 +165,12 @@ export function lostPodStatus(tenant: PodLike, lastHost?: PodLike): Record<strin
     disruption === undefined
       ? "the host copy of this pod was deleted outside the tenant (node loss or a manual delete)"
       : `the host copy of this pod was deleted: ${String(disruption["reason"] ?? "")} ${String(disruption["message"] ?? "")}`.trim();
-  const reason = disruption?.["reason"] === "EvictionByEvictionAPI" ? "Evicted" : REASON_HOST_POD_LOST;
+  let reason = disruption?.["reason"] === "EvictionByEvictionAPI" ? "Evicted" : REASON_HOST_POD_LOST;
   const previous = conditionsOf(tenant.status);
+  // Created bound (its own spec.nodeName): no binding ever set PodScheduled, and no copy was made.
+  const tenantBound = !previous.some((c) => c["type"] === "PodScheduled");
+  if (tenantBound) reason = REASON_NODE_NAME_SET;
+  const message = tenantBound ? NODE_NAME_SET_MESSAGE : why;
   const notReady = (type: string): Record<string, Json> => ({
     type,
     status: "False",
@@ -196,7 +205,7 @@ export function lostPodStatus(tenant: PodLike, lastHost?: PodLike): Record<strin
       } as Json;
     });
   };
-  const patch: Record<string, Json> = { phase: "Failed", reason, message: why, conditions };
+  const patch: Record<string, Json> = { phase: "Failed", reason, message, conditions };
   for (const field of ["initContainerStatuses", "containerStatuses"]) {
     const list = statuses(field);
     if (list !== undefined) patch[field] = list;
