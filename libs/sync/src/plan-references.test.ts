@@ -228,8 +228,12 @@ describe("a required reference the policy never copies", () => {
         resourceClaims: [{ name: "gpu", resourceClaimTemplateName: "single-gpu" }],
       },
     };
-    expect(only(run(defaultSyncPolicySpec, [pod])).reason).toBe(
-      "cannot be synced as written: spec.resourceClaims[0]: ResourceClaimTemplate single-gpu will never have a host copy: tenantplane does not sync ResourceClaimTemplate",
+    // The profile lets Pods claim devices (check-floor.ts); the claim still has no host copy
+    // to name. A variable, not a literal: FloorLifts without that switch accept it too.
+    const floor = { ...defaultHostRules.floor, allowResourceClaims: true };
+    const rules: HostRules = { ...defaultHostRules, floor };
+    expect(only(run(defaultSyncPolicySpec, [pod], { rules })).reason).toBe(
+      "cannot be synced as written: spec.resourceClaims[0].resourceClaimTemplateName: ResourceClaimTemplate single-gpu will never have a host copy: tenantplane does not sync ResourceClaimTemplate",
     );
   });
 });

@@ -1,4 +1,5 @@
-import { type JsonObject, objectsAt, renameAt } from "./json.js";
+import { type JsonObject, join, objectAt, objectsAt, renameAt } from "./json.js";
+import type { MappedKind, PodReference } from "./pod-references.js";
 import type { ReferencedKind, TranslateContext } from "./translate-context.js";
 
 /** The host name for a reference at `field`, or undefined: leave it out of the host copy. */
@@ -70,4 +71,88 @@ export function keepWhere(
 ): void {
   const kept = objectsAt(parent, key, path).filter(([item, itemPath]) => keep(item, itemPath));
   if (Array.isArray(parent[key])) parent[key] = kept.map(([item]) => item);
+}
+
+/** How each kind the table maps is resolved to its host name. */
+export type Resolvers = Record<MappedKind, Resolve>;
+
+/** A list item on the way to a field: the list's owner and key, the item, and the key the path takes next. */
+interface ListStep {
+  owner: JsonObject;
+  key: string;
+  item: JsonObject;
+  next: string | undefined;
+}
+
+/** One occurrence of a table path in an object: the object holding the field, the field's key and both paths. */
+interface Occurrence {
+  parent: JsonObject;
+  key: string;
+  /** Path of `parent`, e.g. `spec.volumes[0].cinder.secretRef`. */
+  parentPath: string;
+  /** Path of the field itself. */
+  path: string;
+  lists: ListStep[];
+}
+
+/**
+ * Applies the `map`, `refuse` and `drop` rules of `table` to a Pod's `spec`: references are
+ * renamed through `resolvers`, a left-out optional one empties its volume or removes its
+ * list item (after the whole walk, so every reported path keeps the tenant's indices),
+ * a refused field is recorded with `ctx.refuse`, and a dropped field is removed.
+ */
+export function applyPodReferences(
+  spec: JsonObject,
+  table: readonly PodReference[],
+  resolvers: Resolvers,
+  ctx: Pick<TranslateContext, "refuse">,
+): void {
+  const removed: ListStep[] = [];
+  for (const { path, rule } of table) {
+    if (rule.action !== "map" && rule.action !== "refuse" && rule.action !== "drop") continue;
+    for (const found of occurrences(spec, path.split("."), "spec", [])) {
+      const value = found.parent[found.key];
+      if (value === undefined || value === null) continue;
+      if (rule.action === "drop") {
+        delete found.parent[found.key];
+      } else if (rule.action === "refuse") {
+        ctx.refuse(found.path, rule.problem(value));
+      } else {
+        const optional = rule.optional === "always" || (rule.optional === "field" && isOptional(found.parent));
+        const kept = rewriteRef(found.parent, found.key, found.parentPath, resolvers[rule.kind], optional);
+        if (kept || rule.optional === "never") continue;
+        const inner = found.lists.at(-1);
+        if (rule.missing === "emptyDir") {
+          // The volume (the outermost list item) loses its source for an empty directory.
+          const volume = found.lists[0];
+          if (volume?.next !== undefined) {
+            delete volume.item[volume.next];
+            volume.item["emptyDir"] = {};
+          }
+        } else if (inner !== undefined) {
+          removed.push(inner);
+        }
+      }
+    }
+  }
+  for (const step of removed) {
+    const list = step.owner[step.key];
+    if (Array.isArray(list)) step.owner[step.key] = list.filter((item) => item !== step.item);
+  }
+}
+
+/** Every place `segments` (`key` or `key[]` for each item of a list) reaches in `parent`, with its last key. */
+function occurrences(parent: JsonObject, segments: string[], path: string, lists: ListStep[]): Occurrence[] {
+  const [segment, ...rest] = segments;
+  if (segment === undefined) return [];
+  const isList = segment.endsWith("[]");
+  const key = isList ? segment.slice(0, -2) : segment;
+  if (rest.length === 0) return [{ parent, key, parentPath: path, path: join(path, key), lists }];
+  if (isList) {
+    return objectsAt(parent, key, path).flatMap(([item, itemPath]) =>
+      occurrences(item, rest, itemPath, [...lists, { owner: parent, key, item, next: rest[0]?.replace(/\[\]$/, "") }]),
+    );
+  }
+  const child = objectAt(parent, key, path);
+  return child === undefined ? [] : occurrences(child, rest, join(path, key), lists);
 }
