@@ -1,4 +1,12 @@
 import * as z from "zod";
+import { boundedText } from "./bounded-text.js";
+
+/**
+ * Free text of a Decision: parsing cuts it to MAX_DECISION_TEXT bytes and marks the cut, so
+ * every path to the stream (a planner's Skip, a Fail quoting the host API's answer, a
+ * republished record, a publisher of an older version) carries at most that much tenant text.
+ */
+const DecisionText = z.string().transform((text) => boundedText(text));
 
 /**
  * What tenantplane did about a host object: wrote it (Create, Update, Delete), chose not to
@@ -16,8 +24,8 @@ export type DecisionAction = z.infer<typeof DecisionActionSchema>;
  */
 export const DecisionErrorSchema = z.object({
   code: z.number().int().min(0),
-  reason: z.string().min(1),
-  message: z.string(),
+  reason: z.string().min(1).pipe(DecisionText),
+  message: DecisionText,
   attempted: z.enum(["Create", "Update", "Delete"]).optional(),
 });
 export type DecisionError = z.infer<typeof DecisionErrorSchema>;
@@ -47,7 +55,8 @@ export const DecisionSchema = z.object({
   kind: z.string().min(1),
   tenantRef: ObjectRefSchema,
   hostRef: ObjectRefSchema,
-  reason: z.string().min(1),
+  /** At most MAX_DECISION_TEXT bytes; longer ones are cut and end with TRUNCATED. */
+  reason: z.string().min(1).pipe(DecisionText),
   /** Set on a `Fail` Decision only: what the host API answered. */
   error: DecisionErrorSchema.optional(),
 });

@@ -42,10 +42,6 @@ export {
   type MessageContext,
   type Rejection,
 } from "./consumer.js";
-export {
-  decisionId,
-  publishDecision,
-  publishStampedDecision,
-  publishTenantChange,
-  stampDecision,
-} from "./publisher.js";
+export { decisionId, publishDecision, publishTenantChange, stampDecision, type StampedDecision } from "./publisher.js";
+export { DecisionPipeline, type DecisionPipelineOptions } from "./decision-pipeline.js";
+export { boundedText, MAX_DECISION_TEXT, TRUNCATED } from "./bounded-text.js";

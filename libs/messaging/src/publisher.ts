@@ -30,35 +30,37 @@ export function decisionId(planned: PlannedDecision, service: string, instance =
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
+declare const stamped: unique symbol;
+/**
+ * A Decision that stampDecision parsed (its text bounded, its fields checked): the only kind a
+ * `DecisionPipeline` publishes, so each Decision is validated once however it is sent.
+ */
+export type StampedDecision = Decision & { readonly [stamped]: true };
+
 /**
  * Stamps a planned decision with the deciding service, keeping an id and time it
  * already carries (a recorded Decision being republished) and otherwise deriving
- * the id with decisionId and taking the current time.
+ * the id with decisionId and taking the current time. Parsing bounds its free text
+ * (MAX_DECISION_TEXT).
  */
-export function stampDecision(planned: PlannedDecision, service: string, now = new Date()): Decision {
+export function stampDecision(planned: PlannedDecision, service: string, now = new Date()): StampedDecision {
   return DecisionSchema.parse({
     ...planned,
     id: planned.id ?? decisionId(planned, service),
     time: planned.time ?? now.toISOString(),
     service,
-  });
+  }) as StampedDecision;
 }
 
 /**
- * Publishes a Decision to JetStream on `tenantplane.decisions.<tenant>.<kind>.<action>`,
- * with the decision id as message id so a retried publish is stored once.
+ * Publishes one Decision to JetStream on `tenantplane.decisions.<tenant>.<kind>.<action>`,
+ * with the decision id as message id so a retried publish is stored once: one round trip, for
+ * tools and tests. Services publish through a `DecisionPipeline`.
  */
 export async function publishDecision(js: JetStreamClient, decision: Decision): Promise<void> {
-  await publishStampedDecision(js, DecisionSchema.parse(decision));
-}
-
-/**
- * publishDecision for a Decision that stampDecision returned (and so validated): a service
- * publishing thousands of them parses each once, not twice.
- */
-export async function publishStampedDecision(js: JetStreamClient, decision: Decision): Promise<void> {
-  await js.publish(subjects.decision(decision.tenant, decision.kind, decision.action), JSON.stringify(decision), {
-    msgID: decision.id,
+  const valid = DecisionSchema.parse(decision);
+  await js.publish(subjects.decision(valid.tenant, valid.kind, valid.action), JSON.stringify(valid), {
+    msgID: valid.id,
   });
 }
 

@@ -11,7 +11,7 @@ import {
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import * as z from "zod";
-import { streamUpdate, type StreamLimits } from "./stream-settings.js";
+import { bulkheadProblem, streamUpdate, type Bulkhead, type StreamLimits } from "./stream-settings.js";
 import { subjects } from "./subjects.js";
 
 /** Durable consumer names, one per consuming service, with what each is for. */
@@ -89,6 +89,7 @@ export const StreamEnvSchema = z.object({
   NATS_TENANTS_MAX_AGE_SECONDS: positiveInt("a number of seconds"),
   NATS_DECISIONS_MAX_AGE_SECONDS: positiveInt("a number of seconds"),
   NATS_DECISIONS_MAX_BYTES: positiveInt("a number of bytes"),
+  NATS_DECISIONS_MAX_MSGS_PER_SUBJECT: positiveInt("a number of messages"),
 });
 
 /** Turns parsed StreamEnvSchema variables into StreamSettings. */
@@ -100,6 +101,7 @@ export function streamSettingsFromEnv(env: z.infer<typeof StreamEnvSchema>): Str
     decisions: {
       max_age: seconds(env.NATS_DECISIONS_MAX_AGE_SECONDS),
       max_bytes: env.NATS_DECISIONS_MAX_BYTES,
+      max_msgs_per_subject: env.NATS_DECISIONS_MAX_MSGS_PER_SUBJECT,
     },
   };
 }
@@ -122,7 +124,19 @@ export const tenantsStreamConfig: Partial<StreamConfig> & { name: string } = {
 };
 
 /**
- * DECISIONS is the public audit trail: bounded by age and bytes, readable by anyone.
+ * The newest Decisions DECISIONS keeps per subject, i.e. per tenant, kind and action: a tenant
+ * that floods (a Skip for each of 100,000 refused objects) replaces its own oldest Decisions of
+ * that kind and action, never another tenant's, nor its own of another kind or action. A tenant
+ * holds at most 6 kinds x 5 actions x this many Decisions (a few KiB each at most, reasons
+ * bounded to 1 KiB), which sizes `max_bytes` for the tenants a stream serves.
+ */
+export const DECISIONS_PER_SUBJECT = 1000;
+
+/** Limits DECISIONS must have (set on an older stream too), so one tenant never removes another's Decisions. */
+const DECISIONS_BULKHEADS: readonly Bulkhead[] = ["max_msgs_per_subject"];
+
+/**
+ * DECISIONS is the public audit trail: bounded by age and bytes, and per tenant by DECISIONS_PER_SUBJECT, readable by anyone.
  * Its duplicate window drops a republished Decision (same id) within ten minutes: a service
  * that finds a recorded Decision it has not published itself (a crash or a restart came
  * between the write and the publish) publishes it again inside that window, read back from
@@ -138,6 +152,7 @@ export const decisionsStreamConfig: Partial<StreamConfig> & { name: string } = {
   discard: DiscardPolicy.Old,
   max_age: nanos(7 * 24 * 60 * 60 * 1000),
   max_bytes: 256 * 1024 * 1024,
+  max_msgs_per_subject: DECISIONS_PER_SUBJECT,
   duplicate_window: nanos(10 * 60_000),
   num_replicas: 1,
 };
@@ -161,7 +176,9 @@ export function consumerConfig(name: ConsumerName): Partial<ConsumerConfig> {
  * Declares both streams and the named consumers. A missing stream is created from
  * the built-in config with the configured replicas and limits; an existing one only
  * gets what is missing (its subject, a description) and the settings it was
- * explicitly configured to raise: an operator's replicas and limits are never lowered.
+ * explicitly configured to raise: an operator's replicas and limits are never lowered. The
+ * exception is DECISIONS' per-subject limit: a stream without one gets it, and the limit the
+ * server stored is checked (an error names what is missing), so tenants stay apart.
  * Consumers get exactly tenantplane's redelivery settings (no `backoff`).
  * Every service runs it at start; running it twice is a no-op.
  */
@@ -171,10 +188,14 @@ export async function ensureTopology(
   settings: StreamSettings = {},
 ): Promise<StoredStreams> {
   const tenants = await ensureStream(jsm, tenantsStreamConfig, { replicas: settings.replicas, ...settings.tenants });
-  const decisions = await ensureStream(jsm, decisionsStreamConfig, {
-    replicas: settings.replicas,
-    ...settings.decisions,
-  });
+  const decisions = await ensureStream(
+    jsm,
+    decisionsStreamConfig,
+    { replicas: settings.replicas, ...settings.decisions },
+    DECISIONS_BULKHEADS,
+  );
+  const problem = bulkheadProblem(decisions, DECISIONS_BULKHEADS);
+  if (problem !== undefined) throw new Error(problem);
   for (const name of consumerNames) {
     const c = consumers[name];
     const ours = consumerConfig(name);
@@ -212,6 +233,7 @@ async function ensureStream(
   jsm: JetStreamManager,
   builtIn: Partial<StreamConfig> & { name: string },
   explicit: StreamLimits & { replicas?: number | undefined },
+  bulkheads: readonly Bulkhead[] = [],
 ): Promise<StreamConfig> {
   const { replicas, ...limits } = explicit;
   let existing: StreamConfig | undefined;
@@ -225,7 +247,7 @@ async function ensureStream(
     return (await jsm.streams.add({ ...builtIn, ...defined, num_replicas: replicas ?? builtIn.num_replicas ?? 1 }))
       .config;
   }
-  const update = streamUpdate(existing, builtIn, { ...limits, num_replicas: replicas });
+  const update = streamUpdate(existing, builtIn, { ...limits, num_replicas: replicas }, bulkheads);
   return update ? (await jsm.streams.update(builtIn.name, update)).config : existing;
 }
 

@@ -13,22 +13,19 @@ import {
 } from "@tenantplane/kube";
 import {
   connectNats,
+  DecisionPipeline,
   ensureTopology,
   whenJetStreamAnswers,
   loggableServers,
-  publishStampedDecision,
   stampDecision,
   streamSettingsFromEnv,
   trackConnection,
   type ConnectionState,
   StreamEnvSchema,
   type ConsumerName,
-  type Decision,
   type PlannedDecision,
 } from "@tenantplane/messaging";
 import {
-  TransientError,
-  backoffDelay,
   describe as describeError,
   createLogger,
   createMetrics,
@@ -86,9 +83,10 @@ export interface ServiceContext<E> {
   readonly events: EventRecorder;
   /**
    * Stamps a planned Decision with this service's name (keeping a recorded id and
-   * time) and publishes it on JetStream, retrying with the same id until it is stored
-   * or the service stops: the handler, and so its message, waits for NATS however long
-   * it is down. Throws a TransientError only on shutdown.
+   * time) and publishes it on JetStream, pipelined with the service's other Decisions
+   * (DecisionPipeline) and retried with the same id until it is stored or the service
+   * stops: the handler, and so its message, waits for NATS however long it is down.
+   * Throws a TransientError only on shutdown.
    */
   publish(planned: PlannedDecision): Promise<void>;
   /** Aborts on SIGTERM/SIGINT. */
@@ -223,6 +221,14 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     { name: "http", run: () => http.close() },
   ]);
   const js = jetstream(nc);
+  // The host write already happened, so a Decision must not be lost to an outage of any length.
+  const decisions = new DecisionPipeline(js, {
+    signal,
+    // One line per minute or so is enough to say NATS is still away.
+    onRetry: (err, attempt, waiting) => {
+      if (attempt % 12 === 1) logger.warn({ err, attempt, waiting }, "publishing Decisions failed; retrying");
+    },
+  });
   return {
     name: opts.name,
     identity,
@@ -237,7 +243,7 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     js,
     publish: async (planned) => {
       const decision = stampDecision(planned, opts.name);
-      await publishUntilStored(js, decision, logger, signal);
+      await decisions.publish(decision);
       metrics.decisions.inc({ action: decision.action });
     },
     events: new EventRecorder(kc, {
@@ -257,30 +263,3 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
 }
 
 const CACHE_FILL_WAIT_MS = 30_000;
-
-// The host write already happened, so the Decision must not be lost to an outage of
-// any length: retry with the same id (the stream's duplicate window stores it once).
-async function publishUntilStored(
-  js: JetStreamClient,
-  decision: Decision,
-  logger: Logger,
-  signal: AbortSignal,
-): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await publishStampedDecision(js, decision);
-      return;
-    } catch (err) {
-      if (signal.aborted) {
-        throw new TransientError(`publishing Decision ${decision.id} failed at shutdown: ${describeError(err)}`, {
-          code: "PublishFailed",
-          cause: err,
-        });
-      }
-      // One line per minute or so is enough to say NATS is still away.
-      if (attempt % 12 === 0)
-        logger.warn({ err, attempt, decision: decision.id }, "publishing a decision failed; retrying");
-      await sleep(backoffDelay(attempt, 250, 5_000), signal);
-    }
-  }
-}

@@ -48,3 +48,17 @@ describe("hostAnswerOf", () => {
     expect(hostAnswerOf(failure.cause, failure.attempted)).toMatchObject({ code: 403, attempted: "Create" });
   });
 });
+
+describe("hostAnswerOf with the tenant's text echoed back", () => {
+  it("keeps at most 1 KiB of the host's message and reason, cut and marked", () => {
+    const echoed = `ConfigMap "big" is invalid: data[k]: Invalid value: "${"é".repeat(200_000)}": too long`;
+    const answer = hostAnswerOf(status(422, `Invalid${"x".repeat(5_000)}`, echoed), "Update");
+    expect(Buffer.byteLength(answer.message)).toBeLessThanOrEqual(1024);
+    expect(answer.message.startsWith('ConfigMap "big" is invalid: data[k]: Invalid value: "éé')).toBe(true);
+    expect(answer.message.endsWith("…(truncated)")).toBe(true);
+    expect(Buffer.byteLength(answer.reason)).toBeLessThanOrEqual(1024);
+    expect(answer.reason.endsWith("…(truncated)")).toBe(true);
+    // A short answer is kept whole.
+    expect(hostAnswerOf(status(403, "Forbidden", "no"))).toMatchObject({ reason: "Forbidden", message: "no" });
+  });
+});

@@ -1,4 +1,4 @@
-import type { DecisionError, PlannedDecision } from "@tenantplane/messaging";
+import { boundedText, type DecisionError, type PlannedDecision } from "@tenantplane/messaging";
 import { normalizeError } from "@tenantplane/runtime";
 
 /** The host writes a Fail can be about. */
@@ -41,7 +41,9 @@ const REASONS: Readonly<Record<number, string>> = {
 /**
  * The host API server's answer in `err` as a Decision's `error`: HTTP status, the Status
  * reason and message from its body. An error without an HTTP answer (a timeout, a refused
- * connection) has code 0 and its system code as reason (`ETIMEDOUT`).
+ * connection) has code 0 and its system code as reason (`ETIMEDOUT`). The server's words echo
+ * the tenant's fields (a 422 quotes the refused value whole), so reason and message are bounded
+ * to a Decision's 1 KiB each, cut and marked, here where the Fail and its Events are made.
  */
 export function hostAnswerOf(err: unknown, attempted?: AttemptedWrite): DecisionError {
   const e = normalizeError(err);
@@ -51,8 +53,8 @@ export function hostAnswerOf(err: unknown, attempted?: AttemptedWrite): Decision
   const reason = body?.reason || (status === undefined ? e.code : (REASONS[status] ?? "Unknown"));
   return {
     code: status ?? 0,
-    reason,
-    message: body?.message || e.message,
+    reason: boundedText(reason),
+    message: boundedText(body?.message || e.message),
     ...(attempted === undefined ? {} : { attempted }),
   };
 }

@@ -1,3 +1,4 @@
+import { boundedText, MAX_DECISION_TEXT } from "@tenantplane/messaging";
 import { isJsonObject, type JsonObject } from "./json.js";
 
 /** One reason an object may not reach the host: the field, and the rule it breaks. */
@@ -40,39 +41,51 @@ export function strings(value: unknown): Array<[number, string]> {
   return found;
 }
 
-/** Most characters of one tenant value a reason quotes: three listed violations stay under 1 KiB of tenant text. */
+/**
+ * Most bytes of one tenant value a reason quotes, the mark included: three listed violations
+ * leave room for each other and for the count of the rest within the reason's 1 KiB.
+ */
 export const MAX_TENANT_VALUE = 200;
-/** Most characters of a tenant map key (an annotation key) a field path quotes. */
+/** Most bytes of a tenant map key (an annotation key) a field path quotes, the mark included. */
 export const MAX_TENANT_KEY = 128;
-const TRUNCATED = "…(truncated)";
 
 /**
- * `value` as text for a reason, cut to `max` characters and marked, so a tenant cannot make
- * a Decision (and the Event and stream message it becomes) as large as its own object.
+ * `value` as text for a reason, cut to `max` bytes and marked, so one tenant value cannot
+ * crowd out the rest of a reason.
  */
 export function tenantText(value: unknown, max = MAX_TENANT_VALUE): string {
-  const text = String(value);
-  return text.length <= max ? text : `${text.slice(0, max)}${TRUNCATED}`;
+  return boundedText(String(value), max);
 }
 
 /**
- * Longest reason a plan publishes. Each tenant value in a reason is already cut
- * (`tenantText`); this bounds what adds up (one rewrite per toleration, a long list of
- * references), since every reason becomes a stream message and an Event.
+ * Longest reason a plan gives, in bytes: a Decision's bound (MAX_DECISION_TEXT, 1 KiB), so a
+ * planned reason is the reason published, and `explain-sync` predicts it as the worker says it.
  */
-export const MAX_REASON = 2048;
+export const MAX_REASON = MAX_DECISION_TEXT;
 
-/** `reason` cut to `MAX_REASON` characters and marked when longer. */
+/** `reason` cut to `MAX_REASON` bytes and marked when longer. */
 export function boundedReason(reason: string): string {
-  return tenantText(reason, MAX_REASON);
+  return boundedText(reason, MAX_REASON);
 }
 
 /** Most violations a reason lists before summarising the rest. */
 const MAX_LISTED = 3;
+/** Bytes the listed violations may take, so the count of the rest survives in a bounded reason. */
+const MAX_LISTING = 768;
 
-/** `<field>: <problem>` for each violation, at most three, then how many more. */
+/**
+ * `<field>: <problem>` for each violation, at most three and as many as fit MAX_LISTING (the
+ * first always), then how many more.
+ */
 export function describeViolations(violations: readonly Violation[]): string {
-  const listed = violations.slice(0, MAX_LISTED).map((v) => `${v.field}: ${v.problem}`);
+  const listed: string[] = [];
+  let bytes = 0;
+  for (const v of violations.slice(0, MAX_LISTED)) {
+    const text = `${v.field}: ${v.problem}`;
+    bytes += Buffer.byteLength(text) + 2;
+    if (listed.length > 0 && bytes > MAX_LISTING) break;
+    listed.push(text);
+  }
   const rest = violations.length - listed.length;
   return rest > 0 ? `${listed.join("; ")}; and ${rest} more` : listed.join("; ");
 }
