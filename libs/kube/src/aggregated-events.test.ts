@@ -1,6 +1,6 @@
 import type { CoreV1Event } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { AggregatedEvents, type EventSink } from "./aggregated-events.js";
+import { AggregatedEvents, type EventPatch, type EventSink } from "./aggregated-events.js";
 
 class MemoryWriter implements EventSink {
   readonly events = new Map<string, CoreV1Event>();
@@ -10,7 +10,7 @@ class MemoryWriter implements EventSink {
     this.check();
     this.events.set(`${namespace}/${event.metadata!.name}`, { ...event });
   }
-  async patch(namespace: string, name: string, patch: { count: number; lastTimestamp: string; message: string }) {
+  async patch(namespace: string, name: string, patch: EventPatch) {
     this.check();
     const e = this.events.get(`${namespace}/${name}`);
     if (!e) throw Object.assign(new Error("gone"), { code: 404 });
@@ -145,5 +145,112 @@ describe("AggregatedEvents", () => {
       reportingComponent: "tenantplane.io/tenantplane-sync-worker",
       reportingInstance: "r-1",
     });
+  });
+});
+
+describe("AggregatedEvents routine series (tally)", () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const only = (writer: MemoryWriter) => {
+    expect(writer.events.size).toBe(1);
+    return [...writer.events.values()][0]!;
+  };
+
+  it("writes the first record at once, as its own message, without a series", async () => {
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, { ...options, seriesIntervalMs: 60_000 });
+    events.tally(input("created ConfigMap tp-dev/a-x-default-x-dev"));
+    await events.flush();
+    const event = only(writer);
+    expect(event).toMatchObject({ count: 1, message: "created ConfigMap tp-dev/a-x-default-x-dev", type: "Normal" });
+    expect(event.series).toBeUndefined();
+  });
+
+  it("counts a burst of distinct records in one Event per object, type and reason, with a series", async () => {
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, { ...options, seriesIntervalMs: 60_000 });
+    for (let i = 0; i < 300; i++) events.tally(input(`created ConfigMap cm-${i}`));
+    for (let i = 0; i < 7; i++) events.tally({ ...input(`created Pod p-${i}`), reason: "CreatePod" });
+    await events.flush();
+    const byReason = new Map([...writer.events.values()].map((e) => [e.reason, e]));
+    expect(byReason.size).toBe(2);
+    expect(byReason.get("CreateConfigMap")).toMatchObject({
+      count: 300,
+      series: { count: 300 },
+      message: "latest of 300: created ConfigMap cm-299",
+    });
+    expect(byReason.get("CreatePod")).toMatchObject({ count: 7, series: { count: 7 } });
+    // MicroTime: six fractional digits, as the API server parses it.
+    expect(JSON.stringify(byReason.get("CreatePod")!.series!.lastObservedTime)).toMatch(/\.\d{6}Z"$/);
+    // A burst recorded before the first write leaves rides on it: one write per series.
+    expect(writer.writes).toBe(2);
+  });
+
+  it("writes a series at most once per interval, carrying every record since the last write", async () => {
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, { ...options, seriesIntervalMs: 150 });
+    events.tally(input("m-0"));
+    await sleep(20);
+    expect(writer.writes).toBe(1);
+    for (let i = 1; i <= 50; i++) events.tally(input(`m-${i}`));
+    await sleep(50);
+    // Still inside the interval: nothing written since the first record.
+    expect(writer.writes).toBe(1);
+    expect(only(writer).count).toBe(1);
+    await sleep(200);
+    expect(writer.writes).toBe(2);
+    expect(only(writer)).toMatchObject({ count: 51, message: "latest of 51: m-50" });
+  });
+
+  it("keeps the records of failed writes and counts them once a write succeeds", async () => {
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, { ...options, seriesIntervalMs: 20 });
+    writer.failNext = 3;
+    for (let i = 0; i < 14; i++) events.tally(input(`m-${i}`));
+    for (let i = 0; i < 100 && writer.total() < 14; i++) await sleep(10);
+    expect(writer.total()).toBe(14);
+    expect(only(writer).count).toBe(14);
+  });
+
+  it("starts a new Event when the series' Event expired, counting what was waiting", async () => {
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, { ...options, seriesIntervalMs: 60_000 });
+    events.tally(input("a"));
+    await events.flush();
+    writer.events.clear();
+    events.tally(input("b"));
+    events.tally(input("c"));
+    await events.flush();
+    expect(only(writer)).toMatchObject({ count: 2, message: "latest of 2: c" });
+  });
+
+  it("keeps attention Events apart from the routine series of the same reason", async () => {
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, { ...options, seriesIntervalMs: 60_000 });
+    for (let i = 0; i < 5; i++) events.tally(input(`cm-${i}`));
+    await events.record({ ...input("held by a foreign object"), type: "Warning", reason: "SkipConfigMap" });
+    await events.flush();
+    const reasons = [...writer.events.values()].map((e) => `${e.reason} ${e.count}`).sort();
+    expect(reasons).toEqual(["CreateConfigMap 5", "SkipConfigMap 1"]);
+  });
+
+  it("gives up a failing series' flush after its attempts instead of spinning", async () => {
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, { ...options, seriesIntervalMs: 60_000 });
+    writer.failNext = 1_000;
+    events.tally(input("a"));
+    await events.flush(3);
+    expect(writer.writes).toBeLessThanOrEqual(4);
+    expect(writer.events.size).toBe(0);
+  });
+
+  it("keeps its memory bounded, forgetting written series first", async () => {
+    const writer = new MemoryWriter();
+    const events = new AggregatedEvents(writer, { ...options, maxSeries: 3, seriesIntervalMs: 60_000 });
+    for (let i = 0; i < 20; i++) {
+      events.tally({ ...input("m"), regarding: { ...tc, name: `t-${i}` } });
+      await events.flush();
+    }
+    expect(events.routineSize).toBeLessThanOrEqual(3);
+    expect(writer.total()).toBe(20);
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { CoreV1Event } from "@kubernetes/client-node";
+import { V1MicroTime, type CoreV1Event } from "@kubernetes/client-node";
 import { httpStatusOf } from "@tenantplane/runtime";
 import type { JsonClient } from "./json-client.js";
 import { RequestBudget, TokenBucket } from "./token-bucket.js";
@@ -32,11 +32,16 @@ export interface EventInput {
 export interface EventSink {
   create(namespace: string, event: CoreV1Event): Promise<void>;
   /** Throws an error with code 404 when the Event is gone (expired or deleted). */
-  patch(
-    namespace: string,
-    name: string,
-    patch: { count: number; lastTimestamp: string; message: string },
-  ): Promise<void>;
+  patch(namespace: string, name: string, patch: EventPatch): Promise<void>;
+}
+
+/** What a later write of an Event changes: its count and message, and a routine series' own record. */
+export interface EventPatch {
+  count: number;
+  lastTimestamp: string;
+  message: string;
+  /** Set on a routine series (see {@link AggregatedEvents.tally}) once it counts two or more. */
+  series?: { count: number; lastObservedTime: string };
 }
 
 /** The core/v1 Event API behind `client`, as an {@link EventSink}. */
@@ -79,6 +84,11 @@ export interface AggregatedEventsOptions {
   similarWindowMs?: number;
   /** Event writes in flight at once, over every object (unbounded when absent). */
   maxInFlight?: number;
+  /**
+   * A routine series ({@link AggregatedEvents.tally}) is written at most once per this many
+   * milliseconds (default 10 s): the first record at once, the records after it in one write.
+   */
+  seriesIntervalMs?: number;
   now?: () => number;
 }
 
@@ -95,6 +105,21 @@ interface Series {
   message: string;
   next: Promise<EventOutcome> | undefined;
   tail: Promise<unknown>;
+  /** A routine series: its message names the latest record, and it carries `series` once it counts two. */
+  routine?: RoutineState;
+}
+
+/** Bookkeeping of a routine series between its writes. */
+interface RoutineState {
+  input: EventInput;
+  objectKey: string;
+  /** A write is running or scheduled: further records wait for it. */
+  busy: boolean;
+  lastWriteMs: number;
+  failures: number;
+  timer: NodeJS.Timeout | undefined;
+  /** Runs the next write at once (flush). */
+  wake: (() => void) | undefined;
 }
 
 /**
@@ -109,6 +134,9 @@ interface Series {
  */
 export class AggregatedEvents {
   private readonly series = new Map<string, Series>();
+  private readonly routine = new Map<string, Series>();
+  private readonly writing = new Set<Promise<void>>();
+  private flushing = false;
   private readonly similar = new Map<string, { since: number; messages: Set<string> }>();
   private readonly buckets = new Map<string, RequestBudget>();
   private readonly slots: Slots;
@@ -129,6 +157,11 @@ export class AggregatedEvents {
     return this.series.size;
   }
 
+  /** Number of routine series held in memory (bounded by maxSeries, plus those with records waiting). */
+  get routineSize(): number {
+    return this.routine.size;
+  }
+
   async record(input: EventInput): Promise<EventOutcome> {
     const ref = input.regarding;
     const objectKey = `${ref.kind}/${ref.namespace ?? ""}/${ref.name}/${ref.uid ?? ""}`;
@@ -140,15 +173,7 @@ export class AggregatedEvents {
     // one that rides on a write already queued costs nothing.
     if (!series?.next && !this.mayWrite(objectKey)) return "dropped";
     if (series) this.series.delete(key);
-    series ??= {
-      namespace: ref.namespace || this.opts.clusterEventsNamespace,
-      name: undefined,
-      count: 0,
-      pending: 0,
-      message: message.text,
-      next: undefined,
-      tail: Promise.resolve(),
-    };
+    series ??= this.newSeries(ref, message.text);
     this.series.set(key, series);
     this.evict();
     series.pending++;
@@ -159,6 +184,128 @@ export class AggregatedEvents {
     s.next = next;
     s.tail = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * Counts one routine record (a Create or Update that needs no attention) in its series: one
+   * Event per object, component, type and reason, whatever the message, as client-go's
+   * EventRecorder keeps isomorphic events in one series. The Event shows the latest record's
+   * message (`latest of N: ...` once it counts more than one), its `count` and a `series`.
+   * Returns at once: the first record of a series is written right away, the ones after it
+   * together at most once per `seriesIntervalMs`, within the object's budget. A failed write is
+   * retried with backoff, its records kept in the count; {@link flush} writes what is waiting.
+   * Memory is bounded by `maxSeries` series of a few numbers each, however many records.
+   */
+  tally(input: EventInput): void {
+    const ref = input.regarding;
+    const objectKey = `${ref.kind}/${ref.namespace ?? ""}/${ref.name}/${ref.uid ?? ""}`;
+    const component = input.reportingComponent ?? this.opts.component;
+    const key = `${objectKey}\u0000${component}\u0000${input.type}\u0000${input.reason}`;
+    let series = this.routine.get(key);
+    if (series) this.routine.delete(key);
+    series ??= {
+      ...this.newSeries(ref, input.message),
+      routine: {
+        input,
+        objectKey,
+        busy: false,
+        lastWriteMs: -Infinity,
+        failures: 0,
+        timer: undefined,
+        wake: undefined,
+      },
+    };
+    this.routine.set(key, series);
+    series.pending++;
+    series.message = input.message;
+    series.routine!.input = input;
+    this.schedule(series);
+    this.evictRoutine();
+  }
+
+  /**
+   * Writes every routine series with records waiting, now, without waiting for its interval
+   * (for shutdown); a series whose writes keep failing is tried `attempts` times. Resolves when
+   * those writes ended.
+   */
+  async flush(attempts = 3): Promise<void> {
+    this.flushing = true;
+    try {
+      for (let i = 0; i < attempts; i++) {
+        for (const s of this.routine.values()) {
+          const state = s.routine!;
+          if (state.wake) state.wake();
+          else if (!state.busy && s.pending > 0) this.schedule(s);
+        }
+        await Promise.allSettled([...this.writing]);
+        if (![...this.routine.values()].some((s) => s.pending > 0)) return;
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private schedule(series: Series): void {
+    const state = series.routine!;
+    if (state.busy) return;
+    state.busy = true;
+    const interval = this.opts.seriesIntervalMs ?? 10_000;
+    // After a failure, back off from 1 s up to the interval; otherwise keep to the interval.
+    const delay = this.flushing
+      ? 0
+      : state.failures > 0
+        ? Math.min(interval, 1000 * 2 ** (state.failures - 1))
+        : Math.max(0, state.lastWriteMs + interval - this.now());
+    const run = () => {
+      clearTimeout(state.timer);
+      state.timer = undefined;
+      state.wake = undefined;
+      const writing = this.writeRoutine(series).finally(() => this.writing.delete(writing));
+      this.writing.add(writing);
+    };
+    if (delay === 0) return run();
+    state.wake = run;
+    state.timer = setTimeout(run, delay);
+    // A series waiting for its next write never keeps a process alive: shutdown flushes it.
+    state.timer.unref?.();
+  }
+
+  private async writeRoutine(series: Series): Promise<void> {
+    const state = series.routine!;
+    try {
+      await this.bucketFor(state.objectKey).wait();
+      await this.slots.run(() => this.send(series, state.input));
+      state.failures = 0;
+    } catch {
+      // send() put the records back in `pending`: the next write counts them.
+      state.failures++;
+    } finally {
+      state.lastWriteMs = this.now();
+      state.busy = false;
+      // While flushing, a failed series waits for flush's next round instead of spinning.
+      if (series.pending > 0 && !(this.flushing && state.failures > 0)) this.schedule(series);
+    }
+  }
+
+  private evictRoutine(): void {
+    const max = this.opts.maxSeries ?? 4096;
+    for (const [key, s] of this.routine) {
+      if (this.routine.size <= max) break;
+      // A series with records waiting stays until they are written.
+      if (s.pending === 0 && !s.routine!.busy) this.routine.delete(key);
+    }
+  }
+
+  private newSeries(ref: Regarding, message: string): Series {
+    return {
+      namespace: ref.namespace || this.opts.clusterEventsNamespace,
+      name: undefined,
+      count: 0,
+      pending: 0,
+      message,
+      next: undefined,
+      tail: Promise.resolve(),
+    };
   }
 
   private mayWrite(objectKey: string): boolean {
@@ -176,14 +323,30 @@ export class AggregatedEvents {
     series.next = undefined;
     const n = series.pending;
     series.pending = 0;
+    try {
+      return await this.store(series, input, n);
+    } catch (err) {
+      // A routine series keeps its records for the next write; a recorded Event's callers
+      // see the rejection and record again.
+      if (series.routine) series.pending += n;
+      throw err;
+    }
+  }
+
+  private async store(series: Series, input: EventInput, n: number): Promise<EventOutcome> {
     const at = new Date(this.now());
     const now = at.toISOString();
+    const total = series.name ? series.count + n : n;
+    // client-go's series: a count and when the last record was observed, once there are two.
+    const routine = series.routine && total > 1 ? { count: total, lastObservedTime: microTime(at) } : undefined;
+    const message = truncate(routine ? `latest of ${total}: ${series.message}` : series.message, 1024);
     if (series.name) {
       try {
         await this.sink.patch(series.namespace, series.name, {
           count: series.count + n,
           lastTimestamp: now,
-          message: truncate(series.message, 1024),
+          message,
+          ...(routine ? { series: routine } : {}),
         });
         series.count += n;
         return "aggregated";
@@ -191,6 +354,7 @@ export class AggregatedEvents {
         // The Event expired (TTL) or was deleted: start a new one.
         if (httpStatusOf(err) !== 404) throw err;
         series.name = undefined;
+        return this.store(series, input, n);
       }
     }
     const ref = input.regarding;
@@ -207,9 +371,11 @@ export class AggregatedEvents {
       },
       type: input.type,
       reason: input.reason,
-      message: truncate(series.message, 1024),
+      message,
       action: input.action,
       count: n,
+      // V1MicroTime serialises with the six fractional digits a MicroTime needs.
+      ...(routine ? { series: { count: routine.count, lastObservedTime: new V1MicroTime(at) } } : {}),
       firstTimestamp: at,
       lastTimestamp: at,
       // The component that decided reports the Event, whoever writes it.
@@ -261,6 +427,11 @@ export class AggregatedEvents {
     while (this.buckets.size > (this.opts.maxSeries ?? 4096)) this.buckets.delete(this.buckets.keys().next().value!);
     return bucket;
   }
+}
+
+// metav1.MicroTime: RFC 3339 with exactly six fractional digits.
+function microTime(at: Date): string {
+  return new V1MicroTime(at).toISOString();
 }
 
 function truncate(text: string, max: number): string {
