@@ -142,3 +142,8 @@ export async function settle(
 export function formatSettled(s: Settled): string {
   return `${s.quiet ? "quiet" : "NOT quiet"} after ${(s.waitedMs / 1000).toFixed(0)} s (${s.busyCores.toFixed(2)} cores busy)`;
 }
+
+/** Seconds of CPU of one group in a {@link cpuBetween} result (0 when it used none). */
+export function cpuOf(usage: Array<[string, number]>, group: string): number {
+  return usage.find(([g]) => g === group)?.[1] ?? 0;
+}

@@ -10,12 +10,18 @@
 //               intervals after convergence (apiserver_request_total), and the workers' own
 //               request counters;
 //   failover    SIGKILL of the worker syncing tenant 0 -> a change made meanwhile on the host;
-//   memory      worker heap per tenant and per synced object, fitted over two sizes (RSS shown).
+//   memory      worker heap per tenant and per synced object, fitted over two sizes (RSS shown);
+//   profile     the worker's top self-time functions in the sync window (V8's CPU profiler, started
+//               and stopped inside the worker by bench/cpu-profiler.mjs), and the recorder's Event
+//               writes and CPU beside the worker's.
 //
 //   npm run build && npm run bench:sync            (TENANTS=10 OBJECTS=300 CONCURRENCY=8 by default;
-//                                                   stand-ins on 127.0.0.ADDRESS_BASE+i, 180 by default)
+//                                                   stand-ins on 127.0.0.ADDRESS_BASE+i, 180 by default;
+//                                                   ROUTINE_EVENTS=each|none sets the recorder's policy)
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   CoreV1Api,
@@ -30,7 +36,9 @@ import { ANNOTATION_DECISION } from "@tenantplane/mapping";
 import { parseTenantObject, podEnvironmentFrom, transform } from "@tenantplane/sync";
 import {
   ServiceFleet,
+  agentOf,
   installCrds,
+  isWrite,
   setLoadBalancerIngress,
   startHostCluster,
   startNats,
@@ -42,7 +50,8 @@ import {
   type TenantApiServer,
 } from "../test/harness/index.js";
 import { byAgent } from "./audit-summary.js";
-import { cpuBetween, cpuSnapshot, formatCpu, type CpuSnapshot } from "./cpu-usage.js";
+import { formatSelfTimes, selfTimes, type CpuProfile } from "./cpu-profile.js";
+import { cpuBetween, cpuOf, cpuSnapshot, formatCpu, type CpuSnapshot } from "./cpu-usage.js";
 import { ms, pct, pool } from "./stats.js";
 
 // Declared before the top-level run below: classes are not hoisted.
@@ -93,6 +102,7 @@ const command =
   (process.env.CONCURRENCY ? ` CONCURRENCY=${CONCURRENCY}` : "") +
   (process.env.ADDRESS_BASE ? ` ADDRESS_BASE=${ADDRESS_BASE}` : "") +
   (process.env.KINDS ? ` KINDS=${KINDS.join(",")}` : "") +
+  (process.env.ROUTINE_EVENTS ? ` ROUTINE_EVENTS=${process.env.ROUTINE_EVENTS}` : "") +
   " npm run bench:sync";
 
 const toolsDir = await buildTools();
@@ -109,13 +119,23 @@ const fleet = new ServiceFleet({
   natsUrl: nats.url,
   env: { LOG_LEVEL: "info", POD_NAMESPACE: "tenantplane-system" },
 });
-await Promise.all((["watcher", "provisioner", "isolation", "recorder"] as const).map((n) => fleet.start(n)));
+// ROUTINE_EVENTS=each runs the recorder as before its routine Events were aggregated, to compare.
+const recorderEnv = process.env.ROUTINE_EVENTS ? { ROUTINE_EVENTS: process.env.ROUTINE_EVENTS } : {};
+await Promise.all(
+  (["watcher", "provisioner", "isolation", "recorder"] as const).map((n) =>
+    fleet.start(n, n === "recorder" ? recorderEnv : {}),
+  ),
+);
 const standIns: TenantApiServer[] = [];
 const workers: RunningService[] = [];
 const watches: ListWatch[] = [];
 /** When each host object (`namespace/kind/name`) was first seen by the benchmark's own host watches. */
 const seen = new Map<string, number>();
 let rawCpuSeconds = 0;
+// Each worker can profile itself on SIGUSR2 (see bench/cpu-profiler.mjs); only the throughput
+// run's worker is asked to.
+const profileDir = mkdtempSync(join(tmpdir(), "bench-sync-profile-"));
+const profiler = fileURLToPath(new URL("./cpu-profiler.mjs", import.meta.url));
 const startWorker = async () => {
   const w = await fleet.start("sync-worker", {
     RESYNC_INTERVAL_SECONDS: String(RESYNC_SECONDS),
@@ -129,9 +149,9 @@ const startWorker = async () => {
     HOST_BURST: "1000",
     TENANT_WRITE_QPS: "500",
     TENANT_WRITE_BURST: "500",
-    // e.g. WORKER_NODE_OPTIONS="--require <script starting the inspector's profiler>" to see where a
-    // worker's time goes (Node refuses --cpu-prof in NODE_OPTIONS).
-    ...(process.env.WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS } : {}),
+    // Node refuses --cpu-prof in NODE_OPTIONS: the preload profiles from inside the worker.
+    NODE_OPTIONS: `--import ${profiler}${process.env.WORKER_NODE_OPTIONS ? ` ${process.env.WORKER_NODE_OPTIONS}` : ""}`,
+    CPU_PROFILE_PATH: join(profileDir, `worker-${workers.length}.cpuprofile`),
   });
   workers.push(w);
   return w;
@@ -197,6 +217,8 @@ try {
   const rawSeconds = raw.seconds;
   const bareRss = await bareNodeRss();
   const one = await startWorker();
+  const profilePath = join(profileDir, "worker-0.cpuprofile");
+  process.kill(one.process.pid, "SIGUSR2");
   const cpuBefore = await counter(one, "tenantplane_process_cpu_seconds_total", "");
   const syncCpuFrom = cpuSnapshot();
   const syncFrom = Date.now();
@@ -218,12 +240,28 @@ try {
     description: `${total} host copies`,
   });
   const syncWindow = window(syncFrom, syncCpuFrom);
+  process.kill(one.process.pid, "SIGUSR2");
   const copyTimes = copyKeys.map((k) => seen.get(k)!);
   const syncSeconds = (Math.max(...copyTimes) - syncStart) / 1000;
   const firstCreate = (Math.min(...copyTimes) - syncStart) / 1000;
   const syncCpu = (await counter(one, "tenantplane_process_cpu_seconds_total", "")) - cpuBefore;
   const created = await counter(one, "tenantplane_sync_objects_total", 'outcome="create"');
   const mismatches = await compareCopies();
+  const profile = selfTimes(
+    JSON.parse(
+      readFileSync(
+        await waitFor(() => existsSync(profilePath) && profilePath, {
+          timeoutMs: 60_000,
+          intervalMs: 200,
+          description: "the worker's CPU profile",
+        }),
+        "utf8",
+      ),
+    ) as CpuProfile,
+  );
+  // The recorder explains the window's Decisions a little after them: its Event writes are
+  // counted until it has been idle for a while, so each run counts all of them.
+  const recorderEvents = await recorderEventWrites(syncFrom);
   await settle();
   const rss1 = { objects: total, mib: rssMib(one.process.pid), heap: await heapMib(one) };
 
@@ -316,7 +354,33 @@ try {
     `  first -> last object seen: raw ${rawWriteRate.toFixed(0)} obj/s, sync ${writeRate.toFixed(0)} obj/s = ${(writeRate / rawWriteRate).toFixed(2)}x` +
       ` (first copy after ${firstCreate.toFixed(2)}s, every tenant held after ${ownedAfter.toFixed(2)}s)`,
   );
-  console.log(`  CPU: raw client ${rawCpuSeconds.toFixed(2)}s, sync worker ${syncCpu.toFixed(2)}s`);
+  console.log(
+    `  CPU: raw client ${rawCpuSeconds.toFixed(2)}s, sync worker ${syncCpu.toFixed(2)}s` +
+      ` = ${(syncCpu / rawCpuSeconds).toFixed(2)}x per object (target <= 1.5x)`,
+  );
+  // On a saturated machine the wall-clock ratio is the ratio of the windows' CPU; this one is
+  // the same objects per CPU-second of the stack (API servers, etcd, services, NATS, and the raw
+  // client itself in its window), which a busy neighbour does not move.
+  const rawStackCpu = rawWindow.cpuSeconds + rawCpuSeconds;
+  console.log(
+    `  CPU-normalised ratio (objects per CPU-second of the stack, sync / raw)   ${(rawStackCpu / syncWindow.cpuSeconds).toFixed(2)}x` +
+      ` (raw window ${rawStackCpu.toFixed(1)}s with the client, sync window ${syncWindow.cpuSeconds.toFixed(1)}s)`,
+  );
+  const workerCpu = cpuOf(syncWindow.usage, "sync-worker");
+  const recorderCpu = cpuOf(syncWindow.usage, "recorder");
+  const natsCpu = cpuOf(syncWindow.usage, "nats-server");
+  console.log(
+    `  recorder + NATS CPU in the sync window: ${recorderCpu.toFixed(2)}s + ${natsCpu.toFixed(2)}s =` +
+      ` ${workerCpu > 0 ? (((recorderCpu + natsCpu) / workerCpu) * 100).toFixed(1) : "?"}% of the worker's ${workerCpu.toFixed(2)}s (target <= 10%)`,
+  );
+  console.log(
+    `  recorder Event writes for the ${total} objects: ${recorderEvents.writes} (${recorderEvents.verbs}),` +
+      ` the last ${recorderEvents.afterSeconds.toFixed(1)}s after the worker started`,
+  );
+  console.log(
+    `  worker CPU profile of the sync window (${(profile.busyMs / 1000).toFixed(2)}s busy), top 10 by self time:`,
+  );
+  for (const line of formatSelfTimes(profile)) console.log(line);
   console.log(
     `  copies equal to the raw objects (content hash, labels, spec/data): ${total - mismatches.length}/${total}; worker creates counted ${created}`,
   );
@@ -356,10 +420,14 @@ try {
   for (const s of standIns) await s.stop();
   await nats.stop();
   await host.stop();
+  rmSync(profileDir, { recursive: true, force: true });
 }
 
 /** What the host API served and who used the CPU from `fromMs` until now. */
-function window(fromMs: number, cpuFrom: CpuSnapshot): { seconds: number; requests: string; cpu: string } {
+function window(
+  fromMs: number,
+  cpuFrom: CpuSnapshot,
+): { seconds: number; requests: string; cpu: string; usage: Array<[string, number]>; cpuSeconds: number } {
   const toMs = Date.now();
   const agents = byAgent(readAudit(host.auditLogPath!, fromMs).filter((r) => r.receivedMs <= toMs));
   // Each agent's three commonest verb and resource pairs say what its requests were for.
@@ -372,7 +440,36 @@ function window(fromMs: number, cpuFrom: CpuSnapshot): { seconds: number; reques
       return `${agent} ${n.all} (${n.writes}: ${top.join(", ")})`;
     })
     .join("\n    ");
-  return { seconds: (toMs - fromMs) / 1000, requests, cpu: formatCpu(cpuBetween(cpuFrom, cpuSnapshot())) };
+  const usage = cpuBetween(cpuFrom, cpuSnapshot());
+  // The stack's processes only: "other node" is this bench and whatever else runs on the machine.
+  const cpuSeconds = usage.reduce((sum, [g, s]) => (g === "other node" ? sum : sum + s), 0);
+  return { seconds: (toMs - fromMs) / 1000, requests, cpu: formatCpu(usage), usage, cpuSeconds };
+}
+
+/**
+ * The recorder's Event writes since `fromMs` (audit log), read once none has come for 15 s
+ * (longer than a routine series waits between writes): how many, by verb, and when the last was sent.
+ */
+async function recorderEventWrites(fromMs: number): Promise<{ writes: number; verbs: string; afterSeconds: number }> {
+  const writes = () =>
+    readAudit(host.auditLogPath!, fromMs).filter(
+      (r) => agentOf(r) === "tenantplane-recorder" && r.resource === "events" && isWrite(r),
+    );
+  let last = -1;
+  let list = writes();
+  for (let waited = 0; waited < 180_000 && (list.length !== last || waited === 0); waited += 15_000) {
+    last = list.length;
+    await new Promise((r) => setTimeout(r, 15_000));
+    list = writes();
+  }
+  const verbs = new Map<string, number>();
+  for (const r of list) verbs.set(r.verb, (verbs.get(r.verb) ?? 0) + 1);
+  const lastMs = Math.max(fromMs, ...list.map((r) => r.receivedMs));
+  return {
+    writes: list.length,
+    verbs: [...verbs].map(([v, n]) => `${v} ${n}`).join(", ") || "none",
+    afterSeconds: (lastMs - fromMs) / 1000,
+  };
 }
 
 async function apply(obj: Record<string, unknown>): Promise<void> {

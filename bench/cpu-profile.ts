@@ -1,0 +1,73 @@
+// Where a process's CPU went, from a V8 CPU profile (the `.cpuprofile` JSON that --cpu-prof and
+// the inspector's Profiler.stop produce): self time per function, the busiest first.
+
+/** The parts of a V8 CPU profile this reads. */
+export interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+  /** Microseconds before each sample (the first from startTime). */
+  timeDeltas?: number[];
+}
+
+/** One function's self time: where it is defined, milliseconds, share of the busy (non-idle) time. */
+export interface SelfTime {
+  name: string;
+  where: string;
+  ms: number;
+  share: number;
+}
+
+/**
+ * Self time per function over the whole profile, the `top` busiest first, and the busy total
+ * (idle samples left out). A sample's time is the gap to the next sample (as Chrome's DevTools
+ * counts it); functions of one name defined at one place are summed over their call sites.
+ */
+export function selfTimes(profile: CpuProfile, top = 10): { busyMs: number; rows: SelfTime[] } {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  const perKey = new Map<string, SelfTime>();
+  let busyUs = 0;
+  for (const [i, id] of samples.entries()) {
+    const frame = byId.get(id)?.callFrame;
+    if (!frame || frame.functionName === "(idle)") continue;
+    // The last sample runs until the profile's end.
+    const us = i + 1 < deltas.length ? deltas[i + 1]! : Math.max(0, profile.endTime - sampleTime(profile, i));
+    busyUs += us;
+    const where = frame.url ? `${shortUrl(frame.url)}:${frame.lineNumber + 1}` : "";
+    const name = frame.functionName || "(anonymous)";
+    const key = `${name}\u0000${where}`;
+    const row = perKey.get(key) ?? { name, where, ms: 0, share: 0 };
+    row.ms += us / 1000;
+    perKey.set(key, row);
+  }
+  const busyMs = busyUs / 1000;
+  const rows = [...perKey.values()]
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, top)
+    .map((r) => ({ ...r, share: busyMs > 0 ? r.ms / busyMs : 0 }));
+  return { busyMs, rows };
+}
+
+/** Lines for a report: `  12.3%   456 ms  name  where`. */
+export function formatSelfTimes(result: { busyMs: number; rows: SelfTime[] }, indent = "    "): string[] {
+  return result.rows.map(
+    (r) =>
+      `${indent}${(r.share * 100).toFixed(1).padStart(5)}% ${r.ms.toFixed(0).padStart(6)} ms  ${r.name}${r.where ? `  ${r.where}` : ""}`,
+  );
+}
+
+function sampleTime(profile: CpuProfile, index: number): number {
+  let t = profile.startTime;
+  for (let i = 0; i <= index; i++) t += profile.timeDeltas?.[i] ?? 0;
+  return t;
+}
+
+// Paths from the repository or a package down: file:///work/main/services/x/dist/... -> services/x/dist/...
+function shortUrl(url: string): string {
+  const path = url.replace(/^file:\/\//, "");
+  const m = /(?:.*\/node_modules\/|.*\/(?=(?:services|libs)\/))(.*)$/.exec(path);
+  return m?.[1] ?? path;
+}
