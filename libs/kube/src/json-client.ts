@@ -79,7 +79,11 @@ export class JsonClient {
   }
 
   /** One request; resolves with the parsed body, rejects with {@link ApiError} on a non-2xx status. */
-  async request<T>(method: string, path: string, init: { query?: Query; body?: unknown; contentType?: string } = {}) {
+  async request<T>(
+    method: string,
+    path: string,
+    init: { query?: Query; body?: unknown; contentType?: string; signal?: AbortSignal } = {},
+  ) {
     const res = await this.open(method, path, init);
     const text = await readAll(res);
     if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) {

@@ -60,6 +60,12 @@ export interface ListWatchOptions {
   /** Called when the cache stops or starts being current. */
   onCurrent?: (current: boolean, err?: unknown) => void;
   pageSize?: number;
+  /**
+   * Applied to each object as it arrives, before it is cached or reported (client-go's
+   * TransformFunc): lets a caller keep only what it reads of large objects, so a page of
+   * them is never held whole. Must not throw; receives a fresh object it may return as is.
+   */
+  transform?: (obj: RawObject) => RawObject;
 }
 
 const GONE = 410;
@@ -96,7 +102,8 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
     isCurrent = value;
     opts.onCurrent?.(value, err);
   };
-  const withKind = (obj: RawObject): RawObject => ({ ...obj, apiVersion: opts.apiVersion, kind: opts.kind });
+  const transform = opts.transform ?? ((obj: RawObject) => obj);
+  const withKind = (obj: RawObject): RawObject => transform({ ...obj, apiVersion: opts.apiVersion, kind: opts.kind });
 
   const relist = async () => {
     const fresh = new Map<string, RawObject>();

@@ -227,6 +227,15 @@ export class PartitionLeases {
   }
 
   /**
+   * Milliseconds this worker may still act for the tenant's partition: until the fence deadline
+   * (`TTL - fenceMargin` after the last confirmed renewal was sent), 0 once fenced, lost or
+   * released. A request sent now should be done by then.
+   */
+  tenantValidForMs(tenant: string): number {
+    return this.machine.validFor(partitionOf(tenant, this.partitions), this.clock());
+  }
+
+  /**
    * With `onDemand`, the partitions work maps to now (the whole set): the wanted ones are shared
    * out, held ones no longer wanted are released at once. Callable before start().
    */

@@ -11,6 +11,7 @@ import {
   isTenantplaneObject,
   serviceAddresses,
   serviceLinkVariables,
+  type ServiceAddress,
 } from "./tenant-dns.js";
 
 /** Label on the ConfigMaps {@link planPodNetwork} plans, naming which of the two they are. */
@@ -35,6 +36,11 @@ export interface PodNetworkInput {
   hostConfigMaps: readonly unknown[];
   /** Every listing above is complete and current; otherwise no ConfigMap is planned for deletion. */
   complete: boolean;
+  /**
+   * The Service addresses and DNS entries, when the caller computed them already (in slices:
+   * `serviceAddressesSliced`, `serviceDnsEntriesSliced`); computed here otherwise.
+   */
+  computed?: { services: ServiceAddress[]; entries: ExplainedDnsEntry[] } | undefined;
 }
 
 /** The tenant's network ConfigMaps: writes, and those already as desired. */
@@ -58,8 +64,8 @@ export interface PodNetworkPlan {
 export function planPodNetwork(input: PodNetworkInput): PodNetworkPlan {
   const { tenant } = input;
   const namespace = hostNamespaceFor(tenant);
-  const services = serviceAddresses(input.tenantServices, input.hostServices, tenant);
-  const entries = serviceDnsEntries(input);
+  const services = input.computed?.services ?? serviceAddresses(input.tenantServices, input.hostServices, tenant);
+  const entries = input.computed?.entries ?? serviceDnsEntries(input);
   const desired: Array<{ name: string; role: PodNetworkRole; data: Record<string, string>; summary: string }> = [
     {
       name: DNS_RECORDS_CONFIGMAP,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { KubeObjectSchema } from "./kube-object.js";
-import { serviceDnsEntries } from "./service-dns.js";
+import { serviceDnsEntries, serviceDnsEntriesSliced } from "./service-dns.js";
+import { serviceAddresses, serviceAddressesSliced } from "./tenant-dns.js";
 import { transform } from "./transform.js";
 
 const tenantObject = (
@@ -124,5 +125,48 @@ describe("serviceDnsEntries", () => {
         hostPods: [copy(db0, "dev", running("10.244.0.7"))],
       }),
     ).toEqual([]);
+  });
+});
+
+describe("serviceDnsEntriesSliced and serviceAddressesSliced", () => {
+  // Headless and ClusterIP Services over a few namespaces, each headless one selecting a share
+  // of the Pods: Services x Pods large enough to take a process for a while in one piece.
+  const namespaces = ["a", "b", "c"];
+  const services = Array.from({ length: 150 }, (_, i) =>
+    svc(
+      namespaces[i % 3]!,
+      `s${i}`,
+      i % 5 === 0
+        ? { clusterIP: "10.0.0.1", ports: [{ port: 80 }] }
+        : { clusterIP: "None", selector: { app: `g${i % 7}` } },
+    ),
+  );
+  const pods = Array.from({ length: 1_500 }, (_, i) =>
+    pod(namespaces[i % 3]!, `p${i}`, { app: `g${i % 7}` }, { hostname: `p${i}`, subdomain: `s${i % 150}` }),
+  );
+  const input = {
+    tenant: "dev",
+    tenantServices: services,
+    tenantPods: pods,
+    hostServices: services.map((s) =>
+      copy(s, "dev", { spec: { clusterIP: (s as { spec?: { clusterIP?: string } }).spec?.clusterIP } }),
+    ),
+    hostPods: pods.map((p, i) => copy(p, "dev", running(`10.244.${i >> 8}.${i & 255}`, i % 4 !== 0))),
+  };
+
+  it("give exactly the one-piece answer, pausing every few hundred objects", async () => {
+    const whole = serviceDnsEntries(input);
+    expect(whole.length).toBeGreaterThan(5_000);
+    let pauses = 0;
+    const sliced = await serviceDnsEntriesSliced(input, async () => {
+      pauses++;
+      await new Promise((r) => setImmediate(r));
+    });
+    expect(sliced).toEqual(whole);
+    // About 120 Services x 500 Pods of their namespace are compared: a pause per 256 comparisons.
+    expect(pauses).toBeGreaterThan((120 * 500) / 256);
+    const addresses = await serviceAddressesSliced(input.tenantServices, input.hostServices, "dev", async () => {});
+    expect(addresses).toEqual(serviceAddresses(input.tenantServices, input.hostServices, "dev"));
+    expect(addresses).toHaveLength(30);
   });
 });

@@ -31,10 +31,38 @@ export interface ServiceDnsInput {
  * endpoints are not synced. Sorted by name, then value. Pure.
  */
 export function serviceDnsEntries(input: ServiceDnsInput): ExplainedDnsEntry[] {
-  const serviceCopies = copiesOf(input.hostServices, input.tenant, "Service");
-  const podCopies = copiesOf(input.hostPods, input.tenant, "Pod");
+  const out: ExplainedDnsEntry[] = [];
+  const steps = entriesWork(input, out);
+  while (!steps.next().done);
+  return sortEntries(out);
+}
+
+/**
+ * {@link serviceDnsEntries} in slices: `pause` is awaited between slices of work (the caller
+ * decides whether to yield to the event loop), so Services x Pods in the tens of thousands
+ * never hold a process for long. The same entries, in the same order.
+ */
+export async function serviceDnsEntriesSliced(
+  input: ServiceDnsInput,
+  pause: () => Promise<void>,
+): Promise<ExplainedDnsEntry[]> {
+  const out: ExplainedDnsEntry[] = [];
+  const steps = entriesWork(input, out);
+  while (!steps.next().done) await pause();
+  return sortEntries(out);
+}
+
+/** Objects looked at between two chances to pause. */
+const STEP = 256;
+
+// The computation proper, pausing (yield) every STEP objects; entries are appended to `out`.
+function* entriesWork(input: ServiceDnsInput, out: ExplainedDnsEntry[]): Generator<void, void, void> {
+  const serviceCopies = yield* copiesInSteps(input.hostServices, input.tenant, "Service");
+  const podCopies = yield* copiesInSteps(input.hostPods, input.tenant, "Pod");
   const podsByNamespace = new Map<string, JsonObject[]>();
+  let n = 0;
   for (const pod of input.tenantPods) {
+    if (++n % STEP === 0) yield;
     if (!isJsonObject(pod)) continue;
     const key = tenantKeyOf(pod);
     if (key === undefined) continue;
@@ -43,8 +71,8 @@ export function serviceDnsEntries(input: ServiceDnsInput): ExplainedDnsEntry[] {
     if (list === undefined) podsByNamespace.set(namespace, [pod]);
     else list.push(pod);
   }
-  const out: ExplainedDnsEntry[] = [];
   for (const svc of input.tenantServices) {
+    if (++n % STEP === 0) yield;
     if (!isJsonObject(svc)) continue;
     const key = tenantKeyOf(svc);
     const copy = key === undefined ? undefined : serviceCopies.get(key);
@@ -65,7 +93,9 @@ export function serviceDnsEntries(input: ServiceDnsInput): ExplainedDnsEntry[] {
     const selector = objectOf(spec["selector"]) as Record<string, unknown>;
     if (Object.keys(selector).length === 0) continue;
     const publishNotReady = spec["publishNotReadyAddresses"] === true;
+    // Every headless Service against every Pod of its namespace: the part that grows as Services x Pods.
     for (const pod of podsByNamespace.get(namespace) ?? []) {
+      if (++n % STEP === 0) yield;
       const metadata = objectOf(pod["metadata"]);
       const labels = objectOf(metadata["labels"]);
       if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
@@ -91,6 +121,23 @@ export function serviceDnsEntries(input: ServiceDnsInput): ExplainedDnsEntry[] {
       }
     }
   }
+}
+
+/** {@link copiesOf} over STEP objects at a time, a later copy of a key winning as in one call. */
+function* copiesInSteps(
+  hostObjects: readonly unknown[],
+  tenant: string,
+  kind: string,
+): Generator<void, Map<string, JsonObject>, void> {
+  const copies = new Map<string, JsonObject>();
+  for (let i = 0; i < hostObjects.length; i += STEP) {
+    for (const [key, copy] of copiesOf(hostObjects.slice(i, i + STEP), tenant, kind)) copies.set(key, copy);
+    yield;
+  }
+  return copies;
+}
+
+function sortEntries(out: ExplainedDnsEntry[]): ExplainedDnsEntry[] {
   return out.sort((a, b) => compare(a.name, b.name) || compare(a.value, b.value));
 }
 

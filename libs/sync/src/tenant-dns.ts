@@ -35,9 +35,46 @@ export function serviceAddresses(
   hostServices: readonly unknown[],
   tenant: string,
 ): ServiceAddress[] {
-  const copies = copiesOf(hostServices, tenant, "Service");
   const out: ServiceAddress[] = [];
+  const steps = addressesWork(tenantServices, hostServices, tenant, out);
+  while (!steps.next().done);
+  return sortAddresses(out);
+}
+
+/**
+ * {@link serviceAddresses} in slices, awaiting `pause` between them (the caller yields to the
+ * event loop there): the same addresses in the same order, without holding a process while
+ * tens of thousands of Services are matched with their copies.
+ */
+export async function serviceAddressesSliced(
+  tenantServices: readonly unknown[],
+  hostServices: readonly unknown[],
+  tenant: string,
+  pause: () => Promise<void>,
+): Promise<ServiceAddress[]> {
+  const out: ServiceAddress[] = [];
+  const steps = addressesWork(tenantServices, hostServices, tenant, out);
+  while (!steps.next().done) await pause();
+  return sortAddresses(out);
+}
+
+/** Services looked at between two chances to pause. */
+const STEP = 256;
+
+function* addressesWork(
+  tenantServices: readonly unknown[],
+  hostServices: readonly unknown[],
+  tenant: string,
+  out: ServiceAddress[],
+): Generator<void, void, void> {
+  const copies = new Map<string, JsonObject>();
+  for (let i = 0; i < hostServices.length; i += STEP) {
+    for (const [key, copy] of copiesOf(hostServices.slice(i, i + STEP), tenant, "Service")) copies.set(key, copy);
+    yield;
+  }
+  let n = 0;
   for (const svc of tenantServices) {
+    if (++n % STEP === 0) yield;
     if (!isJsonObject(svc)) continue;
     const key = tenantKeyOf(svc);
     const copy = key === undefined ? undefined : copies.get(key);
@@ -50,6 +87,9 @@ export function serviceAddresses(
     const [namespace, name] = splitKey(key);
     out.push({ namespace, name, clusterIP: ip, ports: portsOf(spec) });
   }
+}
+
+function sortAddresses(out: ServiceAddress[]): ServiceAddress[] {
   return out.sort((a, b) => compare(a.namespace, b.namespace) || compare(a.name, b.name));
 }
 

@@ -1,5 +1,6 @@
 import { CommonEnvSchema } from "@tenantplane/runtime";
 import * as z from "zod";
+import { DEFAULT_TENANT_LIMITS } from "./tenant-limits.js";
 
 const positive = (what: string) => z.coerce.number({ error: `must be ${what}` }).positive(`must be ${what}`);
 const whole = (what: string) =>
@@ -46,5 +47,12 @@ export const SyncWorkerEnvSchema = CommonEnvSchema.extend({
    * unrefreshed (as the kubelet's 24 h); tokens are refreshed earlier, at 75% of their lifetime.
    */
   TOKEN_REFRESH_MAX_SECONDS: positive("a number of seconds above 0").default(86_400),
+  /**
+   * What one tenant may make a worker hold; objects beyond are not synced (a Skip each, once,
+   * and Synced=False naming the limit). See tenant-limits.ts for the defaults' reasoning.
+   */
+  TENANT_MAX_OBJECTS_PER_KIND: whole("a whole number of objects above 0").default(DEFAULT_TENANT_LIMITS.objectsPerKind),
+  TENANT_MAX_OBJECT_BYTES: whole("a whole number of bytes above 0").default(DEFAULT_TENANT_LIMITS.objectBytes),
+  TENANT_MAX_BYTES: whole("a whole number of bytes above 0").default(DEFAULT_TENANT_LIMITS.totalBytes),
 });
 export type SyncWorkerEnv = z.infer<typeof SyncWorkerEnvSchema>;

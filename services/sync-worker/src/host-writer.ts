@@ -1,6 +1,6 @@
 import { ApiError, resourcePath, type JsonClient, type RawObject, type RequestBudget } from "@tenantplane/kube";
 import type { HostObject } from "@tenantplane/sync";
-import { httpStatusOf } from "@tenantplane/runtime";
+import { httpStatusOf, TransientError } from "@tenantplane/runtime";
 
 /** REST resource names of the synced kinds (all core/v1). */
 export const PLURALS: Readonly<Record<string, string>> = {
@@ -26,6 +26,26 @@ const APPLIED_KINDS = new Set(["Pod", "PersistentVolumeClaim"]);
 /** Host verbs, counted so a steady state can be shown to cost nothing. */
 export type HostVerb = "get" | "create" | "update" | "delete";
 
+/** The longest a host request may take when no lease bounds it (the host client's own timeout). */
+export const HOST_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Milliseconds the lease a writer acts under stays valid, already short of the fence margin
+ * (libs/partition: `sentAt + ttl - fenceMargin` of the last confirmed renewal, minus now);
+ * 0 or less once lost or fenced.
+ */
+export type LeaseValidity = () => number;
+
+/** A host writer bound to one tenant's partition lease (see {@link HostWriter.forTenant}). */
+export type TenantWriter = HostWriter;
+
+/** A write refused before it was sent: the lease it would act under is lost or fenced. */
+export class LeaseLostError extends TransientError {
+  constructor(verb: HostVerb) {
+    super(`host ${verb} not sent: this worker no longer holds the tenant's partition lease`, { code: "LeaseLost" });
+  }
+}
+
 /**
  * Writes host copies as raw JSON with preconditions: create only where the name is free
  * (409 otherwise), update only the resourceVersion and uid that were read, delete only
@@ -38,16 +58,26 @@ export class HostWriter {
     private readonly fieldManager: string,
     private readonly budget: RequestBudget,
     private readonly count: (verb: HostVerb) => void = () => undefined,
+    private readonly lease?: LeaseValidity,
   ) {}
+
+  /**
+   * The same writer acting under a partition lease: each request checks the lease right before
+   * it is sent, after the host budget's wait (a wait can outlast a lease), and is aborted when
+   * the lease would run out, so no write of a fenced owner can land after a successor took over.
+   */
+  forTenant(lease: LeaseValidity): TenantWriter {
+    return new HostWriter(this.client, this.fieldManager, this.budget, this.count, lease);
+  }
 
   /** Creates `obj`; "exists" when the name is already taken (by anything). */
   async create(obj: HostObject): Promise<RawObject | "exists"> {
-    await this.spend("create");
+    const signal = await this.spend("create");
     try {
       return await this.client.request<RawObject>(
         "POST",
         resourcePath("v1", pluralOf(obj.kind), obj.metadata.namespace),
-        { query: { fieldManager: this.fieldManager }, body: obj },
+        { query: { fieldManager: this.fieldManager }, body: obj, ...signal },
       );
     } catch (err) {
       if (httpStatusOf(err) === 409) return "exists";
@@ -57,7 +87,7 @@ export class HostWriter {
 
   /** Updates the copy read as `current` to `obj`; a 409 means it changed meanwhile. */
   async update(obj: HostObject, current: RawObject): Promise<RawObject> {
-    await this.spend("update");
+    const signal = await this.spend("update");
     const path = resourcePath("v1", pluralOf(obj.kind), obj.metadata.namespace, obj.metadata.name);
     const metadata = { ...obj.metadata, resourceVersion: current.metadata.resourceVersion, uid: current.metadata.uid };
     if (APPLIED_KINDS.has(obj.kind)) {
@@ -65,11 +95,13 @@ export class HostWriter {
         query: { fieldManager: this.fieldManager, force: true },
         body: { ...obj, metadata },
         contentType: "application/apply-patch+yaml",
+        ...signal,
       });
     }
     return this.client.request<RawObject>("PUT", path, {
       query: { fieldManager: this.fieldManager },
       body: { ...obj, metadata },
+      ...signal,
     });
   }
 
@@ -78,7 +110,7 @@ export class HostWriter {
    * period (a tenant Pod's own) replaces the host object's default.
    */
   async delete(current: RawObject, gracePeriodSeconds?: number): Promise<boolean> {
-    await this.spend("delete");
+    const signal = await this.spend("delete");
     const kind = current.kind ?? "";
     try {
       await this.client.request(
@@ -92,6 +124,7 @@ export class HostWriter {
             ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }),
             preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion },
           },
+          ...signal,
         },
       );
       return true;
@@ -103,9 +136,13 @@ export class HostWriter {
 
   /** Reads one host object, or undefined. */
   async get(kind: string, namespace: string, name: string): Promise<RawObject | undefined> {
-    await this.spend("get");
+    const signal = await this.spend("get");
     try {
-      const obj = await this.client.request<RawObject>("GET", resourcePath("v1", pluralOf(kind), namespace, name));
+      const obj = await this.client.request<RawObject>(
+        "GET",
+        resourcePath("v1", pluralOf(kind), namespace, name),
+        signal,
+      );
       return { ...obj, apiVersion: "v1", kind };
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return undefined;
@@ -113,8 +150,26 @@ export class HostWriter {
     }
   }
 
-  private async spend(verb: HostVerb): Promise<void> {
+  /**
+   * Waits for the host budget, then checks the lease: throws {@link LeaseLostError} when it is
+   * gone, else gives the request a deadline at the lease's end (or the host timeout, whichever
+   * is sooner). Unleased writers (tenantplane's own objects) get no deadline here.
+   */
+  private async spend(verb: HostVerb): Promise<{ signal?: AbortSignal }> {
     await this.budget.wait();
+    const deadline = this.lease === undefined ? undefined : requestDeadline(this.lease());
+    if (deadline === 0) throw new LeaseLostError(verb);
     this.count(verb);
+    return deadline === undefined ? {} : { signal: AbortSignal.timeout(deadline) };
   }
+}
+
+/**
+ * The deadline of a request sent now under a lease valid for `validMs` more: the lease's
+ * remaining validity, capped at {@link HOST_REQUEST_TIMEOUT_MS}; 0 when the lease is gone
+ * (nothing may be sent).
+ */
+export function requestDeadline(validMs: number): number {
+  if (!(validMs > 0)) return 0;
+  return Math.max(1, Math.min(HOST_REQUEST_TIMEOUT_MS, Math.floor(validMs)));
 }

@@ -201,3 +201,41 @@ describe("a bound tenant Pod that lost its host copy", () => {
     expect(pass.inSync).toHaveLength(1);
   });
 });
+
+describe("sources held back beyond the tenant's limits", () => {
+  const reason = "ConfigMap shop/big is 2 MiB, over the limit";
+  const big = configMap("shop", "big", { k: "v" });
+  const key = { kind: "ConfigMap", namespace: "shop", name: "big" };
+  const heldBack = (k: SourceKey) => (encodeKey(k) === encodeKey(key) ? reason : undefined);
+
+  it("planKey: a Skip with the limit's reason, and a copy made before is kept, not deleted or updated", () => {
+    const stale = copyOf(configMap("shop", "big", { k: "old" }));
+    for (const hosts of [[], [stale]]) {
+      const plan = planKey({ ...ctx(), heldBack, key, source: big, namespaceDeleted: false, hosts });
+      expect(plan.decisions.map((d) => [d.action, d.hostRef.name, d.reason])).toEqual([
+        ["Skip", hostName({ tenant, namespace: "shop", name: "big" }).name, reason],
+      ]);
+      expect(plan.decisions[0]?.object).toBeUndefined();
+    }
+  });
+
+  it("planKey: a held-back source that is gone is deleted as usual", () => {
+    const plan = planKey({ ...ctx(), heldBack, key, source: undefined, namespaceDeleted: false, hosts: [copyOf(big)] });
+    expect(plan.decisions.map((d) => d.action)).toEqual(["Delete"]);
+  });
+
+  it("planPass: the same Skip, once, while the other sources plan as before", () => {
+    const small = configMap("shop", "small");
+    const pass = planPass({
+      ...ctx(),
+      heldBack,
+      sources: [big, small],
+      hosts: [copyOf(configMap("shop", "big", { k: "old" }))],
+      deletedNamespaces: new Set(),
+    });
+    expect(summary(pass.decisions)).toEqual([
+      `Create ${hostName({ tenant, namespace: "shop", name: "small" }).name} host ConfigMap tp-acme/${hostName({ tenant, namespace: "shop", name: "small" }).name} absent`,
+      `Skip ${hostName({ tenant, namespace: "shop", name: "big" }).name} ${reason}`,
+    ]);
+  });
+});

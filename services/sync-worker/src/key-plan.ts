@@ -1,5 +1,5 @@
 import type { SyncPolicySpec } from "@tenantplane/api";
-import { LABEL_KIND, LABEL_TENANT, labelValue, reverseLookup } from "@tenantplane/mapping";
+import { hostName, hostNamespaceFor, LABEL_KIND, LABEL_TENANT, labelValue, reverseLookup } from "@tenantplane/mapping";
 import {
   plan,
   planKey as planOneKey,
@@ -40,6 +40,12 @@ export interface TenantPlanContext {
   memo?: PlanMemo | undefined;
   /** Where host Pods reach the tenant API and DNS; "unknown" holds Pods back (see the planner). */
   podEnvironment?: PodEnvironment | "unknown" | undefined;
+  /**
+   * Why a source is held back beyond the tenant's limits (its cached object is a stub), or
+   * undefined. A held-back source is planned as a Skip with that reason, and a copy made
+   * before is kept (never updated, never deleted): a limit must not turn into an outage.
+   */
+  heldBack?: ((key: SourceKey) => string | undefined) | undefined;
 }
 
 /** What planning one source needs: the source as the tenant cache holds it and the host objects it touches. */
@@ -72,16 +78,22 @@ export interface KeyPlan {
 export function planKey(input: KeyInput): KeyPlan {
   const deleting = isDeleting(input.source);
   const present = input.source !== undefined && !input.namespaceDeleted && !deleting;
+  const held = present ? input.heldBack?.(input.key) : undefined;
   const result = planOneKey(
-    { ...planInput(input), tenantObjects: present ? [input.source] : [], hostObjects: input.hosts },
+    {
+      ...planInput(input),
+      tenantObjects: present && held === undefined ? [input.source] : [],
+      hostObjects: input.hosts,
+    },
     input.key,
   );
   const gone = input.namespaceDeleted ? namespaceReason : deleting ? deletingReason : undefined;
-  return {
+  const planned = {
     decisions: gone === undefined ? result.decisions : result.decisions.map((d) => gone(d, input.tenant)),
     inSync: result.inSync,
     ignored: result.ignored,
   };
+  return held === undefined ? planned : holdBack(planned, new Map([[keyText(input.key), held]]), input.tenant);
 }
 
 /** What a full pass compares. */
@@ -97,14 +109,66 @@ export interface PassInput extends TenantPlanContext {
 /** The full pass: the planner over every live source and every copy, Deletes only for complete kinds. */
 export function planPass(input: PassInput): KeyPlan {
   const deleting = new Set(input.sources.filter(isDeleting).map(identityOf));
-  const sources = input.sources.filter((s) => !input.deletedNamespaces.has(namespaceOf(s)) && !isDeleting(s));
+  const live = input.sources.filter((s) => !input.deletedNamespaces.has(namespaceOf(s)) && !isDeleting(s));
+  const held = new Map<string, string>();
+  const sources = live.filter((s) => {
+    const key = keyOfObject(s);
+    const reason = input.heldBack?.(key);
+    if (reason !== undefined) held.set(keyText(key), reason);
+    return reason === undefined;
+  });
   const result = plan({ ...planInput(input), tenantObjects: sources, hostObjects: input.hosts });
   const decisions = result.decisions.map((d) => {
     if (input.deletedNamespaces.has(d.tenantRef.namespace)) return namespaceReason(d, input.tenant);
     if (deleting.has(`${d.kind}/${d.tenantRef.namespace}/${d.tenantRef.name}`)) return deletingReason(d, input.tenant);
     return d;
   });
+  const planned = { decisions, inSync: result.inSync, ignored: result.ignored };
+  return held.size === 0 ? planned : holdBack(planned, held, input.tenant);
+}
+
+/**
+ * Turns the plan of sources planned as absent because they are held back (`held`: key text →
+ * reason) into one Skip each: the Delete of a copy made before becomes that Skip (the copy is
+ * kept), and a source without a copy gets one.
+ */
+function holdBack(result: KeyPlan, held: ReadonlyMap<string, string>, tenant: string): KeyPlan {
+  const skipped = new Set<string>();
+  const decisions: PlannedDecisionWithObject[] = [];
+  for (const d of result.decisions) {
+    const text = keyText({ kind: d.kind, namespace: d.tenantRef.namespace, name: d.tenantRef.name });
+    const reason = held.get(text);
+    if (reason === undefined) decisions.push(d);
+    else if (!skipped.has(text)) {
+      skipped.add(text);
+      const { object: _object, ...target } = d;
+      decisions.push({ ...target, action: "Skip", reason });
+    }
+  }
+  for (const [text, reason] of held) {
+    if (skipped.has(text)) continue;
+    const [kind = "", namespace = "", name = ""] = text.split("\n");
+    const mapped = hostName({ tenant, namespace, name });
+    decisions.push({
+      tenant,
+      kind,
+      tenantRef: { namespace, name },
+      hostRef: { namespace: hostNamespaceFor(tenant), name: mapped.name },
+      hashed: mapped.hashed,
+      action: "Skip",
+      reason,
+    });
+  }
   return { decisions, inSync: result.inSync, ignored: result.ignored };
+}
+
+function keyText(key: SourceKey): string {
+  return `${key.kind}\n${key.namespace}\n${key.name}`;
+}
+
+function keyOfObject(obj: unknown): SourceKey {
+  const o = obj as ObjectMeta;
+  return { kind: o.kind ?? "", namespace: namespaceOf(obj), name: o.metadata?.name ?? "" };
 }
 
 function planInput(context: TenantPlanContext) {

@@ -28,6 +28,11 @@ const supervisor = new Supervisor({
     tenantWriteBurst: env.TENANT_WRITE_BURST,
     hashKey: env.CONTENT_HASH_KEY,
     tokenRefreshMaxSeconds: env.TOKEN_REFRESH_MAX_SECONDS,
+    tenantLimits: {
+      objectsPerKind: env.TENANT_MAX_OBJECTS_PER_KIND,
+      objectBytes: env.TENANT_MAX_OBJECT_BYTES,
+      totalBytes: env.TENANT_MAX_BYTES,
+    },
   },
   hostClient,
   userAgent: svc.userAgent,
@@ -45,6 +50,7 @@ const supervisor = new Supervisor({
     await svc.events.record({ regarding: tenantRegarding(tenant, uid), type: "Normal", reason, message });
   },
   owns: (tenant) => box.ownership?.owns(tenant) ?? false,
+  validForMs: (tenant) => box.ownership?.validForMs(tenant) ?? 0,
   tenantsChanged: (tenants) => box.ownership?.want(tenants),
 });
 box.supervisor = supervisor;

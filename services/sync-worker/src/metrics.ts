@@ -1,4 +1,8 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+/** Sampling resolution of the event-loop delay monitor: fine enough to see a 50 ms stall. */
+const LOOP_RESOLUTION_MS = 10;
 
 /**
  * The sync worker's own metrics, all `tenantplane_sync_*`, on the service's private registry.
@@ -13,12 +17,34 @@ export interface SyncMetrics {
   latency: Histogram;
   hostRequests: Counter<"verb">;
   tenantEvents: Counter<"outcome">;
+  /** Event-loop delay since the previous scrape, by quantile (0.5, 0.99, 1 = max). */
+  eventLoopDelay: Gauge<"quantile">;
 }
 
 /** Registers the sync metrics; `queueDepths` is read at scrape time. */
 export function createSyncMetrics(registry: Registry, queueDepths: () => Map<string, number>): SyncMetrics {
   const registers = [registry];
+  // How late timers and I/O callbacks ran: the stall a tenant's big pass would cause to lease
+  // renewals and every other tenant. Reset at each scrape, so each figure covers one interval.
+  const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  loop.enable();
   return {
+    eventLoopDelay: new Gauge({
+      name: "tenantplane_sync_event_loop_delay_seconds",
+      help: "Event-loop delay since the previous scrape, by quantile (1 is the longest), sampled every 10 ms.",
+      labelNames: ["quantile"],
+      registers,
+      collect() {
+        // Each sample includes the resolution itself: only the delay beyond it is a stall.
+        const beyond = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) / 1000;
+        if (loop.count > 0) {
+          this.set({ quantile: "0.5" }, beyond(loop.percentile(50)));
+          this.set({ quantile: "0.99" }, beyond(loop.percentile(99)));
+          this.set({ quantile: "1" }, beyond(loop.max));
+        }
+        loop.reset();
+      },
+    }),
     tenantsActive: new Gauge({
       name: "tenantplane_sync_tenants_active",
       help: "Tenants this worker is syncing.",

@@ -8,6 +8,8 @@ import type { Registry } from "prom-client";
 /** Which tenants this worker may sync right now. */
 export interface Ownership {
   owns(tenant: string): boolean;
+  /** Milliseconds this worker may still act for the tenant (its lease's fence deadline minus now); 0 when not owned. */
+  validForMs(tenant: string): number;
   /** Partitions held now. */
   held(): number[];
   /** Every tenant that exists now (the whole set): only their partitions are leased. */
@@ -68,6 +70,7 @@ export async function startOwnership(opts: OwnershipOptions): Promise<Ownership>
   });
   return {
     owns: (tenant) => leases.ownsTenant(tenant),
+    validForMs: (tenant) => leases.tenantValidForMs(tenant),
     held: () => leases.held(),
     want: (tenants) => leases.wantTenants(tenants),
     stop: () => leases.stop(),

@@ -6,11 +6,14 @@ import {
   heldConfigMapReason,
   isTenantplaneObject,
   planPodNetwork,
+  serviceAddressesSliced,
+  serviceDnsEntriesSliced,
   type HostObject,
   type PodEnvironment,
 } from "@tenantplane/sync";
 import type { HostWriter } from "./host-writer.js";
 import { SkipMemory } from "./skip-memory.js";
+import { TimeSlicer } from "./time-slice.js";
 
 /** What the writer reads and writes through. */
 export interface PodNetworkDeps {
@@ -96,7 +99,7 @@ export class PodNetworkRecords {
     if (environment === "unknown" || this.stopped) return;
     const { tenant } = this.deps;
     const hostConfigMaps = this.deps.hostConfigMaps();
-    const plan = planPodNetwork({
+    const input = {
       tenant,
       environment,
       tenantServices: this.deps.tenantServices(),
@@ -105,7 +108,14 @@ export class PodNetworkRecords {
       hostPods: this.deps.hostPods(),
       hostConfigMaps,
       complete: this.deps.complete(),
-    });
+    };
+    // Services x Pods of a big tenant take seconds: computed in slices, the loop served between them.
+    const slicer = new TimeSlicer();
+    const pause = () => slicer.yieldIfDue();
+    const services = await serviceAddressesSliced(input.tenantServices, input.hostServices, tenant, pause);
+    const entries = await serviceDnsEntriesSliced(input, pause);
+    if (this.stopped) return;
+    const plan = planPodNetwork({ ...input, computed: { services, entries } });
     const current = new Map(hostConfigMaps.map((cm) => [cm.metadata.name, cm]));
     for (const d of plan.decisions) {
       // The label-selected cache never holds another object, so the planner sees a held name as

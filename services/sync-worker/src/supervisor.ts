@@ -32,6 +32,7 @@ import { syncedCondition, syncStatusField } from "./sync-status.js";
 import { planTenant, syncerIdentity } from "./tenant-directory.js";
 import { SharedWatches } from "./shared-watches.js";
 import { syncFailedMessage, TenantEvents } from "./tenant-events.js";
+import type { TenantLimits } from "./tenant-limits.js";
 import { TenantSyncer } from "./tenant-syncer.js";
 
 /** Settings the supervisor runs with (from the environment). */
@@ -46,6 +47,8 @@ export interface SupervisorSettings {
   hashKey: string | undefined;
   /** Longest time a tenant token in a host Pod's token Secret goes unrefreshed. */
   tokenRefreshMaxSeconds: number;
+  /** What one tenant may make the worker hold. */
+  tenantLimits: TenantLimits;
 }
 
 /** What the supervisor is given by main.ts. */
@@ -69,6 +72,8 @@ export interface SupervisorDeps {
   notify?(tenant: string, uid: string | undefined, reason: string, message: string): Promise<void>;
   /** Whether this worker holds the partition of `tenant` right now. */
   owns(tenant: string): boolean;
+  /** Milliseconds this worker may still act for `tenant` (its lease's fence deadline minus now). */
+  validForMs(tenant: string): number;
   /** Told the whole set of tenants whenever one appears or goes (their partitions are the ones leased). */
   tenantsChanged?(tenants: string[]): void;
 }
@@ -393,6 +398,8 @@ export class Supervisor {
       onStatus: () => this.scheduleStatus(tenant),
       writeToken: () => tenantLimiter.wait(),
       mayWrite: () => this.deps.owns(tenant),
+      leaseValidMs: () => this.deps.validForMs(tenant),
+      limits: this.deps.settings.tenantLimits,
       tenantCaPem,
       tokenRefreshMaxSeconds: this.deps.settings.tokenRefreshMaxSeconds,
       observe: {

@@ -17,6 +17,8 @@ export interface SyncState extends SyncCounts {
   lastFullPass: Date | undefined;
   /** Objects whose host state cannot be written back to the tenant right now (each is retried). */
   backSyncFailed?: number;
+  /** Objects held back beyond the tenant's limits, in one line naming the limits; undefined when none is. */
+  limited?: string | undefined;
   /** The failed objects, oldest first, with their last error: the condition names the first few. */
   failures?: readonly FailureSummary[];
 }
@@ -61,6 +63,14 @@ export function syncedCondition(state: SyncState): ConditionInput {
   }
   if (!state.started) {
     return { type: CONDITION_SYNCED, status: "Unknown", reason: "Listing", message: "listing tenant and host objects" };
+  }
+  if (state.limited !== undefined) {
+    return {
+      type: CONDITION_SYNCED,
+      status: "False",
+      reason: "TenantLimitExceeded",
+      message: `${state.limited} (${counts}; each has a Skip naming its limit)`,
+    };
   }
   if (state.failed > 0) {
     return {

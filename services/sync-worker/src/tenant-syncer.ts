@@ -3,6 +3,7 @@ import { resourcePath, type JsonClient, type ListWatch, type RawObject } from "@
 import {
   hostName,
   hostNamespaceFor,
+  LABEL_KIND,
   LABEL_MANAGED_BY,
   LABEL_TENANT,
   labelValue,
@@ -20,7 +21,6 @@ import {
 import { decisionRecords, faults } from "@tenantplane/service";
 import {
   applyServiceQuota,
-  PlanMemo,
   podEnvironmentFrom,
   type HostObject,
   type HostRules,
@@ -28,7 +28,10 @@ import {
   type PodEnvironment,
 } from "@tenantplane/sync";
 import { TENANT_API_SERVICE, TENANT_DNS_SERVICE } from "@tenantplane/mapping";
-import { pluralOf, type HostWriter } from "./host-writer.js";
+import { pluralOf, type HostWriter, type TenantWriter } from "./host-writer.js";
+import { LeanPlanMemo, needsFullTranslation } from "./lean-memo.js";
+import { heldBackStub, leanHostCopy, sizeOf, TenantBudget, type TenantLimits } from "./tenant-limits.js";
+import { TimeSlicer } from "./time-slice.js";
 import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
 import type { SharedWatches } from "./shared-watches.js";
 import { SkipMemory } from "./skip-memory.js";
@@ -52,6 +55,13 @@ import { hostAnswerOf, WriteFailure, type AttemptedWrite } from "./write-failure
 const SERVICE = "sync-worker";
 /** How long a Delete waits for its Decision to be stored before it is retried later. */
 const DELETE_ANNOUNCE_TIMEOUT_MS = 5_000;
+
+/**
+ * Page size of the tenant's ConfigMap and Secret lists: each page is read whole before its
+ * objects are judged against the limits, so a page of objects near the 1.5 MiB the API stores
+ * stays a few tens of MiB.
+ */
+const PAYLOAD_PAGE_SIZE = 16;
 
 /** Per-object outcomes the status counts. */
 type Outcome = "inSync" | "skipped" | "failed";
@@ -86,6 +96,13 @@ export interface SyncerDeps {
   mayWrite(): boolean;
   /** Per-tenant write budget: resolves when this tenant may write again. */
   writeToken(): Promise<void>;
+  /** What this tenant may make the worker hold (objects, bytes). */
+  limits: TenantLimits;
+  /**
+   * Milliseconds this worker's lease on the tenant's partition stays valid (already short of
+   * the fence margin); 0 or less once lost. Every host write checks it right before it is sent.
+   */
+  leaseValidMs(): number;
   observe: {
     outcome(outcome: "create" | "update" | "delete" | "skip" | "in_sync" | "failed"): void;
     latency(seconds: number): void;
@@ -118,7 +135,14 @@ export class TenantSyncer {
   /** Source key → host copies (`kind/name`) whose reverse mapping names it. */
   private readonly copies = new Map<string, Set<string>>();
   /** Translations of the cached tenant objects: the caches replace an object on change, never mutate it. */
-  private readonly memo = new PlanMemo();
+  private readonly memo = new LeanPlanMemo();
+  /** What the tenant's cached objects weigh against its limits. */
+  private readonly budget: TenantBudget;
+  /** Host writes of this tenant: each checks the lease right before it is sent. */
+  private readonly writer: TenantWriter;
+  /** A full pass is running; another asked for meanwhile runs after it. */
+  private passing = false;
+  private passAgain = false;
   private stopped = false;
   private lastPass: Date | undefined;
   private downSince: number | undefined;
@@ -129,10 +153,12 @@ export class TenantSyncer {
 
   constructor(private readonly deps: SyncerDeps) {
     this.kinds = new Set(deps.policy.toHost.map((r) => r.kind));
+    this.budget = new TenantBudget(deps.limits);
+    this.writer = deps.writer.forTenant(() => (this.stopped ? 0 : deps.leaseValidMs()));
     const hostNs = hostNamespaceFor(deps.tenant);
     const common = {
       tenant: deps.tenant,
-      writer: deps.writer,
+      writer: this.writer,
       mayWrite: () => !this.stopped && deps.mayWrite(),
       writeToken: () => deps.writeToken(),
       publish: (d: PlannedDecision) => deps.publish(d),
@@ -189,7 +215,12 @@ export class TenantSyncer {
           apiVersion: "v1",
           kind,
           logger: logger.child({ side: "tenant", kind }),
+          // Judged as each version arrives: one held back beyond the limits is cached as a stub.
+          transform: (obj) => this.admit(obj),
+          ...(kind === "ConfigMap" || kind === "Secret" ? { pageSize: PAYLOAD_PAGE_SIZE } : {}),
           onEvent: (e) => {
+            if (e.type === "delete")
+              this.budget.release(kind, e.object.metadata.namespace ?? "default", e.object.metadata.name);
             this.deps.enqueue(encodeKey(keyOf(e.object)));
             // Pods are the endpoints of headless Services and carry hostnames.
             if ((kind === "Service" || kind === "Pod") && this.started) this.podNetwork.schedule();
@@ -221,6 +252,7 @@ export class TenantSyncer {
           kind,
           labelSelector: selector,
           logger: logger.child({ side: "host", kind }),
+          transform: (obj) => leanHostCopy(obj, LABEL_KIND),
           onEvent: (e) => {
             if (this.started) this.onPodEnvironmentEvent(kind);
             const key = sourceOfCopy(e.object, tenant);
@@ -241,6 +273,23 @@ export class TenantSyncer {
       );
     }
     void this.firstPass();
+  }
+
+  /** One arriving version of a tenant object, kept whole or, beyond the tenant's limits, as a stub. */
+  private admit(obj: RawObject): RawObject {
+    const excess = this.budget.judge(
+      obj.kind ?? "",
+      obj.metadata.namespace ?? "default",
+      obj.metadata.name,
+      sizeOf(obj),
+    );
+    return excess === undefined ? obj : heldBackStub(obj);
+  }
+
+  /** The Skip reason of a source held back beyond the limits, or undefined. */
+  private heldBack(key: SourceKey): string | undefined {
+    const excess = this.budget.excess(encodeKey(key));
+    return excess && this.budget.reason(key.kind, key.namespace, key.name, excess);
   }
 
   // Services and Pods (addresses, readiness) feed the DNS zone and service links; host Pods and their token Secrets, the tokens.
@@ -267,6 +316,7 @@ export class TenantSyncer {
     down: string | undefined;
     started: boolean;
     failures: FailedObject[];
+    limited: string | undefined;
   } {
     let inSync = 0;
     let skipped = 0;
@@ -284,22 +334,61 @@ export class TenantSyncer {
       down: this.downSince === undefined ? undefined : this.downReason,
       started: this.started,
       failures: this.failures.list(),
+      limited: this.budget.summary(),
     };
   }
 
   /**
    * The full pass: plans every source and copy from the caches and queues each key that
    * needs work, so fairness and one-key-at-a-time hold for the pass too. Deletes are
-   * planned only for kinds whose listings are current on both sides.
+   * planned only for kinds whose listings are current on both sides. Runs in the
+   * background, one at a time (a pass asked for meanwhile follows it).
    */
   fullPass(): void {
     if (this.stopped || !this.started) return;
+    if (this.passing) {
+      this.passAgain = true;
+      return;
+    }
+    this.passing = true;
+    void this.runPass()
+      .catch((err: unknown) => this.deps.logger.error({ err: describe(err) }, "full pass failed"))
+      .finally(() => {
+        this.passing = false;
+        if (this.passAgain) {
+          this.passAgain = false;
+          this.fullPass();
+        }
+      });
+  }
+
+  /**
+   * The expensive part of a pass (parsing, checking and translating each object, hashing its
+   * copy) fills the memo in slices with the event loop served between them; the pass proper
+   * then plans from the memo. A tenant with gigabytes or tens of thousands of objects thus
+   * never holds the loop for long, and the lease renewals and other tenants go on meanwhile.
+   */
+  private async runPass(): Promise<void> {
+    const slicer = new TimeSlicer();
+    const context = this.context();
+    const warm = { ...context, completeKinds: [], hosts: [], deletedNamespaces: new Set<string>() };
     const sources = [...this.tenantWatches.values()].flatMap((w) => w.list());
+    for (let i = 0; i < sources.length; i += 8) {
+      planPass({ ...warm, sources: sources.slice(i, i + 8) });
+      await slicer.yieldIfDue();
+      if (this.stopped) return;
+    }
     const hosts = [...this.hostWatches.values()].flatMap((w) => w.list());
+    for (let i = 0; i < hosts.length; i += 256) {
+      planPass({ ...warm, sources: [], hosts: hosts.slice(i, i + 256) });
+      await slicer.yieldIfDue();
+      if (this.stopped) return;
+    }
+    // The caches moved on while the memo filled: plan what they hold now.
     const result = planPass({
       ...this.context(),
-      sources,
-      hosts,
+      sources: [...this.tenantWatches.values()].flatMap((w) => w.list()),
+      hosts: [...this.hostWatches.values()].flatMap((w) => w.list()),
       deletedNamespaces: this.deletedNamespaces(),
     });
     for (const t of result.inSync) this.outcomes.set(encodeKey(targetKey(t)), "inSync");
@@ -380,13 +469,10 @@ export class TenantSyncer {
     if (found !== undefined && !hosts.some((h) => h.kind === found.kind && h.metadata.name === found.metadata.name)) {
       hosts.push(found);
     }
-    const plan = planKey({
-      ...this.context(),
-      key,
-      source,
-      namespaceDeleted: this.namespaceGone(key.namespace),
-      hosts,
-    });
+    const input = { ...this.context(), key, source, namespaceDeleted: this.namespaceGone(key.namespace), hosts };
+    let plan = planKey(input);
+    // The memo keeps large payloads out (lean-memo.ts): a write of one translates it again.
+    if (plan.decisions.some((d) => needsFullTranslation(d.object))) plan = planKey({ ...input, memo: undefined });
     // Load balancers and node ports are counted across Services: against the host
     // namespace's Services as the cache holds them, this key claiming what is left.
     const growsServices = plan.decisions.some(
@@ -404,7 +490,7 @@ export class TenantSyncer {
     firstTry: boolean,
   ): Promise<Outcome | undefined | "retry-with-found"> {
     const text = encodeKey(key);
-    const { writer } = this.deps;
+    const { writer } = this;
     const hostWatch = this.hostWatches.get(d.kind);
     const current = hostWatch?.get(d.hostRef.namespace, d.hostRef.name);
     if (d.action === "Skip") {
@@ -636,6 +722,7 @@ export class TenantSyncer {
       completeKinds,
       memo: this.memo,
       podEnvironment: this.podEnvironment(),
+      heldBack: (key) => this.heldBack(key),
     };
   }
 

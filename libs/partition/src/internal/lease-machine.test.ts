@@ -162,6 +162,16 @@ describe("LeaseMachine renewal and fencing", () => {
     expect(m.tick(3_500)).toContainEqual({ type: "lost", partition: 0, reason: "fenced" });
   });
 
+  it("says how long a lease stays valid: until TTL minus the margin after the renewal was sent, then 0", () => {
+    const m = holdingAll("a", 1);
+    m.tick(1_000);
+    m.renewResult(0, ok(200, 1_000), 1_050);
+    expect(m.validFor(0, 1_050)).toBe(2_450);
+    expect(m.validFor(0, 3_499)).toBe(1);
+    expect(m.validFor(0, 3_500)).toBe(0);
+    expect(m.validFor(1, 1_050)).toBe(0);
+  });
+
   it("retries a failed round after the retry interval, not a whole renew interval", () => {
     const m = holdingAll("a", 1);
     m.tick(1_000);

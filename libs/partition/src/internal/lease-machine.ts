@@ -137,6 +137,12 @@ export class LeaseMachine {
     return m?.state === "held" && now < m.validUntil;
   }
 
+  /** Milliseconds `partition` stays owned from `now` (its fence deadline minus now); 0 when not owned. */
+  validFor(partition: number, now: number): number {
+    const m = this.mine.get(partition);
+    return m?.state === "held" ? Math.max(0, m.validUntil - now) : 0;
+  }
+
   /** The partitions {@link owns} is true for, ascending. */
   held(now: number): number[] {
     return [...this.mine.keys()].filter((p) => this.owns(p, now)).sort((a, b) => a - b);

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { encodeKey } from "./source-key.js";
+import { heldBackStub, leanHostCopy, sizeOf, TenantBudget } from "./tenant-limits.js";
+
+const limits = { objectsPerKind: 2, objectBytes: 1000, totalBytes: 1500 };
+const key = (kind: string, name: string) => encodeKey({ kind, namespace: "shop", name });
+
+describe("TenantBudget", () => {
+  it("holds back an object over the per-object limit, naming the limit and the chart value", () => {
+    const budget = new TenantBudget(limits);
+    expect(budget.judge("ConfigMap", "shop", "big", 1001)).toEqual({ limit: "objectBytes", bytes: 1001 });
+    expect(budget.bytes).toBe(0);
+    const reason = budget.reason("ConfigMap", "shop", "big", budget.excess(key("ConfigMap", "big"))!);
+    expect(reason).toBe(
+      "ConfigMap shop/big is 1001 B, over the limit of 1000 B per object: not synced; raise the chart value services.sync-worker.env.TENANT_MAX_OBJECT_BYTES to sync it",
+    );
+  });
+
+  it("admits the first objects of a kind up to the count, then holds back; other kinds have their own count", () => {
+    const budget = new TenantBudget(limits);
+    expect(budget.judge("ConfigMap", "shop", "a", 10)).toBeUndefined();
+    expect(budget.judge("ConfigMap", "shop", "b", 10)).toBeUndefined();
+    expect(budget.judge("ConfigMap", "shop", "c", 10)?.limit).toBe("objectsPerKind");
+    expect(budget.judge("Secret", "shop", "c", 10)).toBeUndefined();
+    // A new version of an admitted object is no new object.
+    expect(budget.judge("ConfigMap", "shop", "a", 20)).toBeUndefined();
+    expect(budget.bytes).toBe(40);
+    expect(budget.summary()).toBe(
+      "1 object not synced, over the tenant limits: 1 beyond 2 objects per kind (the chart value services.sync-worker.env.TENANT_MAX_OBJECTS_PER_KIND)",
+    );
+  });
+
+  it("holds back what would take the total over, frees room on delete, and admits a later version that fits", () => {
+    const budget = new TenantBudget(limits);
+    expect(budget.judge("ConfigMap", "shop", "a", 900)).toBeUndefined();
+    expect(budget.judge("Secret", "shop", "b", 700)?.limit).toBe("totalBytes");
+    expect(budget.heldBack).toBe(1);
+    budget.release("ConfigMap", "shop", "a");
+    expect(budget.bytes).toBe(0);
+    expect(budget.excess(key("Secret", "b"))?.limit).toBe("totalBytes");
+    expect(budget.judge("Secret", "shop", "b", 700)).toBeUndefined();
+    expect(budget.heldBack).toBe(0);
+    expect(budget.summary()).toBeUndefined();
+  });
+
+  it("an admitted object that grows past a limit is held back and its room freed", () => {
+    const budget = new TenantBudget(limits);
+    budget.judge("ConfigMap", "shop", "a", 900);
+    expect(budget.judge("ConfigMap", "shop", "a", 1200)?.limit).toBe("objectBytes");
+    expect(budget.bytes).toBe(0);
+    expect(budget.judge("ConfigMap", "shop", "b", 1000)).toBeUndefined();
+  });
+
+  it("does not count objects in the tenant's system namespaces, which are never synced", () => {
+    const budget = new TenantBudget(limits);
+    expect(budget.judge("ConfigMap", "kube-system", "huge", 10_000)).toBeUndefined();
+    expect(budget.bytes).toBe(0);
+  });
+
+  it("gives a reason that stays the same for one version, so its Skip is published once", () => {
+    const budget = new TenantBudget(limits);
+    budget.judge("ConfigMap", "shop", "a", 900);
+    budget.judge("ConfigMap", "shop", "b", 700);
+    const first = budget.reason("ConfigMap", "shop", "b", budget.excess(key("ConfigMap", "b"))!);
+    budget.judge("Secret", "shop", "c", 100);
+    expect(budget.reason("ConfigMap", "shop", "b", budget.excess(key("ConfigMap", "b"))!)).toBe(first);
+    expect(first).toContain("limit of 1.5 KiB in total");
+    expect(first).toContain("TENANT_MAX_BYTES");
+  });
+});
+
+describe("heldBackStub", () => {
+  it("keeps identity and version, none of what the tenant wrote", () => {
+    const obj = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: "big",
+        namespace: "shop",
+        uid: "u1",
+        resourceVersion: "7",
+        labels: { a: "b" },
+        annotations: { x: "y".repeat(1000) },
+      },
+      data: { k: "v".repeat(100_000) },
+    };
+    const stub = heldBackStub(obj);
+    expect(stub).toEqual({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "big", namespace: "shop", uid: "u1", resourceVersion: "7" },
+    });
+    expect(sizeOf(stub)).toBeLessThan(200);
+    expect(sizeOf(obj)).toBeGreaterThan(101_000);
+  });
+});
+
+describe("leanHostCopy", () => {
+  const labels = { "tenantplane.io/kind": "ConfigMap" };
+  it("drops the payload of sync copies of ConfigMaps and Secrets, keeping metadata (the content hash)", () => {
+    const copy = {
+      kind: "ConfigMap",
+      metadata: { name: "a", labels, annotations: { "tenantplane.io/content-hash": "h" } },
+      data: { k: "v" },
+      binaryData: { b: "AA==" },
+    };
+    expect(leanHostCopy(copy, "tenantplane.io/kind")).toEqual({ kind: "ConfigMap", metadata: copy.metadata });
+    expect(copy.data).toEqual({ k: "v" });
+  });
+
+  it("keeps tenantplane's own objects (no sync kind label) and other kinds whole", () => {
+    const records = { kind: "ConfigMap", metadata: { name: "tenant-dns-records", labels: {} }, data: { zone: "z" } };
+    expect(leanHostCopy(records, "tenantplane.io/kind")).toBe(records);
+    const pod = { kind: "Pod", metadata: { name: "p", labels: { "tenantplane.io/kind": "Pod" } }, spec: {} };
+    expect(leanHostCopy(pod, "tenantplane.io/kind")).toBe(pod);
+  });
+});

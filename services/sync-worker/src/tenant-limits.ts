@@ -1,0 +1,206 @@
+import type { RawObject } from "@tenantplane/kube";
+import { systemNamespaceReason } from "@tenantplane/sync";
+import { encodeKey } from "./source-key.js";
+
+/**
+ * What one tenant may make a sync worker hold: objects of each synced kind, bytes of one
+ * object and bytes of all its objects together (as the API server serialises them).
+ */
+export interface TenantLimits {
+  objectsPerKind: number;
+  objectBytes: number;
+  totalBytes: number;
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * Defaults: the per-object limit admits anything the API server stores (etcd takes at most
+ * 1.5 MiB a request); 128 MiB a tenant keeps a 768Mi worker well clear of its limit with one
+ * tenant at the limit and the rest small. A tenant needing more is named in its Skips.
+ */
+export const DEFAULT_TENANT_LIMITS: TenantLimits = {
+  objectsPerKind: 10_000,
+  objectBytes: 1.5 * MiB,
+  totalBytes: 128 * MiB,
+};
+
+/** Which limit an object is beyond, with the chart value (and variable) that raises it. */
+export const LIMIT_SETTINGS = {
+  objectsPerKind: { env: "TENANT_MAX_OBJECTS_PER_KIND", what: "objects per kind" },
+  objectBytes: { env: "TENANT_MAX_OBJECT_BYTES", what: "bytes per object" },
+  totalBytes: { env: "TENANT_MAX_BYTES", what: "bytes in total" },
+} as const;
+
+export type LimitName = keyof typeof LIMIT_SETTINGS;
+
+/** One object held back, and why. */
+export interface Excess {
+  limit: LimitName;
+  /** The object's size in bytes. */
+  bytes: number;
+}
+
+/**
+ * Counts what one tenant's cached objects weigh and decides, as each version arrives, whether
+ * it is kept whole (admitted) or held back beyond a limit. First come, first admitted: an
+ * admitted object stays admitted while its new versions fit; a held-back one is admitted when
+ * a later version of it fits. Objects the planner never syncs (system namespaces) are not
+ * counted. Pure bookkeeping, no I/O.
+ */
+export class TenantBudget {
+  private readonly admitted = new Map<string, Map<string, number>>();
+  private readonly held = new Map<string, Excess & { kind: string }>();
+  private total = 0;
+
+  constructor(readonly limits: TenantLimits) {}
+
+  /** Judges one arriving version of `obj` (`bytes` long): undefined when admitted, else the excess. */
+  judge(kind: string, namespace: string, name: string, bytes: number): Excess | undefined {
+    if (systemNamespaceReason(namespace) !== undefined) return undefined;
+    const key = encodeKey({ kind, namespace, name });
+    let ofKind = this.admitted.get(kind);
+    if (ofKind === undefined) this.admitted.set(kind, (ofKind = new Map()));
+    const before = ofKind.get(key);
+    const others = this.total - (before ?? 0);
+    let limit: LimitName | undefined;
+    if (bytes > this.limits.objectBytes) limit = "objectBytes";
+    else if (before === undefined && ofKind.size >= this.limits.objectsPerKind) limit = "objectsPerKind";
+    else if (others + bytes > this.limits.totalBytes) limit = "totalBytes";
+    if (limit === undefined) {
+      ofKind.set(key, bytes);
+      this.total = others + bytes;
+      this.held.delete(key);
+      return undefined;
+    }
+    if (before !== undefined) {
+      ofKind.delete(key);
+      this.total = others;
+    }
+    const excess = { limit, bytes };
+    this.held.set(key, { ...excess, kind });
+    return excess;
+  }
+
+  /** The object is gone from the tenant: its room is free. */
+  release(kind: string, namespace: string, name: string): void {
+    const key = encodeKey({ kind, namespace, name });
+    const bytes = this.admitted.get(kind)?.get(key);
+    if (bytes !== undefined) {
+      this.admitted.get(kind)?.delete(key);
+      this.total -= bytes;
+    }
+    this.held.delete(key);
+  }
+
+  /** Why the source (encoded key) is held back, or undefined when it is admitted or unknown. */
+  excess(key: string): Excess | undefined {
+    return this.held.get(key);
+  }
+
+  /** Bytes of the admitted objects. */
+  get bytes(): number {
+    return this.total;
+  }
+
+  /** Held-back objects now. */
+  get heldBack(): number {
+    return this.held.size;
+  }
+
+  /**
+   * One line for the Synced condition: how many objects are held back beyond which limit, and
+   * the chart values to raise; undefined when none is.
+   */
+  summary(): string | undefined {
+    if (this.held.size === 0) return undefined;
+    const by = new Map<LimitName, number>();
+    for (const e of this.held.values()) by.set(e.limit, (by.get(e.limit) ?? 0) + 1);
+    const parts = [...by].map(([limit, n]) => `${n} beyond ${limitText(limit, this.limits)}`);
+    return `${this.held.size} object${this.held.size === 1 ? "" : "s"} not synced, over the tenant limits: ${parts.join("; ")}`;
+  }
+
+  /** The Skip reason for a held-back source: stable for one version, so it is published once. */
+  reason(kind: string, namespace: string, name: string, excess: Excess): string {
+    const what = `${kind} ${namespace}/${name}`;
+    const raise = `raise ${chartValue(excess.limit)} to sync it`;
+    switch (excess.limit) {
+      case "objectBytes":
+        return `${what} is ${formatBytes(excess.bytes)}, over the limit of ${formatBytes(this.limits.objectBytes)} per object: not synced; ${raise}`;
+      case "objectsPerKind":
+        return `the tenant has more than ${this.limits.objectsPerKind} ${kind}s, the limit per kind: ${what} not synced; ${raise}`;
+      case "totalBytes":
+        return `${what} (${formatBytes(excess.bytes)}) would take the tenant's objects over the limit of ${formatBytes(this.limits.totalBytes)} in total: not synced; ${raise}`;
+    }
+  }
+}
+
+/** `services.sync-worker.env.TENANT_MAX_BYTES`: where the chart sets the limit. */
+export function chartValue(limit: LimitName): string {
+  return `the chart value services.sync-worker.env.${LIMIT_SETTINGS[limit].env}`;
+}
+
+function limitText(limit: LimitName, limits: TenantLimits): string {
+  const value =
+    limit === "objectsPerKind"
+      ? String(limits.objectsPerKind)
+      : formatBytes(limit === "objectBytes" ? limits.objectBytes : limits.totalBytes);
+  return `${value} ${LIMIT_SETTINGS[limit].what} (${chartValue(limit)})`;
+}
+
+/** `1.5 MiB`, `800 KiB`, `12 B`. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= MiB) return `${trim(bytes / MiB)} MiB`;
+  if (bytes >= 1024) return `${trim(bytes / 1024)} KiB`;
+  return `${bytes} B`;
+}
+
+function trim(n: number): string {
+  return n.toFixed(1).replace(/\.0$/, "");
+}
+
+/** An object's size as the API server serialises it (the JSON the worker received). */
+export function sizeOf(obj: RawObject): number {
+  return Buffer.byteLength(JSON.stringify(obj));
+}
+
+/**
+ * What the worker keeps of a held-back tenant object: its identity and version, nothing the
+ * tenant wrote (data, spec, labels, annotations), so an object beyond the limits costs a few
+ * hundred bytes whatever its size.
+ */
+export function heldBackStub(obj: RawObject): RawObject {
+  const m = obj.metadata;
+  const keep: RawObject["metadata"] = { name: m.name };
+  for (const field of [
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+  ]) {
+    if (m[field] !== undefined) keep[field] = m[field];
+  }
+  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: keep };
+}
+
+/** Kinds whose host copies carry the tenant's payload; the planner reads only their metadata. */
+const PAYLOAD_KINDS = new Set(["ConfigMap", "Secret"]);
+const PAYLOAD_FIELDS = ["data", "binaryData", "stringData"];
+
+/**
+ * A host sync copy as the worker caches it: a ConfigMap or Secret copy without its payload.
+ * The planner compares the content hash annotation, never the data, and every write sends
+ * the whole desired object, so the payload would only be a second copy of the tenant's data.
+ * Objects without the sync kind label (tenantplane's own DNS records, Pod token Secrets) are
+ * kept whole: their writers read them.
+ */
+export function leanHostCopy(obj: RawObject, kindLabel: string): RawObject {
+  if (!PAYLOAD_KINDS.has(obj.kind ?? "") || obj.metadata.labels?.[kindLabel] === undefined) return obj;
+  if (!PAYLOAD_FIELDS.some((f) => f in obj)) return obj;
+  const lean: RawObject = { ...obj };
+  for (const f of PAYLOAD_FIELDS) delete lean[f];
+  return lean;
+}
