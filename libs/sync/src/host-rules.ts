@@ -36,6 +36,21 @@ export interface FloorLifts {
   allowUnmaskedProcMount: boolean;
   /** Whether probe and lifecycle handlers may name a `host` for the kubelet to connect to. */
   allowProbeHosts: boolean;
+  /** Whether a Pod may set `spec.resourceClaims` (dynamic resource allocation). */
+  allowResourceClaims: boolean;
+}
+
+/** Which host StorageClasses tenant claims (PVCs and ephemeral volume templates) may use. */
+export interface StorageRules {
+  /** Host class names a claim may end up with; undefined: only `hostDefaultClass`. */
+  allowedClasses: readonly string[] | undefined;
+  /** Tenant class name to host class name, applied before `allowedClasses` is checked. */
+  classMap: Readonly<Record<string, string>>;
+  /**
+   * The host's default StorageClass (see `defaultStorageClass`), which a claim naming no class
+   * gets; null: the host has none; undefined: not known (offline planning), nothing assumed.
+   */
+  hostDefaultClass: string | null | undefined;
 }
 
 /**
@@ -61,6 +76,8 @@ export interface HostRules {
   schedulers: readonly string[];
   /** What the profile lifts of the floor that holds at every Pod Security level. */
   floor: FloorLifts;
+  /** Which host StorageClasses claims may use, and how tenant class names map to them. */
+  storage: StorageRules;
   /** Prefixes of host-acting annotation and label keys a host copy keeps (see `HOST_ACTING_PREFIXES`). */
   allowedAnnotationPrefixes: readonly string[];
   /** Service types allowed besides ClusterIP (and headless). */
@@ -77,9 +94,13 @@ export const DEFAULT_CLUSTER_DOMAIN = "cluster.local";
 /**
  * The rules of an IsolationProfile spec (defaults applied): its `workloads` block, its
  * Pod Security `enforce` level, and the `services.nodeports` / `services.loadbalancers`
- * entries of its quota.
+ * entries of its quota; `hostDefaultClass` as in {@link StorageRules}, read from the host.
  */
-export function compileHostRules(spec: IsolationProfileSpec, clusterDomain = DEFAULT_CLUSTER_DOMAIN): HostRules {
+export function compileHostRules(
+  spec: IsolationProfileSpec,
+  clusterDomain = DEFAULT_CLUSTER_DOMAIN,
+  hostDefaultClass?: string | null,
+): HostRules {
   const hard = spec.resourceQuota.hard;
   const nodePorts = countOf(hard["services.nodeports"]);
   const loadBalancers = countOf(hard["services.loadbalancers"]);
@@ -101,6 +122,12 @@ export function compileHostRules(spec: IsolationProfileSpec, clusterDomain = DEF
       allowUnconfinedAppArmor: spec.workloads.allowUnconfinedAppArmor,
       allowUnmaskedProcMount: spec.workloads.allowUnmaskedProcMount,
       allowProbeHosts: spec.workloads.allowProbeHosts,
+      allowResourceClaims: spec.workloads.allowResourceClaims,
+    },
+    storage: {
+      allowedClasses: spec.workloads.storage.allowedClasses && [...spec.workloads.storage.allowedClasses],
+      classMap: { ...spec.workloads.storage.classMap },
+      hostDefaultClass,
     },
     allowedAnnotationPrefixes: [...spec.workloads.allowedAnnotationPrefixes],
     services: {

@@ -13,3 +13,4 @@ export * from "./tenant-dns.js";
 export * from "./service-dns.js";
 export * from "./pod-network.js";
 export * from "./predicted-hosts.js";
+export * from "./default-storage-class.js";

@@ -13,7 +13,8 @@ const HOOKS = ["postStart", "preStop"];
  * What `pod` asks of the node that no tenant gets at any Pod Security level, `privileged`
  * included, unless the profile lifts that one rule: capabilities beyond baseline's list,
  * seccomp or AppArmor Unconfined (fields and legacy annotations), procMount Unmasked,
- * sysctls outside baseline's safe set, and probe or lifecycle handlers naming a host.
+ * sysctls outside baseline's safe set, probe or lifecycle handlers naming a host, and
+ * resource claims (devices the node's drivers attach).
  */
 export function floorViolations(pod: JsonObject, lifts: FloorLifts): Violation[] {
   const found: Violation[] = [];
@@ -50,6 +51,17 @@ export function floorViolations(pod: JsonObject, lifts: FloorLifts): Violation[]
       refuse(field, "seccomp profile unconfined", "allowUnconfinedSeccomp");
     if (!lifts.allowUnconfinedAppArmor && key.startsWith(APPARMOR_ANNOTATION))
       refuse(field, "AppArmor profile unconfined", "allowUnconfinedAppArmor");
+  }
+
+  // Dynamic resource allocation has the node's drivers attach devices (GPUs, NICs) to the Pod.
+  if (!lifts.allowResourceClaims) {
+    for (const [claim, index] of items(read(spec, "resourceClaims"))) {
+      refuse(
+        `spec.resourceClaims[${index}]`,
+        `claim ${tenantText(read(claim, "name"))} asks the node's drivers for devices`,
+        "allowResourceClaims",
+      );
+    }
   }
 
   for (const [sysctl, index] of items(read(podContext, "sysctls"))) {

@@ -1,33 +1,40 @@
 import { escapeReserved, stripReserved } from "@tenantplane/mapping";
 import { MalformedObjectError } from "../malformed-object-error.js";
-import { isJsonObject, type JsonObject, join, objectAt, renameAt } from "./json.js";
+import { BETA_STORAGE_CLASS_ANNOTATION, isVolumeBindingAnnotation, settleClaim } from "./claim-rules.js";
+import { isJsonObject, type JsonObject, join, objectAt } from "./json.js";
 import type { TranslateContext } from "./translate-context.js";
-import { hostReference } from "./translate-reference.js";
+import { tenantText } from "./violation.js";
 
-/** Annotation prefixes the tenant's volume controllers write; on the host they would misdirect binding. */
-const VOLUME_ANNOTATION_PREFIXES = ["pv.kubernetes.io/", "volume.kubernetes.io/", "volume.beta.kubernetes.io/"];
-
-/** The storage class annotation that predates `spec.storageClassName`, still honoured by Kubernetes (over the spec). */
-export const BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class";
+export { BETA_STORAGE_CLASS_ANNOTATION, isVolumeBindingAnnotation };
 
 /**
- * Lets the host bind a PersistentVolumeClaim itself (drops the tenant's volume binding),
- * carries a class asked through the beta annotation into `spec.storageClassName` (the
- * annotation itself is one the host copy does not inherit), and points a clone source at
- * the host copy of the source claim.
+ * Lets the host bind a PersistentVolumeClaim only to a volume provisioned for it (drops the
+ * tenant's volume binding, selector and binding annotations, naming them), carries a class
+ * asked through the beta annotation into `spec.storageClassName` (the annotation itself is
+ * one the host copy does not inherit), settles the class against the profile, and points a
+ * clone source at the host copy of the source claim (see `settleClaim`).
  */
 export function translateVolumeClaim(claim: JsonObject, ctx: TranslateContext): void {
   const spec = objectAt(claim, "spec", "");
   if (spec === undefined) return;
-  delete spec["volumeName"];
-  honourBetaStorageClass(objectAt(claim, "metadata", ""), "metadata", spec, "spec", ctx);
-  translateClaimSources(spec, "spec", ctx);
+  const metadata = objectAt(claim, "metadata", "");
+  honourBetaStorageClass(metadata, "metadata", spec, "spec", ctx);
+  // The binding annotations are dropped with the rest of the metadata the copy does not inherit.
+  settleClaim(spec, "spec", annotationsOf(metadata), "metadata", ctx);
+  // An ephemeral template's is refused by the Pod reference table (pod-references.ts).
+  const attributes = spec["volumeAttributesClassName"];
+  if (attributes !== undefined && attributes !== null && attributes !== "") {
+    ctx.refuse(
+      "spec.volumeAttributesClassName",
+      `names VolumeAttributesClass ${tenantText(attributes)}, a host object: no IsolationProfile rule grants one`,
+    );
+  }
 }
 
 /**
- * Rewrites the claim template of a generic ephemeral volume: its clone sources point at
- * host copies, a class asked through the beta annotation moves into the spec, and its
- * metadata loses every reserved key (the host's ephemeral-volume controller copies it
+ * Rewrites the claim template of a generic ephemeral volume under the same rules as a
+ * PersistentVolumeClaim (`settleClaim`: no volume binding, selector or binding annotations,
+ * an allowed class, clone sources mapped or refused), and its metadata loses every reserved key (the host's ephemeral-volume controller copies it
  * onto the claim it creates, where tenantplane's keys would make the claim look like a
  * sync copy).
  */
@@ -45,9 +52,16 @@ export function translateClaimTemplate(template: JsonObject, path: string, ctx: 
   if (spec === undefined) return;
   const specPath = join(path, "spec");
   honourBetaStorageClass(metadata, metadataPath, spec, specPath, ctx);
+  const annotations = annotationsOf(metadata);
+  settleClaim(spec, specPath, annotations, metadataPath, ctx);
+  // The host's ephemeral-volume controller copies these onto the claim it makes: a binding
+  // annotation there would steer the host's volume controllers as on a claim of the tenant's own.
+  for (const key of Object.keys(annotations)) if (isVolumeBindingAnnotation(key)) delete annotations[key];
+}
+
+function annotationsOf(metadata: JsonObject | undefined): Record<string, unknown> {
   const annotations = metadata?.["annotations"];
-  if (isJsonObject(annotations)) delete annotations[BETA_STORAGE_CLASS_ANNOTATION];
-  translateClaimSources(spec, specPath, ctx);
+  return isJsonObject(annotations) ? annotations : {};
 }
 
 /**
@@ -83,30 +97,10 @@ function describeClass(name: string): string {
   return name === "" ? '"" (no class)' : name;
 }
 
-function translateClaimSources(spec: JsonObject, path: string, ctx: TranslateContext): void {
-  for (const key of ["dataSource", "dataSourceRef"]) {
-    const source = objectAt(spec, key, path);
-    if (source !== undefined && source["kind"] === "PersistentVolumeClaim" && !source["apiGroup"]) {
-      const sourcePath = join(path, key);
-      renameAt(
-        source,
-        "name",
-        sourcePath,
-        (name) => hostReference(ctx, "PersistentVolumeClaim", name, sourcePath, false) ?? name,
-      );
-    }
-  }
-}
-
 function stringMap(parent: JsonObject, key: string, path: string): Record<string, string> {
   const value = parent[key];
   if (!isJsonObject(value) || !Object.values(value).every((v) => typeof v === "string")) {
     throw new MalformedObjectError(join(path, key), "expected a map of strings");
   }
   return value as Record<string, string>;
-}
-
-/** True for annotations a PersistentVolumeClaim's host copy must not inherit. */
-export function isVolumeBindingAnnotation(key: string): boolean {
-  return VOLUME_ANNOTATION_PREFIXES.some((prefix) => key.startsWith(prefix));
 }
