@@ -1,5 +1,5 @@
 import * as k8s from "@kubernetes/client-node";
-import { defaultSyncPolicySpec, type SyncPolicySpec } from "@tenantplane/api";
+import { ALWAYS_ALLOWED_VOLUME_TYPES, defaultSyncPolicySpec, type SyncPolicySpec } from "@tenantplane/api";
 import { describe, expect, it } from "vitest";
 import { defaultHostRules, type HostRules } from "./host-rules.js";
 import { POD_REFERENCES, podReferenceRule, type PodReferenceRule } from "./internal/pod-references.js";
@@ -83,6 +83,18 @@ describe("the table of Pod fields that can name an object", () => {
       expect(schema.naming).toContain(path);
     }
     expect(schema.naming.length).toBeGreaterThan(70);
+  });
+
+  it("settles every volume type: always allowed, or a source the node mounts only when the profile names it", () => {
+    const always: readonly string[] = ALWAYS_ALLOWED_VOLUME_TYPES;
+    const types = models["V1Volume"]!.getAttributeTypeMap()
+      .map((attribute) => attribute.name)
+      .filter((type) => type !== "name");
+    expect(types).toContain("cinder");
+    const unsettled = types.filter(
+      (type) => !always.includes(type) && podReferenceRule(`volumes[].${type}`)?.action !== "host",
+    );
+    expect(unsettled, "add these volume types to POD_REFERENCES as host-level sources").toEqual([]);
   });
 
   it("fails for a field it does not know, as for a volume type a later Pod API adds", () => {
@@ -195,6 +207,22 @@ describe.each(mapped)("$path", ({ path, rule }) => {
       expect(decision.action).toBe(rule.optional === "always" ? "Create" : "Skip");
     }
     expect(strings(decision.object ?? {})).not.toContain("creds");
+  });
+});
+
+const hostVolumes = POD_REFERENCES.flatMap(({ path, rule }) => {
+  const type = /^volumes\[\]\.([^.]+)$/.exec(path)?.[1];
+  return type !== undefined && rule.action === "host" ? [{ type, rule: rule.rule }] : [];
+});
+
+describe("a volume type the profile does not name", () => {
+  it.each(hostVolumes)("$type is a Skip naming the rule", ({ type, rule }) => {
+    const decision = planPod({ containers: [], volumes: [{ name: "v", [type]: {} }] }, defaultHostRules);
+    expect(decision.action).toBe("Skip");
+    expect(decision.reason).toContain(`spec.volumes[0].${type}`);
+    // The table names the rule the planner applies (for hostPath: the host-access rule).
+    const named = type === "hostPath" ? "tenant Pods never get host access" : rule;
+    expect(decision.reason).toContain(named);
   });
 });
 

@@ -52,7 +52,10 @@ const credentials = (path: string): PodReference => ({
   rule: { action: "map", kind: "Secret", optional: "never" },
 });
 /** A storage identifier outside Kubernetes that only a profile allowing the volume type lets through. */
-const storage = (path: string): PodReference => ({ path, rule: { action: "host", rule: VOLUME_RULES } });
+const storage = (path: string): PodReference => ({
+  path: path.startsWith("volumes[].") ? path : `volumes[].${path}`,
+  rule: { action: "host", rule: VOLUME_RULES },
+});
 
 /** References of a container; each applies to `containers[]` and `initContainers[]` alike. */
 const CONTAINER_REFERENCES: PodReference[] = [
@@ -150,6 +153,36 @@ export const POD_REFERENCES: readonly PodReference[] = [
   credentials("storageos.secretRef.name"),
   credentials("csi.nodePublishSecretRef.name"),
   credentials("azureFile.secretName"),
+  // Volume types the node mounts or runs from what the tenant names (servers, disk ids,
+  // repositories, images): each only when the profile names the type.
+  ...[
+    "awsElasticBlockStore",
+    "azureDisk",
+    "azureFile",
+    "cephfs",
+    "cinder",
+    "fc",
+    "flexVolume",
+    "flocker",
+    "gcePersistentDisk",
+    "gitRepo",
+    "glusterfs",
+    "image",
+    "iscsi",
+    "nfs",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "quobyte",
+    "rbd",
+    "scaleIO",
+    "storageos",
+    "vsphereVolume",
+  ].map(storage),
+  {
+    path: "volumes[].hostPath",
+    rule: { action: "host", rule: "none: tenant Pods never get host access (check-pod.ts)" },
+  },
+  { path: "volumes[].csi", rule: { action: "host", rule: CSI_RULES } },
   { path: "volumes[].csi.driver", rule: { action: "host", rule: CSI_RULES } },
   storage("volumes[].flexVolume.driver"),
   storage("volumes[].azureDisk.diskName"),
