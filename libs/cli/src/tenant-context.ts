@@ -11,7 +11,7 @@ import {
   type SyncPolicySpec,
 } from "@tenantplane/api";
 import { hostNamespaceFor } from "@tenantplane/mapping";
-import { compileHostRules, type HostRules } from "@tenantplane/sync";
+import { compileHostRules, defaultStorageClass, type HostRules } from "@tenantplane/sync";
 import { CliError } from "./cli-io.js";
 import { type Cluster, onCluster } from "./host.js";
 
@@ -78,7 +78,15 @@ export async function readPlanContext(host: Cluster, tenant: string): Promise<Te
     );
     policy = checkSpec(SyncPolicySpecSchema, object, `SyncPolicy ${policyName}`, tenant, "spec.syncPolicyRef.name");
   }
-  let rules = compileHostRules(defaultIsolationProfileSpec);
+  // A claim naming no class gets the host's default StorageClass, as the sync worker reads it.
+  const classes = await onCluster(
+    host,
+    "list StorageClasses",
+    (o) => o.list<RawObject & { apiVersion: string }>("storage.k8s.io/v1", "StorageClass"),
+    "list on storageclasses.storage.k8s.io",
+  );
+  const hostDefaultClass = defaultStorageClass(classes);
+  let rules = compileHostRules(defaultIsolationProfileSpec, undefined, hostDefaultClass);
   if (profileName !== undefined) {
     const object = await onCluster(host, `read IsolationProfile ${profileName}`, (o) =>
       o.get<RawObject & { apiVersion: string }>(API_VERSION, KIND_ISOLATION_PROFILE, profileName),
@@ -90,7 +98,7 @@ export async function readPlanContext(host: Cluster, tenant: string): Promise<Te
       tenant,
       "spec.isolationProfileRef.name",
     );
-    rules = compileHostRules(spec);
+    rules = compileHostRules(spec, undefined, hostDefaultClass);
   }
   return { tenant, tenantCluster, policy, policyName, rules, profileName };
 }

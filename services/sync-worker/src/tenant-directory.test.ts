@@ -128,4 +128,13 @@ describe("syncerIdentity", () => {
       syncerIdentity({ policyName: "p", policy: { toHost: [{ kind: "Pod" }, { kind: "Secret" }] } }, "h2"),
     ).not.toBe(a);
   });
+
+  it("changes with the host rules, so a new host default StorageClass reaches a running syncer", () => {
+    const standard = planTenant(tc(), () => undefined, undefined, false, "standard");
+    const fast = planTenant(tc(), () => undefined, undefined, false, "fast");
+    if (!standard.run || !fast.run) throw new Error("expected both tenants to run");
+    expect(standard.rules.storage.hostDefaultClass).toBe("standard");
+    expect(syncerIdentity(standard, "h1")).toBe(syncerIdentity({ ...standard }, "h1"));
+    expect(syncerIdentity(fast, "h1")).not.toBe(syncerIdentity(standard, "h1"));
+  });
 });

@@ -33,13 +33,15 @@ const CONTROL_PLANE_NOT_READY = "control plane not Ready";
  * Secrets) and its SyncPolicy exists and parses. A missing or invalid policy is a problem to
  * report, never a reason to delete copies. So is a control plane that turns not Ready while
  * the tenant is `syncing` (whoever noticed first, the provisioner's probe or the worker's
- * watches): Synced says so and nothing is deleted.
+ * watches): Synced says so and nothing is deleted. `hostDefaultClass` is the host's default
+ * StorageClass (`defaultStorageClass`), which a tenant claim naming no class gets.
  */
 export function planTenant(
   tc: RawObject | undefined,
   policies: (name: string) => RawObject | undefined,
   profiles: (name: string) => RawObject | undefined = () => undefined,
   syncing = false,
+  hostDefaultClass?: string | null,
 ): TenantPlan {
   if (tc === undefined) return { run: false, why: "TenantCluster gone" };
   if (tc.metadata.deletionTimestamp) return { run: false, why: "TenantCluster being deleted" };
@@ -73,7 +75,7 @@ export function planTenant(
     };
   }
   const profileName = parsed.data.spec.isolationProfileRef?.name;
-  let rules = compileHostRules(defaultIsolationProfileSpec);
+  let rules = compileHostRules(defaultIsolationProfileSpec, undefined, hostDefaultClass);
   if (profileName !== undefined) {
     const profile = profiles(profileName);
     const spec = profile === undefined ? undefined : IsolationProfileSpecSchema.safeParse(profile["spec"]);
@@ -88,7 +90,7 @@ export function planTenant(
         },
       };
     }
-    rules = compileHostRules(spec.data);
+    rules = compileHostRules(spec.data, undefined, hostDefaultClass);
   }
   const policyName = parsed.data.spec.syncPolicyRef?.name;
   if (policyName === undefined) return { run: true, secret, policy: defaultSyncPolicySpec, policyName, rules };
@@ -117,14 +119,19 @@ export function planTenant(
   return { run: true, secret, policy: spec.data, policyName, rules };
 }
 
-/** A stable text for what a running syncer was started with, so a change restarts it. */
+/**
+ * A stable text for what a running syncer was started with, so a change restarts it: the
+ * policy's kinds, the kubeconfig, and the host rules (a profile edit, a new host default
+ * StorageClass), which a syncer plans every object with.
+ */
 export function syncerIdentity(
-  plan: { policy: SyncPolicySpec; policyName: string | undefined },
+  plan: { policy: SyncPolicySpec; policyName: string | undefined; rules?: HostRules },
   kubeconfigHash: string,
 ): string {
   const kinds = plan.policy.toHost
     .map((r) => r.kind)
     .sort()
     .join(",");
-  return `${plan.policyName ?? ""}|${kinds}|${kubeconfigHash}`;
+  const rules = plan.rules === undefined ? "" : `|${JSON.stringify(plan.rules)}`;
+  return `${plan.policyName ?? ""}|${kinds}|${kubeconfigHash}${rules}`;
 }
