@@ -10,3 +10,24 @@ export {
   type PartitionLeasesOptions,
 } from "./partition-leases.js";
 export type { LeaseMetrics } from "./metrics.js";
+export {
+  DEFAULT_CRASH_POLICY,
+  countCrash,
+  crashRecordSchema,
+  emptyRecord,
+  onProbation,
+  parseRecord,
+  probationUntil,
+  recentCrashes,
+  release,
+  type Crash,
+  type CrashPolicy,
+  type CrashRecord,
+} from "./crash-policy.js";
+export {
+  CrashLedger,
+  DEFAULT_CRASH_BUCKET,
+  type Admission,
+  type CrashLedgerOptions,
+  type Counted,
+} from "./crash-ledger.js";
