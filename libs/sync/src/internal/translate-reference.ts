@@ -1,5 +1,5 @@
 import { type JsonObject, join, objectAt, objectsAt, renameAt } from "./json.js";
-import type { MappedKind, PodReference } from "./pod-references.js";
+import type { MappedKind, PodReference, PodReferenceRule } from "./pod-references.js";
 import type { ReferencedKind, TranslateContext } from "./translate-context.js";
 
 /** The host name for a reference at `field`, or undefined: leave it out of the host copy. */
@@ -81,18 +81,42 @@ interface ListStep {
   owner: JsonObject;
   key: string;
   item: JsonObject;
-  next: string | undefined;
+  next: string;
 }
 
-/** One occurrence of a table path in an object: the object holding the field, the field's key and both paths. */
-interface Occurrence {
-  parent: JsonObject;
+/** The table's applied rules as a tree of path segments, so one walk of a Pod visits each field once. */
+interface Segment {
   key: string;
-  /** Path of `parent`, e.g. `spec.volumes[0].cinder.secretRef`. */
-  parentPath: string;
-  /** Path of the field itself. */
-  path: string;
-  lists: ListStep[];
+  list: boolean;
+  rule?: AppliedRule;
+  children: Segment[];
+}
+type AppliedRule = Extract<PodReferenceRule, { action: "map" | "refuse" | "drop" }>;
+
+const compiled = new WeakMap<readonly PodReference[], Segment[]>();
+
+function compile(table: readonly PodReference[]): Segment[] {
+  const cached = compiled.get(table);
+  if (cached !== undefined) return cached;
+  const roots: Segment[] = [];
+  for (const { path, rule } of table) {
+    if (rule.action !== "map" && rule.action !== "refuse" && rule.action !== "drop") continue;
+    let level = roots;
+    let segment: Segment | undefined;
+    for (const part of path.split(".")) {
+      const list = part.endsWith("[]");
+      const key = list ? part.slice(0, -2) : part;
+      segment = level.find((s) => s.key === key && s.list === list);
+      if (segment === undefined) {
+        segment = { key, list, children: [] };
+        level.push(segment);
+      }
+      level = segment.children;
+    }
+    if (segment !== undefined) segment.rule = rule;
+  }
+  compiled.set(table, roots);
+  return roots;
 }
 
 /**
@@ -108,51 +132,54 @@ export function applyPodReferences(
   ctx: Pick<TranslateContext, "refuse">,
 ): void {
   const removed: ListStep[] = [];
-  for (const { path, rule } of table) {
-    if (rule.action !== "map" && rule.action !== "refuse" && rule.action !== "drop") continue;
-    for (const found of occurrences(spec, path.split("."), "spec", [])) {
-      const value = found.parent[found.key];
-      if (value === undefined || value === null) continue;
-      if (rule.action === "drop") {
-        delete found.parent[found.key];
-      } else if (rule.action === "refuse") {
-        ctx.refuse(found.path, rule.problem(value));
-      } else {
-        const optional = rule.optional === "always" || (rule.optional === "field" && isOptional(found.parent));
-        const kept = rewriteRef(found.parent, found.key, found.parentPath, resolvers[rule.kind], optional);
-        if (kept || rule.optional === "never") continue;
-        const inner = found.lists.at(-1);
-        if (rule.missing === "emptyDir") {
-          // The volume (the outermost list item) loses its source for an empty directory.
-          const volume = found.lists[0];
-          if (volume?.next !== undefined) {
-            delete volume.item[volume.next];
-            volume.item["emptyDir"] = {};
-          }
-        } else if (inner !== undefined) {
-          removed.push(inner);
+  const lists: ListStep[] = [];
+
+  const apply = (parent: JsonObject, key: string, path: string, rule: AppliedRule): void => {
+    const value = parent[key];
+    if (value === undefined || value === null) return;
+    if (rule.action === "drop") {
+      delete parent[key];
+    } else if (rule.action === "refuse") {
+      ctx.refuse(join(path, key), rule.problem(value));
+    } else {
+      const optional = rule.optional === "always" || (rule.optional === "field" && isOptional(parent));
+      if (rewriteRef(parent, key, path, resolvers[rule.kind], optional) || rule.optional === "never") return;
+      if (rule.missing === "emptyDir") {
+        // The volume (the outermost list item) loses its source for an empty directory.
+        const volume = lists[0];
+        if (volume !== undefined) {
+          delete volume.item[volume.next];
+          volume.item["emptyDir"] = {};
         }
+      } else {
+        const inner = lists.at(-1);
+        if (inner !== undefined) removed.push({ ...inner });
       }
     }
-  }
+  };
+
+  const visit = (parent: JsonObject, path: string, segments: Segment[]): void => {
+    for (const segment of segments) {
+      if (segment.rule !== undefined) apply(parent, segment.key, path, segment.rule);
+      if (segment.children.length === 0) continue;
+      if (segment.list) {
+        for (const [item, itemPath] of objectsAt(parent, segment.key, path)) {
+          for (const child of segment.children) {
+            lists.push({ owner: parent, key: segment.key, item, next: child.key });
+            visit(item, itemPath, [child]);
+            lists.pop();
+          }
+        }
+      } else {
+        const child = objectAt(parent, segment.key, path);
+        if (child !== undefined) visit(child, join(path, segment.key), segment.children);
+      }
+    }
+  };
+
+  visit(spec, "spec", compile(table));
   for (const step of removed) {
     const list = step.owner[step.key];
     if (Array.isArray(list)) step.owner[step.key] = list.filter((item) => item !== step.item);
   }
-}
-
-/** Every place `segments` (`key` or `key[]` for each item of a list) reaches in `parent`, with its last key. */
-function occurrences(parent: JsonObject, segments: string[], path: string, lists: ListStep[]): Occurrence[] {
-  const [segment, ...rest] = segments;
-  if (segment === undefined) return [];
-  const isList = segment.endsWith("[]");
-  const key = isList ? segment.slice(0, -2) : segment;
-  if (rest.length === 0) return [{ parent, key, parentPath: path, path: join(path, key), lists }];
-  if (isList) {
-    return objectsAt(parent, key, path).flatMap(([item, itemPath]) =>
-      occurrences(item, rest, itemPath, [...lists, { owner: parent, key, item, next: rest[0]?.replace(/\[\]$/, "") }]),
-    );
-  }
-  const child = objectAt(parent, key, path);
-  return child === undefined ? [] : occurrences(child, rest, join(path, key), lists);
 }
