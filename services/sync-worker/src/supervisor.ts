@@ -21,7 +21,7 @@ import {
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { describe as describeError, sleep, type Logger } from "@tenantplane/runtime";
 import { applyTenantStatus, type ConditionInput } from "@tenantplane/service";
-import type { HostRules } from "@tenantplane/sync";
+import { defaultStorageClass, type HostRules } from "@tenantplane/sync";
 import { BackSync } from "./back-sync/back-sync.js";
 import { HostNodes } from "./back-sync/host-nodes.js";
 import type { BackSyncMetrics } from "./back-sync/metrics.js";
@@ -125,6 +125,9 @@ export class Supervisor {
   private tenants!: ListWatch;
   private policies!: ListWatch;
   private profiles!: ListWatch;
+  private storageClasses!: ListWatch;
+  /** Whether the StorageClass list is in: before, the host's default class is unknown, not absent. */
+  private storageClassesKnown = false;
   private stopping = false;
   private readonly waiters = new Set<() => void>();
   private loops: Promise<void>[] = [];
@@ -175,6 +178,22 @@ export class Supervisor {
       logger: logger.child({ watch: "isolationprofiles" }),
       onEvent: () => this.reconcileAll(),
     });
+    // A tenant claim naming no class gets the host's default StorageClass (IsolationProfile
+    // spec.workloads.storage): a new default re-plans every tenant.
+    this.storageClasses = startListWatch({
+      client: hostClient,
+      path: "/apis/storage.k8s.io/v1/storageclasses",
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      logger: logger.child({ watch: "storageclasses" }),
+      onEvent: () => {
+        if (this.storageClassesKnown) this.reconcileAll();
+      },
+    });
+    void this.storageClasses.synced.then(() => {
+      this.storageClassesKnown = true;
+      this.reconcileAll();
+    });
     for (let i = 0; i < this.deps.settings.concurrency; i++) this.loops.push(this.work());
     this.secretTimer = setInterval(() => this.reconcileAll(true), this.deps.settings.kubeconfigCheckMs);
   }
@@ -222,6 +241,7 @@ export class Supervisor {
     this.tenants?.stop();
     this.policies?.stop();
     this.profiles?.stop();
+    this.storageClasses?.stop();
     this.hostNodes?.stop();
     const syncers = [...this.running.values()].map((r) => r.syncer);
     this.stopTenants();
@@ -267,6 +287,7 @@ export class Supervisor {
       (name) => this.policies.get(undefined, name),
       (name) => this.profiles.get(undefined, name),
       current !== undefined,
+      this.storageClassesKnown ? defaultStorageClass(this.storageClasses.list()) : undefined,
     );
     if (!plan.run || !this.deps.owns(tenant)) {
       if (current) this.stopTenant(tenant, plan.run ? "partition not held" : plan.why);
