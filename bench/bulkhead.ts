@@ -1,0 +1,264 @@
+// One tenant cannot hurt another (issue 27, bulkheads), measured on the real test stack with one
+// sync worker at the chart's settings:
+//   baseline   two small tenants keep creating ConfigMaps (20/s between them): tenant create ->
+//              host copy seen, p50/p99;
+//   big        the same, while a third tenant fills its API with BIG_MIB MiB of ~1 MB ConfigMaps
+//              and the worker lists, judges and passes over them (several full passes);
+//   and throughout: the worker's resident memory (peak, VmHWM) against the chart's memory limit,
+//   its event-loop delay (tenantplane_sync_event_loop_delay_seconds, scraped each second), and
+//   whether it ever exited (restarts must be 0).
+//
+//   npm run build && npm run bench:bulkhead          (BIG_MIB=1024 SAMPLES=200 by default;
+//                                                      stand-ins on 127.0.0.201-203)
+import { readFileSync } from "node:fs";
+import { CoreV1Api } from "@kubernetes/client-node";
+import { crdManifests } from "@tenantplane/api";
+import { JsonClient, resourcePath, startListWatch, type ListWatch } from "@tenantplane/kube";
+import YAML from "yaml";
+import {
+  ServiceFleet,
+  buildTools,
+  installCrds,
+  provisionTenant,
+  startHostCluster,
+  startNats,
+  syncedState,
+  tenantJsonClient,
+  waitFor,
+  waitForSynced,
+  waitForTenantServiceAccount,
+  type RunningService,
+  type TenantApiServer,
+} from "../test/harness/index.js";
+import { ms, pct, pool } from "./stats.js";
+
+const BIG_MIB = Number(process.env.BIG_MIB ?? 1024);
+const SAMPLES = Number(process.env.SAMPLES ?? 200);
+/** Each big ConfigMap's data: just under the API server's 1 MiB limit for a ConfigMap's data. */
+const OBJECT_BYTES = 1_000_000;
+const RESYNC_SECONDS = 20;
+const BIG = { name: "bulk-big", address: "127.0.0.201" };
+const SMALL = [
+  { name: "bulk-a", address: "127.0.0.202" },
+  { name: "bulk-b", address: "127.0.0.203" },
+];
+if (!(BIG_MIB > 0 && BIG_MIB <= 1536) || !(SAMPLES >= 20)) throw new Error("BIG_MIB must be 1-1536, SAMPLES >= 20");
+const command =
+  `npm run build && BIG_MIB=${BIG_MIB}` +
+  (process.env.SAMPLES ? ` SAMPLES=${SAMPLES}` : "") +
+  " npm run bench:bulkhead";
+
+const chart = YAML.parse(readFileSync(new URL("../charts/tenantplane/values.yaml", import.meta.url), "utf8")) as {
+  services: Record<string, { resources: { limits: { memory: string } } }>;
+};
+const chartLimit = chart.services["sync-worker"]!.resources.limits.memory;
+const chartLimitMiB = Number(/^(\d+)Mi$/.exec(chartLimit)?.[1] ?? Number.NaN);
+
+const toolsDir = await buildTools();
+const host = await startHostCluster({ name: "bench-bulkhead", toolsDir });
+const nats = await startNats({ toolsDir });
+const core = host.kubeConfig.makeApiClient(CoreV1Api);
+const hostJson = new JsonClient(host.kubeConfig);
+await installCrds(host.kubeConfig, crdManifests());
+await core.createNamespace({ body: { metadata: { name: "tenantplane-system" } } });
+const fleet = new ServiceFleet({
+  kubeconfigPath: host.kubeconfigPath,
+  natsUrl: nats.url,
+  env: { LOG_LEVEL: "warn", POD_NAMESPACE: "tenantplane-system" },
+});
+const standIns: TenantApiServer[] = [];
+const watches: ListWatch[] = [];
+/** When each small tenant's host copy (`<namespace>/<name>`) was first seen. */
+const seen = new Map<string, number>();
+
+try {
+  await Promise.all((["watcher", "provisioner", "isolation", "recorder"] as const).map((n) => fleet.start(n)));
+  // The chart's sync-worker env, bar what a test stack needs (short resync: several passes over the big tenant).
+  const worker = await fleet.start("sync-worker", {
+    RESYNC_INTERVAL_SECONDS: String(RESYNC_SECONDS),
+    PARTITIONS: "16",
+    LEASE_TTL_SECONDS: "6",
+  });
+  const watchdog = watchWorker(worker);
+  for (const t of [BIG, ...SMALL]) standIns.push(await provisionTenant(host.kubeConfig, t, {}, { toolsDir }));
+  const clients = new Map<string, JsonClient>();
+  for (const t of [BIG, ...SMALL]) {
+    await waitForSynced(host.kubeConfig, t.name, 300_000);
+    const client = await tenantJsonClient(host.kubeConfig, t.name);
+    clients.set(t.name, client);
+    await client.request("POST", "/api/v1/namespaces", {
+      body: { apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } },
+    });
+    await waitForTenantServiceAccount(client, "bench");
+  }
+  for (const t of SMALL) watches.push(hostWatch(`tp-${t.name}`));
+  await Promise.all(watches.map((w) => w.synced));
+
+  // Baseline: the small tenants alone.
+  const loopBase = scrapeLoop(worker);
+  const base = await latency(clients, "base", SAMPLES);
+  const baseLoop = loopBase.stop();
+
+  // The big tenant fills its API while the small tenants keep syncing.
+  const loopBig = scrapeLoop(worker);
+  const count = Math.ceil((BIG_MIB * 1024 * 1024) / OBJECT_BYTES);
+  const big = clients.get(BIG.name)!;
+  const fillFrom = performance.now();
+  let filled = false;
+  const fill = pool(
+    Array.from({ length: count }, (_, i) => () => createWithRetry(big, `big-${i}`, "x".repeat(OBJECT_BYTES))),
+    4,
+  ).then(() => (filled = true));
+  const during: number[] = [];
+  let round = 0;
+  // Samples until the fill is done and two full passes have gone over it.
+  while (!filled) during.push(...(await latency(clients, `big${round++}`, 40)));
+  const fillSeconds = (performance.now() - fillFrom) / 1000;
+  await fill;
+  for (let end = performance.now() + RESYNC_SECONDS * 2 * 1000; performance.now() < end; )
+    during.push(...(await latency(clients, `big${round++}`, 40)));
+  const bigLoop = loopBig.stop();
+  const state = await syncedState(host.kubeConfig, BIG.name);
+  const copies = await core.listNamespacedConfigMap({
+    namespace: `tp-${BIG.name}`,
+    labelSelector: "tenantplane.io/kind=ConfigMap",
+  });
+  const peak = peakRssMib(worker.process.pid);
+  const restarts = watchdog.stop();
+
+  const baseP99 = pct(base, 99);
+  const bigP99 = pct(during, 99);
+  console.log(
+    `\nBulkhead: one tenant with ${count} ConfigMaps of ${(OBJECT_BYTES / 1e6).toFixed(1)} MB (${BIG_MIB} MiB) beside 2 small tenants, one sync worker`,
+  );
+  console.log(`  big tenant filled in ${fillSeconds.toFixed(1)}s; resync every ${RESYNC_SECONDS}s`);
+  console.log(
+    `  small tenants, create -> host copy: baseline p50 ${ms(pct(base, 50))} p99 ${ms(baseP99)} (${base.length} samples);` +
+      ` with the big tenant p50 ${ms(pct(during, 50))} p99 ${ms(bigP99)} (${during.length} samples)`,
+  );
+  console.log(`  p99 ratio with / without the big tenant ${(bigP99 / baseP99).toFixed(2)}x (target <= 2x)`);
+  console.log(
+    `  worker RSS peak (VmHWM) ${peak.toFixed(0)} MiB against the chart's limit ${chartLimit}` +
+      ` (${((peak / chartLimitMiB) * 100).toFixed(0)}%)`,
+  );
+  console.log(
+    `  event-loop delay beyond the 10 ms sampling, per 1 s scrape: baseline p99 max ${ms(baseLoop.p99 * 1000)}, longest ${ms(baseLoop.max * 1000)};` +
+      ` with the big tenant p99 max ${ms(bigLoop.p99 * 1000)}, longest ${ms(bigLoop.max * 1000)} (target <= 50 ms)`,
+  );
+  console.log(
+    `  big tenant: ${copies.items.length} ConfigMaps copied to the host, Synced=${state.condition?.status} ${state.condition?.reason}: ${state.condition?.message}`,
+  );
+  console.log(`  worker restarts ${restarts} (must be 0)`);
+  console.log(`\nreproduce: ${command}`);
+} finally {
+  for (const w of watches) w.stop();
+  await fleet.stop();
+  for (const s of standIns) await s.stop();
+  await nats.stop();
+  await host.stop();
+}
+
+async function createWithRetry(client: JsonClient, name: string, payload: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await client.request("POST", resourcePath("v1", "configmaps", "bench"), {
+        body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "bench" }, data: { payload } },
+      });
+      return;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (attempt > 0 && code === 409) return;
+      if ((typeof code === "number" && code < 500 && code !== 429) || attempt >= 8) throw err;
+      await new Promise((r) => setTimeout(r, 250 * 2 ** Math.min(attempt, 4)));
+    }
+  }
+}
+
+/** Small ConfigMaps, alternating between the small tenants at 20/s: create answered -> copy first seen on the host. */
+async function latency(clients: Map<string, JsonClient>, prefix: string, samples: number): Promise<number[]> {
+  const pending: { key: string; at: number }[] = [];
+  for (let i = 0; i < samples; i++) {
+    const tenant = SMALL[i % SMALL.length]!.name;
+    const name = `${prefix}-${i}`;
+    await clients.get(tenant)!.request("POST", resourcePath("v1", "configmaps", "bench"), {
+      body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "bench" }, data: { n: String(i) } },
+    });
+    pending.push({ key: `tp-${tenant}/${name}-x-bench-x-${tenant}`, at: performance.now() });
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await waitFor(() => pending.every((p) => seen.has(p.key)) || undefined, {
+    timeoutMs: 120_000,
+    intervalMs: 50,
+    description: `${prefix} copies seen`,
+  });
+  return pending.map((p) => Math.max(0, seen.get(p.key)! - p.at));
+}
+
+function hostWatch(namespace: string): ListWatch {
+  return startListWatch({
+    client: hostJson,
+    path: resourcePath("v1", "configmaps", namespace),
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    labelSelector: "tenantplane.io/kind",
+    logger: silentLogger(),
+    onEvent: (e) => {
+      const key = `${namespace}/${e.object.metadata.name}`;
+      if (e.type === "add" && !seen.has(key)) seen.set(key, performance.now());
+    },
+  });
+}
+
+/** Scrapes the worker's event-loop delay each second; stop() gives the largest p99 and the longest delay seen. */
+function scrapeLoop(w: RunningService): { stop(): { p99: number; max: number } } {
+  let p99 = 0;
+  let max = 0;
+  const read = (body: string, q: string) =>
+    Number(new RegExp(`tenantplane_sync_event_loop_delay_seconds\\{quantile="${q}"\\} (\\S+)`).exec(body)?.[1] ?? 0);
+  const timer = setInterval(() => {
+    void w
+      .probe("/metrics")
+      .then(({ body }) => {
+        p99 = Math.max(p99, read(body, "0.99"));
+        max = Math.max(max, read(body, "1"));
+      })
+      .catch(() => undefined);
+  }, 1_000);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return { p99, max };
+    },
+  };
+}
+
+/** Counts the worker's exits (an OOM kill or a crash) until stop(). */
+function watchWorker(w: RunningService): { stop(): number } {
+  let exits = 0;
+  let up = true;
+  const timer = setInterval(() => {
+    const running = w.process.running();
+    if (up && !running) exits++;
+    up = running;
+  }, 250);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      if (up && !w.process.running()) exits++;
+      return exits;
+    },
+  };
+}
+
+function peakRssMib(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmHWM:"));
+  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
+}
+
+function silentLogger() {
+  const noop = () => undefined;
+  const logger = { debug: noop, info: noop, warn: noop, error: noop, fatal: noop, trace: noop, child: () => logger };
+  return logger as unknown as Parameters<typeof startListWatch>[0]["logger"];
+}
