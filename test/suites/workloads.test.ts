@@ -19,7 +19,7 @@ import {
   LABEL_TENANT,
   MANAGED_BY,
 } from "@tenantplane/mapping";
-import { compileHostRules, plan } from "@tenantplane/sync";
+import { compileHostRules, defaultStorageClass, plan } from "@tenantplane/sync";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -186,12 +186,14 @@ const inWorkloads = (ref: { namespace: string }) => NAMESPACES.includes(ref.name
 async function planNow(t: WorkloadTenant, host: readonly Obj[], tenantObjects?: readonly Obj[]) {
   const objects =
     tenantObjects ?? (await Promise.all(SYNC_KINDS.map((kind) => tenantApi(t).list<Obj>("v1", kind)))).flat();
+  // A claim naming no class gets the host's default StorageClass, read as the sync worker reads it.
+  const hostDefaultClass = defaultStorageClass(await hostObjects.list<Obj>("storage.k8s.io/v1", "StorageClass"));
   return plan({
     tenant: t.name,
     policy: t.policy,
     tenantObjects: objects,
     hostObjects: host,
-    rules: compileHostRules(t.profile),
+    rules: compileHostRules(t.profile, undefined, hostDefaultClass),
     hashKey: HASH_KEY,
   });
 }
