@@ -35,6 +35,9 @@ import { syncFailedMessage, TenantEvents } from "./tenant-events.js";
 import type { TenantLimits } from "./tenant-limits.js";
 import { TenantSyncer } from "./tenant-syncer.js";
 
+/** Longest wait at start for the host's StorageClasses before tenants are synced without them. */
+const STORAGE_CLASS_WAIT_MS = 10_000;
+
 /** Settings the supervisor runs with (from the environment). */
 export interface SupervisorSettings {
   resyncMs: number;
@@ -216,7 +219,13 @@ export class Supervisor {
 
   /** Resolves once the tenant and policy lists are in. */
   get synced(): Promise<void> {
-    return Promise.all([this.tenants.synced, this.policies.synced, this.profiles.synced]).then(() => undefined);
+    // The host's default StorageClass shapes every claim's copy: wait for it so no syncer starts
+    // without it and restarts once it is in, but not forever (without the right to list
+    // StorageClasses the default stays unknown and claims keep whatever class they name).
+    const classes = Promise.race([this.storageClasses.synced, sleep(STORAGE_CLASS_WAIT_MS)]);
+    return Promise.all([this.tenants.synced, this.policies.synced, this.profiles.synced, classes]).then(
+      () => undefined,
+    );
   }
 
   /**
