@@ -242,6 +242,38 @@ describe("explain-sync input handling", () => {
     expect(loose.stdout).toMatch(/^Pod +default\/netns .* Skip +refused by host rules: spec\.hostNetwork/m);
   });
 
+  it("predicts the claim rules: classes outside the profile's list and resource claims are Skips naming the field", async () => {
+    const objects = [
+      "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: fast\nspec: {storageClassName: fast, volumeName: pv-1}\n",
+      "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ssd\nspec: {storageClassName: ssd, selector: {matchLabels: {a: b}}}\n",
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: gpu\nspec:\n  containers: [{name: c}]\n  resourceClaims: [{name: g, resourceClaimTemplateName: t}]\n",
+    ].join("---\n");
+    const { code, stdout } = await cli(
+      ["explain-sync", "--offline", "--tenant", "dev", "-f", "in.yaml", "--profile", "p.yaml", "-o", "json"],
+      {
+        "in.yaml": objects,
+        "p.yaml":
+          "apiVersion: tenantplane.io/v1alpha1\nkind: IsolationProfile\nmetadata:\n  name: p\nspec:\n  workloads: {storage: {allowedClasses: [ssd]}}\n",
+      },
+    );
+    expect(code).toBe(0);
+    const reasons = Object.fromEntries(
+      JSON.parse(stdout).map((d: { action: string; reason: string; tenantRef: { name: string } }) => [
+        d.tenantRef.name,
+        `${d.action} ${d.reason}`,
+      ]),
+    );
+    expect(reasons["fast"]).toBe(
+      "Skip cannot be synced as written: spec.storageClassName: storage class fast is not in IsolationProfile spec.workloads.storage.allowedClasses (allowed: ssd)",
+    );
+    expect(reasons["ssd"]).toMatch(
+      /^Create .*spec\.selector dropped: a tenant claim may not pick, pre-bind or mark as bound a host volume$/,
+    );
+    expect(reasons["gpu"]).toBe(
+      "Skip refused by host rules: spec.resourceClaims[0]: claim g asks the node's drivers for devices, which needs IsolationProfile spec.workloads.allowResourceClaims: true",
+    );
+  });
+
   it("predicts Services past the profile's load-balancer quota as Skips", async () => {
     const profile = `${fileURLToPath(new URL("../../../examples/", import.meta.url))}isolationprofile.yaml`;
     const lbs = ["a", "b", "c"]
