@@ -1,0 +1,325 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { crdManifests } from "@tenantplane/api";
+import { kubeConfigFromString, Objects } from "@tenantplane/kube";
+import { hostName } from "@tenantplane/mapping";
+import { type Decision, DecisionSchema, ensureTopology } from "@tenantplane/messaging";
+import YAML from "yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createArtifactsDir,
+  installCrds,
+  releaseArtifactsDir,
+  runTenantplane,
+  ServiceFleet,
+  setLoadBalancerIngress,
+  startHostCluster,
+  startNats,
+  startTenantStandIn,
+  testProvisionerName,
+  trackFailures,
+  waitFor,
+  type HostCluster,
+  type NatsServer,
+  type TenantApiServer,
+} from "../harness/index.js";
+
+// Claims only get what the profile gives: tenant claims are created through the tenant's API
+// under the built-in IsolationProfile (the host's default StorageClass only, no resource
+// claims), and what the host then stores is read back. The sync worker's Decisions are
+// compared with what `tenantplane explain-sync` predicted for the same manifest.
+
+const failures = trackFailures();
+const TENANT = "claims";
+// Tenant API stand-ins of this suite live on 127.0.0.71-74.
+const ADDRESS = "127.0.0.71";
+const HOST_NS = `tp-${TENANT}`;
+const HASH_KEY = "claims-content-hash-key";
+/** A static host volume made by an operator for someone else, labelled for its owner. */
+const VAULT = "bank-vault";
+
+type Obj = KubernetesObject & Record<string, unknown>;
+
+let host: HostCluster;
+let nats: NatsServer;
+let fleet: ServiceFleet;
+let hostObjects: Objects;
+let tenant: Objects;
+let tenantApi: TenantApiServer | undefined;
+let nc: NatsConnection;
+let sub: Subscription;
+let workDir: string;
+const decisions: Decision[] = [];
+let predictions: Array<Pick<Decision, "action" | "kind" | "tenantRef" | "reason">> = [];
+
+const copyOf = (name: string) => hostName({ tenant: TENANT, namespace: "shop", name }).name;
+const claim = (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): Obj => ({
+  apiVersion: "v1",
+  kind: "PersistentVolumeClaim",
+  metadata: { name, namespace: "shop", ...(annotations ? { annotations } : {}) },
+  spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } }, ...spec },
+});
+const pod = (name: string, spec: Record<string, unknown>): Obj => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name, namespace: "shop" },
+  spec: { containers: [{ name: "app", image: "nginx" }], ...spec },
+});
+
+// Every tenant object the suite applies, each asking the host for something the profile does not give.
+const manifest: Obj[] = [
+  // Names the operator's volume by name and by label, and says it is already bound on a node.
+  claim(
+    "data",
+    { volumeName: VAULT, selector: { matchLabels: { owner: "bank" } } },
+    {
+      "pv.kubernetes.io/bind-completed": "yes",
+      "pv.kubernetes.io/bound-by-controller": "yes",
+      "volume.kubernetes.io/selected-node": "kwok-node-0",
+      "volume.beta.kubernetes.io/storage-provisioner": "evil.example.com/provisioner",
+    },
+  ),
+  // Class "" binds pre-made volumes without a class: the operator's vault.
+  claim("loot", { storageClassName: "", volumeName: VAULT }),
+  // A host class the built-in profile does not allow.
+  claim("fast-data", { storageClassName: "fast" }),
+  // The same through an ephemeral volume, which the host's ephemeral-volume controller turns into a claim.
+  pod("raider", {
+    volumes: [
+      {
+        name: "scratch",
+        ephemeral: {
+          volumeClaimTemplate: {
+            spec: {
+              accessModes: ["ReadWriteOnce"],
+              resources: { requests: { storage: "1Gi" } },
+              storageClassName: "",
+              volumeName: VAULT,
+            },
+          },
+        },
+      },
+    ],
+  }),
+  // Devices from the node's drivers (dynamic resource allocation).
+  pod("gpu", {
+    containers: [{ name: "app", image: "nginx", resources: { claims: [{ name: "gpu" }] } }],
+    resourceClaims: [{ name: "gpu", resourceClaimTemplateName: "single-gpu" }],
+  }),
+];
+
+const decisionFor = (kind: string, name: string) =>
+  decisions.find((d) => d.kind === kind && d.tenantRef.namespace === "shop" && d.tenantRef.name === name);
+
+async function tenantEvents(name: string): Promise<Obj[]> {
+  const events = await tenant.list<Obj>("v1", "Event", { namespace: "shop" });
+  return events.filter((e) => (e["involvedObject"] as { name?: string } | undefined)?.name === name);
+}
+
+async function vaultPhase(): Promise<unknown> {
+  const pv = await hostObjects.get<Obj>("v1", "PersistentVolume", VAULT);
+  return {
+    phase: (pv?.["status"] as { phase?: string } | undefined)?.phase,
+    claimRef: (pv?.["spec"] as Obj)["claimRef"],
+  };
+}
+
+beforeAll(async () => {
+  workDir = createArtifactsDir("claims");
+  [host, nats] = await Promise.all([startHostCluster({ name: "claims" }), startNats()]);
+  hostObjects = new Objects(host.kubeConfig, "e2e");
+  await installCrds(host.kubeConfig, crdManifests());
+  await hostObjects.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tenantplane-system" } });
+  // A second host class (served by the harness's provisioner) and an operator's static volume
+  // without a class, Available for anyone whose claim matches it.
+  await hostObjects.create({
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: { name: "fast" },
+    provisioner: testProvisionerName,
+    reclaimPolicy: "Delete",
+    volumeBindingMode: "Immediate",
+  } as Obj);
+  await hostObjects.create({
+    apiVersion: "v1",
+    kind: "PersistentVolume",
+    metadata: { name: VAULT, labels: { owner: "bank" } },
+    spec: {
+      capacity: { storage: "5Gi" },
+      accessModes: ["ReadWriteOnce"],
+      storageClassName: "",
+      persistentVolumeReclaimPolicy: "Retain",
+      hostPath: { path: join(workDir, "vault") },
+    },
+  } as Obj);
+  await waitFor(async () => ((await vaultPhase()) as { phase?: string }).phase === "Available" || undefined, {
+    timeoutMs: 30_000,
+    description: `PersistentVolume ${VAULT} Available`,
+  });
+  nc = await connect({ servers: nats.url });
+  await ensureTopology(await jetstreamManager(nc), []);
+  sub = nc.subscribe(`tenantplane.decisions.${TENANT}.>`, {
+    callback: (_err, msg) => {
+      const parsed = DecisionSchema.safeParse(msg.json());
+      if (parsed.success && parsed.data.service === "sync-worker") decisions.push(parsed.data);
+    },
+  });
+  fleet = new ServiceFleet({
+    kubeconfigPath: host.kubeconfigPath,
+    natsUrl: nats.url,
+    env: { RESYNC_INTERVAL_SECONDS: "30", LEASE_DURATION_SECONDS: "6", POD_NAMESPACE: "tenantplane-system" },
+  });
+  await Promise.all([
+    fleet.start("watcher"),
+    fleet.start("provisioner"),
+    fleet.start("isolation"),
+    fleet.start("recorder"),
+    fleet.start("sync-worker", { CONTENT_HASH_KEY: HASH_KEY, PARTITIONS: "8", LEASE_BUCKET: "claims-e2e" }),
+  ]);
+  // No profile and no policy: the built-in ones, under which every supported kind syncs.
+  await hostObjects.apply({
+    apiVersion: "tenantplane.io/v1alpha1",
+    kind: "TenantCluster",
+    metadata: { name: TENANT },
+    spec: { controlPlane: { expose: { loadBalancer: { enabled: true } } } },
+  });
+  await setLoadBalancerIngress(host.kubeConfig, HOST_NS, "k3s", ADDRESS);
+  tenantApi = await startTenantStandIn(host.kubeConfig, TENANT, ADDRESS);
+  await waitFor(
+    async () => {
+      const tc = await hostObjects.get<Obj>("tenantplane.io/v1alpha1", "TenantCluster", TENANT);
+      const conditions = (tc?.["status"] as { conditions?: { type: string; status: string }[] } | undefined)
+        ?.conditions;
+      return conditions?.some((c) => c.type === "Synced" && c.status === "True") || undefined;
+    },
+    { timeoutMs: 400_000, intervalMs: 500, description: `${TENANT} Synced=True` },
+  );
+  const kubeconfig = await runTenantplane(["kubeconfig", TENANT, "--external"], {
+    HOME: workDir,
+    KUBECONFIG: host.kubeconfigPath,
+  });
+  expect(kubeconfig.code).toBe(0);
+  tenant = new Objects(kubeConfigFromString(kubeconfig.stdout), "kubectl");
+  await tenant.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
+  await waitFor(() => tenant.get("v1", "ServiceAccount", "default", "shop"), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    description: "tenant ServiceAccount shop/default",
+  });
+
+  // What explain-sync predicts for the manifest, before the tenant has it.
+  const file = join(workDir, "claims.yaml");
+  await writeFile(file, manifest.map((m) => YAML.stringify(m)).join("---\n"));
+  const run = await runTenantplane(["explain-sync", "--tenant", TENANT, "-f", file, "-o", "json"], {
+    HOME: workDir,
+    KUBECONFIG: host.kubeconfigPath,
+    CONTENT_HASH_KEY: HASH_KEY,
+  });
+  expect(run.stderr).toBe("");
+  expect(run.code).toBe(0);
+  predictions = JSON.parse(run.stdout) as typeof predictions;
+
+  for (const obj of manifest) await tenant.apply(obj);
+  await waitFor(() => manifest.every((o) => decisionFor(o.kind!, o.metadata!.name!)) || undefined, {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+    description: "a sync worker Decision for every tenant object",
+  });
+}, 600_000);
+
+afterAll(async () => {
+  const keepLogs = failures.failed();
+  sub?.unsubscribe();
+  await nc?.close();
+  await fleet?.stop({ keepLogs });
+  await tenantApi?.stop({ keepLogs });
+  await nats?.stop({ keepLogs });
+  await host?.stop({ keepLogs });
+  if (workDir) releaseArtifactsDir(workDir, keepLogs);
+});
+
+describe("a tenant claim on the host", () => {
+  it("names no host volume: its copy gets the host's default class and binds a volume provisioned for it", async () => {
+    const copy = await waitFor(
+      async () => {
+        const found = await hostObjects.get<Obj>("v1", "PersistentVolumeClaim", copyOf("data"), HOST_NS);
+        return (found?.["status"] as { phase?: string } | undefined)?.phase === "Bound" ? found : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: `host claim ${copyOf("data")} Bound` },
+    );
+    const spec = copy["spec"] as { volumeName?: string; selector?: unknown; storageClassName?: string };
+    expect(spec.selector).toBeUndefined();
+    expect(spec.storageClassName).toBe("standard");
+    expect(spec.volumeName).not.toBe(VAULT);
+    const pv = await hostObjects.get<Obj>("v1", "PersistentVolume", spec.volumeName!);
+    expect(pv?.metadata?.annotations?.["pv.kubernetes.io/provisioned-by"]).toBe(testProvisionerName);
+    expect((pv?.["spec"] as { claimRef?: { name?: string } }).claimRef?.name).toBe(copyOf("data"));
+    // The tenant's binding annotations are gone; the host's controllers wrote their own.
+    const annotations = copy.metadata?.annotations ?? {};
+    expect(annotations["volume.kubernetes.io/selected-node"]).toBeUndefined();
+    expect(annotations["volume.beta.kubernetes.io/storage-provisioner"]).not.toBe("evil.example.com/provisioner");
+    expect(await vaultPhase()).toEqual({ phase: "Available", claimRef: undefined });
+
+    const decision = decisionFor("PersistentVolumeClaim", "data")!;
+    expect(decision.action).toBe("Create");
+    expect(decision.reason).toContain(
+      "spec.volumeName, spec.selector, metadata.annotations[pv.kubernetes.io/bind-completed], " +
+        "metadata.annotations[pv.kubernetes.io/bound-by-controller] and 2 more dropped",
+    );
+    expect(decision.reason).toContain("spec.storageClassName set to the host's default StorageClass standard");
+  });
+
+  it.each([
+    ["PersistentVolumeClaim", "loot", 'spec.storageClassName: class "" asks for a pre-made volume without a class'],
+    [
+      "PersistentVolumeClaim",
+      "fast-data",
+      "spec.storageClassName: storage class fast is not in IsolationProfile spec.workloads.storage.allowedClasses " +
+        "(absent, so only the host's default StorageClass, standard)",
+    ],
+    [
+      "Pod",
+      "raider",
+      'spec.volumes[0].ephemeral.volumeClaimTemplate.spec.storageClassName: class "" asks for a pre-made volume',
+    ],
+    [
+      "Pod",
+      "gpu",
+      "spec.resourceClaims[0]: claim gpu asks the node's drivers for devices, which needs " +
+        "IsolationProfile spec.workloads.allowResourceClaims: true",
+    ],
+  ])("%s %s is skipped, naming the field and the rule, and the tenant is told on it", async (kind, name, why) => {
+    const decision = decisionFor(kind, name)!;
+    expect(decision.action).toBe("Skip");
+    expect(decision.reason).toContain(why);
+    expect(await hostObjects.get("v1", kind, copyOf(name), HOST_NS)).toBeUndefined();
+    const event = await waitFor(async () => (await tenantEvents(name)).find((e) => e["reason"] === "SyncSkipped"), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      description: `SyncSkipped Event on tenant ${kind} shop/${name}`,
+    });
+    expect(event["type"]).toBe("Warning");
+    expect(event["message"]).toContain(why);
+  });
+
+  it("leaves the operator's static volume Available: no tenant claim bound it", async () => {
+    // Long enough for the host's volume controllers to have bound it to any claim that matched.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await vaultPhase()).toEqual({ phase: "Available", claimRef: undefined });
+  });
+
+  it("was predicted by explain-sync, Decision for Decision", () => {
+    const published = manifest.map((o) => {
+      const d = decisionFor(o.kind!, o.metadata!.name!)!;
+      return { action: d.action, kind: d.kind, name: d.tenantRef.name, reason: d.reason };
+    });
+    const predicted = manifest.map((o) => {
+      const p = predictions.find((x) => x.kind === o.kind && x.tenantRef.name === o.metadata!.name);
+      return { action: p?.action, kind: p?.kind, name: p?.tenantRef.name, reason: p?.reason };
+    });
+    expect(predicted).toEqual(published);
+  });
+});
