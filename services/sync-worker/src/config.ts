@@ -47,6 +47,16 @@ export const SyncWorkerEnvSchema = CommonEnvSchema.extend({
    * unrefreshed (as the kubelet's 24 h); tokens are refreshed earlier, at 75% of their lifetime.
    */
   TOKEN_REFRESH_MAX_SECONDS: positive("a number of seconds above 0").default(86_400),
+  /** A tenant is quarantined after this many worker crashes counted against it within the window. */
+  QUARANTINE_CRASHES: whole("a whole number above 0").default(3),
+  QUARANTINE_WINDOW_SECONDS: positive("a number of seconds above 0").default(600),
+  /** JetStream KV bucket holding busy markers, crash counts and quarantines. */
+  CRASH_BUCKET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, "must be a bucket name (letters, digits, '_' and '-')")
+    .default("sync-crashes"),
+  /** Tests only: the worker SIGKILLs itself on taking up a tenant object of this name. Never set it in production. */
+  TENANTPLANE_FAULT_CRASH_ON_OBJECT_NAME: z.string().min(1).optional(),
   /**
    * What one tenant may make a worker hold; objects beyond are not synced (a Skip each, once,
    * and Synced=False naming the limit). See tenant-limits.ts for the defaults' reasoning.

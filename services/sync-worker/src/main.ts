@@ -1,10 +1,13 @@
 import { JsonClient, RequestBudget } from "@tenantplane/kube";
+import { describe } from "@tenantplane/runtime";
+import { whenJetStreamAnswers } from "@tenantplane/messaging";
 import { startService, tenantRegarding } from "@tenantplane/service";
 import { SyncWorkerEnvSchema } from "./config.js";
 import { HostWriter } from "./host-writer.js";
 import { createBackSyncMetrics } from "./back-sync/metrics.js";
 import { createSyncMetrics } from "./metrics.js";
-import { startOwnership, type Ownership } from "./ownership.js";
+import { CrashLedger } from "@tenantplane/partition";
+import { startOwnership, workerIdFor, type Ownership } from "./ownership.js";
 import { Supervisor } from "./supervisor.js";
 
 const svc = await startService({ name: "sync-worker", envSchema: SyncWorkerEnvSchema, consumers: [] });
@@ -17,6 +20,23 @@ const budget = new RequestBudget(env.HOST_QPS, env.HOST_BURST);
 const writer = new HostWriter(hostClient, svc.objects.fieldManager, budget, (verb) =>
   metrics.hostRequests.inc({ verb }),
 );
+
+const workerId = workerIdFor(svc.identity);
+// Which tenant was busy when a worker died; opened before any tenant can start (see supervisor admit).
+const ledger = new CrashLedger({
+  connection: svc.nc,
+  workerId,
+  leaseBucket: env.LEASE_BUCKET,
+  leaseTtlMs: Math.round(env.LEASE_TTL_SECONDS * 1000),
+  bucket: env.CRASH_BUCKET,
+  policy: { crashes: env.QUARANTINE_CRASHES, windowMs: env.QUARANTINE_WINDOW_SECONDS * 1000 },
+  logger: svc.logger.child({ component: "crash-ledger" }),
+});
+await whenJetStreamAnswers(() => ledger.start(), {
+  signal: svc.signal,
+  onRetry: (err, attempt, delayMs) =>
+    svc.logger.warn({ err: describe(err), attempt, delayMs }, "crash ledger bucket not declared yet; retrying"),
+});
 
 const supervisor = new Supervisor({
   settings: {
@@ -52,6 +72,10 @@ const supervisor = new Supervisor({
   owns: (tenant) => box.ownership?.owns(tenant) ?? false,
   validForMs: (tenant) => box.ownership?.validForMs(tenant) ?? 0,
   tenantsChanged: (tenants) => box.ownership?.want(tenants),
+  ledger,
+  ...(env.TENANTPLANE_FAULT_CRASH_ON_OBJECT_NAME === undefined
+    ? {}
+    : { crashOnObjectName: env.TENANTPLANE_FAULT_CRASH_ON_OBJECT_NAME }),
 });
 box.supervisor = supervisor;
 supervisor.start();
@@ -65,6 +89,7 @@ const ownership = await startOwnership({
   partitions: env.PARTITIONS,
   ttlMs: Math.round(env.LEASE_TTL_SECONDS * 1000),
   identity: svc.identity,
+  workerId,
   logger: svc.logger,
   registry: svc.metrics.registry,
   signal: svc.signal,

@@ -18,6 +18,11 @@ export interface Ownership {
   stop(): Promise<void>;
 }
 
+/** A process-unique lease id for this replica: its name plus a random suffix. */
+export function workerIdFor(identity: string): string {
+  return `${identity.replace(/[^A-Za-z0-9_=-]/g, "-").slice(0, 100)}-${randomBytes(3).toString("hex")}`;
+}
+
 /** How ownership is set up. */
 export interface OwnershipOptions {
   nc: NatsConnection;
@@ -26,6 +31,8 @@ export interface OwnershipOptions {
   ttlMs: number;
   /** This replica's name (the pod name); a random suffix makes it unique per process. */
   identity: string;
+  /** The id to join with, made by {@link workerIdFor}: the crash ledger's busy markers name it too. */
+  workerId?: string;
   logger: Logger;
   registry: Registry;
   /** Stops waiting for JetStream at start (the service is shutting down). */
@@ -42,7 +49,7 @@ export interface OwnershipOptions {
  * A lost or fenced partition is reported at once so its tenants stop before any peer can take them.
  */
 export async function startOwnership(opts: OwnershipOptions): Promise<Ownership> {
-  const workerId = `${opts.identity.replace(/[^A-Za-z0-9_=-]/g, "-").slice(0, 100)}-${randomBytes(3).toString("hex")}`;
+  const workerId = opts.workerId ?? workerIdFor(opts.identity);
   const leases = new PartitionLeases({
     connection: opts.nc,
     workerId,

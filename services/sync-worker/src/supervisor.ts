@@ -21,6 +21,7 @@ import {
 import type { PlannedDecision } from "@tenantplane/messaging";
 import { describe as describeError, sleep, type Logger } from "@tenantplane/runtime";
 import { applyTenantStatus, type ConditionInput } from "@tenantplane/service";
+import type { CrashLedger } from "@tenantplane/partition";
 import { defaultStorageClass, type HostRules } from "@tenantplane/sync";
 import { BackSync } from "./back-sync/back-sync.js";
 import { HostNodes } from "./back-sync/host-nodes.js";
@@ -34,6 +35,16 @@ import { SharedWatches } from "./shared-watches.js";
 import { syncFailedMessage, TenantEvents } from "./tenant-events.js";
 import type { TenantLimits } from "./tenant-limits.js";
 import { TenantSyncer } from "./tenant-syncer.js";
+import {
+  ANNOTATION_RELEASE_QUARANTINE,
+  REASON_QUARANTINE_RELEASED,
+  REASON_TENANT_QUARANTINED,
+  REASON_WORKER_CRASHED,
+  crashedMessage,
+  quarantinedCondition,
+  releasedMessage,
+} from "./quarantine.js";
+import { decodeKey } from "./source-key.js";
 
 /** Longest wait at start for the host's StorageClasses before tenants are synced without them. */
 const STORAGE_CLASS_WAIT_MS = 10_000;
@@ -79,6 +90,13 @@ export interface SupervisorDeps {
   validForMs(tenant: string): number;
   /** Told the whole set of tenants whenever one appears or goes (their partitions are the ones leased). */
   tenantsChanged?(tenants: string[]): void;
+  /** Which tenant was busy when a worker died, and the quarantine (see {@link CrashLedger}); none in unit tests. */
+  ledger?: Pick<CrashLedger, "policy" | "admit" | "busy" | "idle" | "quiet" | "clear" | "stop">;
+  /**
+   * Test only (TENANTPLANE_FAULT_CRASH_ON_OBJECT_NAME): the worker SIGKILLs itself, as the kernel's
+   * OOM killer would, when it takes up a tenant object of this name.
+   */
+  crashOnObjectName?: string;
 }
 
 interface Running {
@@ -106,6 +124,10 @@ const STATUS_DEBOUNCE_MS = 1_000;
  * A change of the condition's status or reason is written after the debounce alone.
  */
 const PROGRESS_INTERVAL_MS = 5_000;
+/** Longest a tenant counts as busy for warming up alone (listing, its first pass); its keys still mark it after. */
+const WARM_UP_BUSY_MS = 60_000;
+/** How long a tenant on probation waits for the other tenants' work to finish before they pause for it. */
+const PROBATION_WAIT_MS = 200;
 /** Resync intervals in a row a tenant with queued keys may skip its full pass. */
 const MAX_DEFERRED_PASSES = 3;
 
@@ -137,6 +159,15 @@ export class Supervisor {
   private secretTimer: NodeJS.Timeout | undefined;
   private hostNodes!: HostNodes;
   private announcing = false;
+  /** Tenants that run alone, and until when: a worker died while they were busy not long ago (see admit). */
+  private readonly probation = new Map<string, number>();
+  /** Since when a tenant on probation waits for the others' work to end. */
+  private readonly probationWaiting = new Map<string, number>();
+  /** Keys in flight per tenant, and in all. */
+  private readonly inFlight = new Map<string, number>();
+  private inFlightTotal = 0;
+  /** Tenants whose caches are filling or whose first pass is queued: busy for the crash ledger. */
+  private readonly warming = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly deps: SupervisorDeps) {
     this.queue = new FairQueue(deps.settings.tenantConcurrency);
@@ -257,6 +288,8 @@ export class Supervisor {
     this.wake();
     await Promise.all(this.loops);
     await Promise.all([...syncers, ...this.retired].map((s) => s.drain()));
+    // A clean stop leaves no busy marker behind: only a crash does.
+    await this.deps.ledger?.stop();
   }
 
   private reconcile(tenant: string, rereadSecret = false): void {
@@ -325,6 +358,7 @@ export class Supervisor {
     ) {
       return;
     }
+    if (current === undefined && !(await this.admit(tenant, tc!))) return;
     const secret = await this.deps.hostClient
       .request<
         RawObject & { data?: Record<string, string> }
@@ -370,6 +404,12 @@ export class Supervisor {
       tenantCaPem = Buffer.from(kc.getCurrentCluster()?.caData ?? "", "base64").toString("utf8");
     } catch (err) {
       this.deps.logger.warn({ tenant, err: describeError(err) }, "tenant kubeconfig does not load");
+      return;
+    }
+    // Busy from the first list on: a tenant too big to list is the likeliest to kill a worker.
+    await this.deps.ledger?.busy(tenant);
+    if (!this.deps.owns(tenant) || this.stopping) {
+      void this.deps.ledger?.clear(tenant);
       return;
     }
     this.startTenant(
@@ -474,6 +514,7 @@ export class Supervisor {
     logger.info({ policy: plan.policyName ?? "(default)", server: tenantClient.serverUrl }, "tenant sync started");
     syncer.start();
     backSync.start();
+    this.watchWarmUp(tenant, syncer);
     this.scheduleStatus(tenant);
   }
 
@@ -489,6 +530,10 @@ export class Supervisor {
     clearTimeout(current.statusTimer);
     this.running.delete(tenant);
     this.queue.drop(tenant);
+    clearInterval(this.warming.get(tenant));
+    this.warming.delete(tenant);
+    this.probationWaiting.delete(tenant);
+    void this.deps.ledger?.clear(tenant);
     this.deps.metrics.tenantActive.remove({ tenant });
     this.deps.metrics.tenantsActive.set(this.running.size);
     this.deps.logger.info({ tenant, why }, "tenant sync stopped");
@@ -558,7 +603,9 @@ export class Supervisor {
 
   private async work(): Promise<void> {
     while (!this.stopping) {
-      const item = this.queue.take((tenant) => (this.limits.get(tenant)?.waitMs() ?? 0) === 0);
+      const item = this.queue.take(
+        (tenant) => (this.limits.get(tenant)?.waitMs() ?? 0) === 0 && this.mayStartNow(tenant),
+      );
       if (item === undefined) {
         await new Promise<void>((resolve) => {
           const done = () => {
@@ -573,14 +620,151 @@ export class Supervisor {
         continue;
       }
       const current = this.running.get(item.tenant);
+      this.started(item.tenant);
       try {
-        if (current) await current.syncer.process(item.key, item.since);
+        if (current) {
+          await this.markBusy(item.tenant);
+          if (this.deps.crashOnObjectName !== undefined && decodeKey(item.key).name === this.deps.crashOnObjectName) {
+            process.kill(process.pid, "SIGKILL");
+          }
+          await current.syncer.process(item.key, item.since);
+        }
       } finally {
+        this.finished(item.tenant);
         this.queue.done(item.tenant, item.key);
         // A tenant below its in-flight limit again may have work for a sleeping worker.
         this.wake();
       }
     }
+  }
+
+  /**
+   * Whether a key of `tenant` may start now. A tenant on probation runs alone: it starts only
+   * when no other tenant has a key in flight or is warming up, and while its keys run nothing
+   * else starts; so should it kill the worker again, it is the only tenant marked busy. Once it
+   * has waited {@link PROBATION_WAIT_MS}, the others pause until it has had its turn.
+   */
+  private mayStartNow(tenant: string): boolean {
+    if (this.probation.size === 0) return true;
+    const now = Date.now();
+    for (const [p, until] of this.probation) {
+      if (until <= now) this.probation.delete(p);
+      else if (p !== tenant && (this.inFlight.get(p) ?? 0) > 0) return false;
+    }
+    if (this.probation.has(tenant)) {
+      const others = this.inFlightTotal - (this.inFlight.get(tenant) ?? 0);
+      const warming = [...this.warming.keys()].some((t) => t !== tenant);
+      if (others === 0 && !warming) {
+        this.probationWaiting.delete(tenant);
+        return true;
+      }
+      if (!this.probationWaiting.has(tenant)) this.probationWaiting.set(tenant, Date.now());
+      return false;
+    }
+    // A tenant still warming up finishes first: the one on probation waits for exactly that.
+    if (this.warming.has(tenant)) return true;
+    for (const since of this.probationWaiting.values()) if (now - since >= PROBATION_WAIT_MS) return false;
+    return true;
+  }
+
+  /** Stores the tenant's busy marker before its work runs (a tenant on probation: every other idle marker first goes). */
+  private async markBusy(tenant: string): Promise<void> {
+    const ledger = this.deps.ledger;
+    if (ledger === undefined) return;
+    if (this.probation.has(tenant)) await ledger.quiet(tenant);
+    await ledger.busy(tenant);
+  }
+
+  private started(tenant: string): void {
+    this.inFlight.set(tenant, (this.inFlight.get(tenant) ?? 0) + 1);
+    this.inFlightTotal++;
+  }
+
+  private finished(tenant: string): void {
+    const left = (this.inFlight.get(tenant) ?? 1) - 1;
+    this.inFlightTotal--;
+    if (left > 0) {
+      this.inFlight.set(tenant, left);
+      return;
+    }
+    this.inFlight.delete(tenant);
+    if (!this.warming.has(tenant)) this.deps.ledger?.idle(tenant);
+  }
+
+  /**
+   * Keeps the tenant marked busy until its caches have listed and its first pass has been worked
+   * through, or for {@link WARM_UP_BUSY_MS} at most (the marker was written before its syncer started).
+   */
+  private watchWarmUp(tenant: string, syncer: TenantSyncer): void {
+    if (this.deps.ledger === undefined) return;
+    const since = Date.now();
+    const timer = setInterval(() => {
+      // A tenant API that does not answer keeps the first list waiting: idle, not busy, after a while.
+      const tooLong = Date.now() - since > WARM_UP_BUSY_MS;
+      if (!tooLong && (syncer.isStopped || !syncer.counts().started)) return;
+      if (!tooLong && (this.queue.depth(tenant) > 0 || (this.inFlight.get(tenant) ?? 0) > 0)) return;
+      clearInterval(timer);
+      this.warming.delete(tenant);
+      this.deps.ledger?.idle(tenant);
+      this.wake();
+    }, 500);
+    timer.unref();
+    this.warming.set(tenant, timer);
+  }
+
+  /**
+   * Asks the crash ledger whether `tenant` may start here: counts the crash a dead worker left
+   * behind (a Warning), keeps a quarantined tenant stopped (Synced=False Quarantined, and the
+   * Warning once, from the worker that quarantined it), releases it on a new value of the
+   * release annotation (a Normal Event), and puts a tenant with recent crashes on probation.
+   * A ledger that cannot be reached lets the tenant run: it must never stop syncing by itself.
+   */
+  private async admit(tenant: string, tc: RawObject): Promise<boolean> {
+    const ledger = this.deps.ledger;
+    if (ledger === undefined) return true;
+    const uid = tc.metadata.uid;
+    const token = tc.metadata.annotations?.[ANNOTATION_RELEASE_QUARANTINE];
+    let admission: Awaited<ReturnType<typeof ledger.admit>>;
+    try {
+      admission = await ledger.admit(tenant, token);
+    } catch (err) {
+      this.deps.logger.warn({ tenant, err: describeError(err) }, "crash ledger not reachable; syncing without it");
+      return true;
+    }
+    if (admission.verdict === "wait") {
+      // The worker named in the marker is alive, handing the tenant over; its marker goes when it has.
+      setTimeout(() => this.reconcile(tenant), 250).unref();
+      return false;
+    }
+    const counted = admission.counted;
+    if (counted !== undefined) {
+      const reason = counted.quarantinedNow ? REASON_TENANT_QUARANTINED : REASON_WORKER_CRASHED;
+      await this.deps
+        .warn(tenant, uid, reason, crashedMessage(tenant, counted, ledger.policy))
+        .catch((err: unknown) => this.deps.logger.warn({ tenant, err: describeError(err) }, "crash Event not written"));
+    }
+    if (admission.verdict === "quarantined") {
+      this.probation.delete(tenant);
+      const condition = quarantinedCondition(tenant, admission.record, ledger.policy);
+      const shown = (tc["status"] as { conditions?: Condition[] } | undefined)?.conditions?.find(
+        (c) => c.type === "Synced",
+      );
+      // Checked again on every resync: written only when the TenantCluster does not say it yet.
+      if (this.deps.owns(tenant) && (shown?.reason !== condition.reason || shown.message !== condition.message)) {
+        await this.report(tenant, tc, condition, undefined);
+      }
+      return false;
+    }
+    if (admission.released && token !== undefined) {
+      await this.deps
+        .notify?.(tenant, uid, REASON_QUARANTINE_RELEASED, releasedMessage(token))
+        .catch((err: unknown) =>
+          this.deps.logger.info({ tenant, err: describeError(err) }, "release Event not written"),
+        );
+    }
+    if (admission.probationUntil !== undefined) this.probation.set(tenant, admission.probationUntil);
+    else this.probation.delete(tenant);
+    return true;
   }
 }
 
@@ -591,6 +775,8 @@ function othersView(tc: RawObject | undefined): string {
   const { sync: _sync, conditions, ...rest } = status;
   return JSON.stringify({
     generation: tc.metadata["generation"],
+    // An operator releasing a quarantine changes only this annotation.
+    release: tc.metadata.annotations?.[ANNOTATION_RELEASE_QUARANTINE],
     spec: tc["spec"],
     status: rest,
     conditions: (conditions ?? []).filter((c) => c.type !== "Synced"),
