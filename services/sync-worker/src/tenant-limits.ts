@@ -28,8 +28,8 @@ export const DEFAULT_TENANT_LIMITS: TenantLimits = {
 /** Which limit an object is beyond, with the chart value (and variable) that raises it. */
 export const LIMIT_SETTINGS = {
   objectsPerKind: { env: "TENANT_MAX_OBJECTS_PER_KIND", what: "objects per kind" },
-  objectBytes: { env: "TENANT_MAX_OBJECT_BYTES", what: "bytes per object" },
-  totalBytes: { env: "TENANT_MAX_BYTES", what: "bytes in total" },
+  objectBytes: { env: "TENANT_MAX_OBJECT_BYTES", what: "per object" },
+  totalBytes: { env: "TENANT_MAX_BYTES", what: "in total" },
 } as const;
 
 export type LimitName = keyof typeof LIMIT_SETTINGS;
@@ -116,7 +116,10 @@ export class TenantBudget {
     if (this.held.size === 0) return undefined;
     const by = new Map<LimitName, number>();
     for (const e of this.held.values()) by.set(e.limit, (by.get(e.limit) ?? 0) + 1);
-    const parts = [...by].map(([limit, n]) => `${n} beyond ${limitText(limit, this.limits)}`);
+    // In a fixed order, so the condition does not change with the order objects arrived in.
+    const parts = (Object.keys(LIMIT_SETTINGS) as LimitName[])
+      .filter((limit) => by.has(limit))
+      .map((limit) => `${by.get(limit)} beyond ${limitText(limit, this.limits)}`);
     return `${this.held.size} object${this.held.size === 1 ? "" : "s"} not synced, over the tenant limits: ${parts.join("; ")}`;
   }
 

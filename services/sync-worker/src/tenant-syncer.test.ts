@@ -105,7 +105,7 @@ describe("TenantSyncer with a big tenant", () => {
     // Each ConfigMap is about 20.2 KB as JSON: 19 fit in 400 000 bytes.
     expect(queued).toHaveLength(40);
     expect(s.counts().limited).toBe(
-      "21 objects not synced, over the tenant limits: 21 beyond 390.6 KiB bytes in total (the chart value services.sync-worker.env.TENANT_MAX_BYTES)",
+      "21 objects not synced, over the tenant limits: 21 beyond 390.6 KiB in total (the chart value services.sync-worker.env.TENANT_MAX_BYTES)",
     );
   });
 });
