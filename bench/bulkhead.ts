@@ -214,7 +214,11 @@ function scrapeLoop(w: RunningService): { stop(): { p99: number; max: number } }
   let p99 = 0;
   let max = 0;
   const read = (body: string, q: string) =>
-    Number(new RegExp(`tenantplane_sync_event_loop_delay_seconds\\{quantile="${q}"\\} (\\S+)`).exec(body)?.[1] ?? 0);
+    // The registry adds its default labels (service) beside the quantile.
+    Number(
+      new RegExp(`tenantplane_sync_event_loop_delay_seconds\\{[^}]*quantile="${q}"[^}]*\\} (\\S+)`).exec(body)?.[1] ??
+        0,
+    );
   const timer = setInterval(() => {
     void w
       .probe("/metrics")
