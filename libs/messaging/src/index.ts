@@ -23,6 +23,7 @@ export {
   consumerConfig,
   consumers,
   decisionsStreamConfig,
+  DECISIONS_PER_SUBJECT,
   ensureTopology,
   type StoredStreams,
   streamSettingsFromEnv,
