@@ -53,7 +53,7 @@ if (T < 1 || T > 10 || ADDRESS_BASE < 2 || ADDRESS_BASE + T > 254)
 const NS = "shop";
 const PART_OF = "three-tier";
 const COMPONENT = "app.kubernetes.io/component";
-const RUN_TIMEOUT_MS = 10 * 60_000;
+const RUN_TIMEOUT_MS = 3 * 60_000;
 
 type Obj = KubernetesObject & Record<string, unknown>;
 /** One side of the comparison: where its apps go and how its Pods are seen. */
@@ -103,7 +103,7 @@ const fleet = new ServiceFleet({
 });
 const standIns: TenantApiServer[] = [];
 const watches: ListWatch[] = [];
-const logger = createLogger("bench-workloads", "silent");
+const logger = createLogger("bench-workloads", (process.env.BENCH_LOG_LEVEL ?? "silent") as "silent");
 
 try {
   await Promise.all(
@@ -131,17 +131,20 @@ try {
     ...hostNamespaces.map((ns) => createNamespace(hostObjects, ns)),
   ]);
 
+  const hostClient = new JsonClient(host.kubeConfig);
   watches.push(
-    watchPods(new JsonClient(host.kubeConfig), "/api/v1/pods", (pod, now) => {
-      const i = hostNamespaces.indexOf(pod.metadata.namespace ?? "");
-      if (i >= 0) return seenRunning("host", i, pod, now);
-      // A tenant Pod's host copy, by the tenant Pod it copies.
-      const tenant = tenants.findIndex((t) => `tp-${t.name}` === pod.metadata.namespace);
-      const source = pod.metadata.annotations?.[ANNOTATION_VIRTUAL_NAME];
-      if (tenant < 0 || source === undefined) return;
-      first(stages.copied, `${tenant}/${source}`, now);
-      if (isRunning(pod)) first(stages.copyRunning, `${tenant}/${source}`, now);
-    }),
+    ...hostNamespaces.map((ns, i) =>
+      watchPods(hostClient, resourcePath("v1", "pods", ns), (pod, now) => seenRunning("host", i, pod, now)),
+    ),
+    // Each tenant Pod's host copy, by the tenant Pod it copies.
+    ...tenants.map((t, i) =>
+      watchPods(hostClient, resourcePath("v1", "pods", `tp-${t.name}`), (pod, now) => {
+        const source = pod.metadata.annotations?.[ANNOTATION_VIRTUAL_NAME];
+        if (source === undefined) return;
+        first(stages.copied, `${i}/${source}`, now);
+        if (isRunning(pod)) first(stages.copyRunning, `${i}/${source}`, now);
+      }),
+    ),
     ...tenantClients.map((client, i) =>
       watchPods(client, resourcePath("v1", "pods", NS), (pod, now) => {
         first(stages.created, `${i}/${pod.metadata.name}`, now);
@@ -231,7 +234,10 @@ function watchPods(client: JsonClient, path: string, onPod: (pod: RawObject, now
   });
 }
 
-const isRunning = (pod: RawObject) => (pod["status"] as { phase?: string } | undefined)?.phase === "Running";
+// A declaration, not a const: the watches call it during the top-level awaits above.
+function isRunning(pod: RawObject): boolean {
+  return (pod["status"] as { phase?: string } | undefined)?.phase === "Running";
+}
 
 function first(times: Map<string, number>, name: string, now: number): void {
   if (!times.has(name)) times.set(name, now);
@@ -291,6 +297,19 @@ async function runApps(side: Side, targets: { api: Objects; namespace: string }[
     timeoutMs: RUN_TIMEOUT_MS,
     intervalMs: 50,
     description: `every ${side} Pod Running`,
+  }).catch(async (err: unknown) => {
+    // Say what the API holds against what the watches saw, so a stuck run names its Pods.
+    const lines = await Promise.all(
+      targets.map(async ({ api, namespace }, i) => {
+        const pods = await api.list<Obj>("v1", "Pod", { namespace });
+        const phases = pods.map((p) => `${p.metadata?.name}=${(p["status"] as { phase?: string })?.phase}`);
+        const seen = deployments.map(
+          (d) => `${d.metadata!.name}:${running.get(key(side, i, d.metadata!.name!))?.size ?? 0}`,
+        );
+        return `${namespace}: API ${phases.join(" ")}; watched Running ${seen.join(" ")}`;
+      }),
+    );
+    throw new Error(`${String(err)}\n${lines.join("\n")}`);
   });
   const last = Math.max(...targets.flatMap((_, i) => deployments.map((d) => readyAt(side, i, d.metadata!.name!))));
   return last - started;
