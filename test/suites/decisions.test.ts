@@ -76,7 +76,12 @@ beforeAll(async () => {
   await installCrds(host.kubeConfig, crdManifests());
   for (const t of ["quiet", "noisy"]) await createTenant(t);
   fleet = new ServiceFleet({ kubeconfigPath: host.kubeconfigPath, natsUrl: nats.url });
-  recorder = await fleet.start("recorder", { EVENT_BURST: String(BURST), EVENTS_PER_SECOND: String(PER_SECOND) });
+  // An Event per Decision (the routine series of the default are test/suites/event-policy.test.ts's).
+  recorder = await fleet.start("recorder", {
+    EVENT_BURST: String(BURST),
+    EVENTS_PER_SECOND: String(PER_SECOND),
+    ROUTINE_EVENTS: "each",
+  });
   await waitFor(async () => (await recorder.probe("/readyz")).status === 200, { description: "recorder ready" });
   nc = await connect({ servers: nats.url });
   js = jetstream(nc);

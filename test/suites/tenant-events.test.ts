@@ -155,7 +155,8 @@ beforeAll(async () => {
     fleet.start("watcher"),
     fleet.start("provisioner"),
     fleet.start("isolation"),
-    fleet.start("recorder"),
+    // Events on each copy too (the default's describe path is test/suites/event-policy.test.ts's).
+    fleet.start("recorder", { ROUTINE_EVENTS: "each" }),
     fleet.start("sync-worker", { KUBECONFIG_CHECK_SECONDS: "5", LEASE_TTL_SECONDS: "3", PARTITIONS: "8" }),
   ]);
   for (const file of ["isolationprofile.yaml", "syncpolicy.yaml"]) {

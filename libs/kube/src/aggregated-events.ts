@@ -89,6 +89,8 @@ export interface AggregatedEventsOptions {
    * milliseconds (default 10 s): the first record at once, the records after it in one write.
    */
   seriesIntervalMs?: number;
+  /** Told of each failed write of a routine series (it is retried; nobody awaits it). */
+  onSeriesError?: (err: unknown, input: EventInput) => void;
   now?: () => number;
 }
 
@@ -276,9 +278,10 @@ export class AggregatedEvents {
       await this.bucketFor(state.objectKey).wait();
       await this.slots.run(() => this.send(series, state.input));
       state.failures = 0;
-    } catch {
+    } catch (err) {
       // send() put the records back in `pending`: the next write counts them.
       state.failures++;
+      this.opts.onSeriesError?.(err, state.input);
     } finally {
       state.lastWriteMs = this.now();
       state.busy = false;

@@ -12,7 +12,7 @@ import { CommonEnvSchema, TransientError, describe as describeError, httpStatusO
 import { startService } from "@tenantplane/service";
 import { Counter } from "prom-client";
 import * as z from "zod";
-import { eventForDecision, hostEventForDecision } from "./event-for-decision.js";
+import { planEvents, ROUTINE_EVENTS } from "./event-policy.js";
 import { RecentIds } from "./rate.js";
 
 const EnvSchema = CommonEnvSchema.extend({
@@ -32,12 +32,22 @@ const EnvSchema = CommonEnvSchema.extend({
   // creates must not double the host API's writes, so past this budget they are left out.
   HOST_EVENT_BURST: z.coerce.number({ error: "must be a number" }).int().positive("must be positive").default(25),
   HOST_EVENTS_PER_SECOND: z.coerce.number({ error: "must be a number" }).positive("must be positive").default(2),
+  // Routine Creates and Updates (see event-policy.ts): one counted series per TenantCluster and
+  // reason (the default), an Event each, or none. Skip, Delete and Fail are always Events.
+  ROUTINE_EVENTS: z
+    .enum(ROUTINE_EVENTS, { error: `must be one of ${ROUTINE_EVENTS.join(", ")}` })
+    .default("aggregated"),
+  // How often a routine series' Event is written at most; its count catches up on each write.
+  ROUTINE_EVENT_INTERVAL_SECONDS: z.coerce
+    .number({ error: "must be a number" })
+    .positive("must be positive")
+    .default(10),
 });
 
 const svc = await startService({ name: "recorder", envSchema: EnvSchema, consumers: ["recorder"] });
 const outcomes = new Counter({
   name: "tenantplane_recorder_events_total",
-  help: "Decisions turned into Events, by outcome (created, aggregated, duplicate) and whether the TenantCluster still existed.",
+  help: "Decisions turned into Events, by outcome (created, aggregated, series: counted in a routine series, unrecorded: routine with ROUTINE_EVENTS=none, duplicate) and whether the TenantCluster still existed.",
   labelNames: ["outcome", "tenant"],
   registers: [svc.metrics.registry],
 });
@@ -45,6 +55,11 @@ const hostEvents = new Counter({
   name: "tenantplane_recorder_host_events_total",
   help: "Events written on the host object a Decision created or updated, by outcome (created, aggregated, failed, over_budget: left out past HOST_EVENTS_PER_SECOND).",
   labelNames: ["outcome"],
+  registers: [svc.metrics.registry],
+});
+const routineWriteFailures = new Counter({
+  name: "tenantplane_recorder_routine_series_write_failures_total",
+  help: "Failed writes of routine series Events (ROUTINE_EVENTS=aggregated); each is retried with its Decisions kept in the count.",
   registers: [svc.metrics.registry],
 });
 const api = new JsonClient(svc.kc, { userAgent: svc.userAgent });
@@ -55,6 +70,14 @@ const decisionEvents = new AggregatedEvents(jsonEventSink(api), {
   burst: svc.env.EVENT_BURST,
   perSecond: svc.env.EVENTS_PER_SECOND,
   maxInFlight: svc.env.EVENT_WRITES_IN_FLIGHT,
+  seriesIntervalMs: svc.env.ROUTINE_EVENT_INTERVAL_SECONDS * 1000,
+  onSeriesError: (err, event) => {
+    routineWriteFailures.inc();
+    svc.logger.info(
+      { err: describeError(err), reason: event.reason, regarding: event.regarding.name },
+      "routine series Event not written yet; retrying",
+    );
+  },
 });
 const recorded = new RecentIds(svc.env.DEDUPE_IDS);
 const hostEventBudget = new TokenBucket(svc.env.HOST_EVENT_BURST, svc.env.HOST_EVENTS_PER_SECOND);
@@ -99,13 +122,23 @@ async function record(decision: Decision): Promise<void> {
   // Without its TenantCluster (deleted while the recorder was behind) the Event still
   // names the tenant, in the events namespace: a Decision is never dropped silently.
   const regarding = { apiVersion: API_VERSION, kind: KIND_TENANT_CLUSTER, name: decision.tenant, uid };
-  let onHost = hostEventForDecision(decision);
+  const plan = planEvents(decision, regarding, { gone: uid === undefined, deleting }, svc.env.ROUTINE_EVENTS);
+  const tenantLabel = uid === undefined ? "gone" : "present";
+  // Counted in its routine series: written with the others of its reason within the interval
+  // (flushed on shutdown); the Decision itself stays in the stream and on its host object.
+  if (plan.tenant?.write !== "event") {
+    if (plan.tenant) decisionEvents.tally(plan.tenant.event);
+    recorded.add(decision.id);
+    outcomes.inc({ outcome: plan.tenant ? "series" : "unrecorded", tenant: tenantLabel });
+    return;
+  }
+  let onHost = plan.host;
   if (onHost && !hostEventBudget.take()) {
     hostEvents.inc({ outcome: "over_budget" });
     onHost = undefined;
   }
   const [onTenant, hostOutcome] = await Promise.allSettled([
-    decisionEvents.record(eventForDecision(decision, regarding, { gone: uid === undefined, deleting })),
+    decisionEvents.record(plan.tenant.event),
     onHost ? decisionEvents.record(onHost) : Promise.resolve(undefined),
   ]);
   // The Event on the host object is a convenience copy: its namespace may be terminating or the
@@ -131,7 +164,7 @@ async function record(decision: Decision): Promise<void> {
     });
   }
   recorded.add(decision.id);
-  outcomes.inc({ outcome: onTenant.value, tenant: uid === undefined ? "gone" : "present" });
+  outcomes.inc({ outcome: onTenant.value, tenant: tenantLabel });
 }
 
 // Keyed by id: Decisions are facts, not keys, so none supersedes another, a tenant's
@@ -152,4 +185,6 @@ const consuming = runConsumer({
   handle: (decision) => record(decision),
 });
 svc.onShutdown({ name: "consumer", run: () => consuming });
+// After the consumer drained: the routine series' last counts are written before exit.
+svc.onShutdown({ name: "routine events", run: () => decisionEvents.flush() });
 svc.onShutdown({ name: "watch", run: async () => tenants.stop() });
