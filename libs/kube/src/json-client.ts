@@ -103,6 +103,7 @@ export class JsonClient {
     }
     res.setEncoding("utf8");
     let buffer = "";
+    let slice = performance.now();
     try {
       for await (const chunk of res as AsyncIterable<string>) {
         buffer += chunk;
@@ -111,6 +112,13 @@ export class JsonClient {
           const line = buffer.slice(0, nl).trim();
           buffer = buffer.slice(nl + 1);
           if (line !== "") yield JSON.parse(line);
+          // A backlog of large events (a tenant writing megabytes) is parsed and handled in
+          // microtasks only: hand the event loop back every 10 ms, or timers and other sockets
+          // (lease renewals, other tenants) wait for the whole backlog.
+          if (performance.now() - slice > STREAM_SLICE_MS) {
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            slice = performance.now();
+          }
         }
       }
     } catch (err) {
@@ -169,6 +177,9 @@ export class JsonClient {
     return tlsAgent(tlsOf(options), pool);
   }
 }
+
+/** Longest run of watch events handled before the event loop is served. */
+const STREAM_SLICE_MS = 10;
 
 class TimeoutError extends Error {
   readonly code = "ETIMEDOUT";
