@@ -1,3 +1,4 @@
+import { PROFILE_VOLUME_TYPES } from "@tenantplane/api";
 import { isJsonObject } from "./json.js";
 import { tenantText } from "./violation.js";
 
@@ -155,29 +156,7 @@ export const POD_REFERENCES: readonly PodReference[] = [
   credentials("azureFile.secretName"),
   // Volume types the node mounts or runs from what the tenant names (servers, disk ids,
   // repositories, images): each only when the profile names the type.
-  ...[
-    "awsElasticBlockStore",
-    "azureDisk",
-    "azureFile",
-    "cephfs",
-    "cinder",
-    "fc",
-    "flexVolume",
-    "flocker",
-    "gcePersistentDisk",
-    "gitRepo",
-    "glusterfs",
-    "image",
-    "iscsi",
-    "nfs",
-    "photonPersistentDisk",
-    "portworxVolume",
-    "quobyte",
-    "rbd",
-    "scaleIO",
-    "storageos",
-    "vsphereVolume",
-  ].map(storage),
+  ...PROFILE_VOLUME_TYPES.map(storage),
   {
     path: "volumes[].hostPath",
     rule: { action: "host", rule: "none: tenant Pods never get host access (check-pod.ts)" },
