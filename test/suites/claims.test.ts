@@ -25,6 +25,7 @@ import {
   type HostCluster,
   type NatsServer,
   type TenantApiServer,
+  waitForSynced,
 } from "../harness/index.js";
 
 // Claims only get what the profile gives: tenant claims are created through the tenant's API
@@ -188,15 +189,7 @@ beforeAll(async () => {
   });
   await setLoadBalancerIngress(host.kubeConfig, HOST_NS, "k3s", ADDRESS);
   tenantApi = await startTenantStandIn(host.kubeConfig, TENANT, ADDRESS);
-  await waitFor(
-    async () => {
-      const tc = await hostObjects.get<Obj>("tenantplane.io/v1alpha1", "TenantCluster", TENANT);
-      const conditions = (tc?.["status"] as { conditions?: { type: string; status: string }[] } | undefined)
-        ?.conditions;
-      return conditions?.some((c) => c.type === "Synced" && c.status === "True") || undefined;
-    },
-    { timeoutMs: 400_000, intervalMs: 500, description: `${TENANT} Synced=True` },
-  );
+  await waitForSynced(host.kubeConfig, TENANT, 400_000);
   const kubeconfig = await runTenantplane(["kubeconfig", TENANT, "--external"], {
     HOME: workDir,
     KUBECONFIG: host.kubeconfigPath,
