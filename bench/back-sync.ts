@@ -26,6 +26,7 @@ import {
   type TenantApiServer,
 } from "../test/harness/index.js";
 import { histogramQuantile, ms, pct, pool } from "./stats.js";
+import { createLogger } from "@tenantplane/runtime";
 
 const T = Number(process.env.TENANTS ?? 10);
 const P = Number(process.env.PODS ?? 100);
@@ -111,7 +112,7 @@ try {
       apiVersion: "v1",
       kind: "Pod",
       labelSelector: "app.kubernetes.io/managed-by=tenantplane,tenantplane.io/kind=Pod",
-      logger: silentLogger(),
+      logger: createLogger("bench", "silent"),
       onEvent: (e) => {
         const now = performance.now();
         const key = `${e.object.metadata.annotations?.["tenantplane.io/virtual-namespace"]}/${e.object.metadata.annotations?.["tenantplane.io/virtual-name"]}@${e.object.metadata.labels?.["tenantplane.io/tenant"]}`;
@@ -127,7 +128,7 @@ try {
         path: resourcePath("v1", "pods", NS),
         apiVersion: "v1",
         kind: "Pod",
-        logger: silentLogger(),
+        logger: createLogger("bench", "silent"),
         onEvent: (e) => {
           const key = `${NS}/${e.object.metadata.name}@${t.name}`;
           if (ready(e.object) && !tenantReady.has(key)) tenantReady.set(key, performance.now());
@@ -199,10 +200,4 @@ try {
 function ready(pod: RawObject): boolean {
   const conditions = (pod["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions;
   return conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-}
-
-function silentLogger() {
-  const noop = () => undefined;
-  const logger = { debug: noop, info: noop, warn: noop, error: noop, fatal: noop, trace: noop, child: () => logger };
-  return logger as unknown as Parameters<typeof startListWatch>[0]["logger"];
 }

@@ -31,6 +31,8 @@ import {
   type TenantApiServer,
 } from "../test/harness/index.js";
 import { ms, pct, pool } from "./stats.js";
+import { procStatusMib } from "./proc-status.js";
+import { createLogger } from "@tenantplane/runtime";
 
 const BIG_MIB = Number(process.env.BIG_MIB ?? 1024);
 const SAMPLES = Number(process.env.SAMPLES ?? 200);
@@ -123,7 +125,7 @@ try {
     namespace: `tp-${BIG.name}`,
     labelSelector: "tenantplane.io/kind=ConfigMap",
   });
-  const peak = peakRssMib(worker.process.pid);
+  const peak = procStatusMib(worker.process.pid, "VmHWM");
   const restarts = watchdog.stop();
 
   const baseP99 = pct(base, 99);
@@ -201,7 +203,7 @@ function hostWatch(namespace: string): ListWatch {
     apiVersion: "v1",
     kind: "ConfigMap",
     labelSelector: "tenantplane.io/kind",
-    logger: silentLogger(),
+    logger: createLogger("bench", "silent"),
     onEvent: (e) => {
       const key = `${namespace}/${e.object.metadata.name}`;
       if (e.type === "add" && !seen.has(key)) seen.set(key, performance.now());
@@ -252,17 +254,4 @@ function watchWorker(w: RunningService): { stop(): number } {
       return exits;
     },
   };
-}
-
-function peakRssMib(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith("VmHWM:"));
-  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
-}
-
-function silentLogger() {
-  const noop = () => undefined;
-  const logger = { debug: noop, info: noop, warn: noop, error: noop, fatal: noop, trace: noop, child: () => logger };
-  return logger as unknown as Parameters<typeof startListWatch>[0]["logger"];
 }

@@ -14,7 +14,6 @@
 //  4. peak resident memory (VmHWM) of the provisioner and the isolation service.
 //
 //   npm run build && npm run bench:scale            (TENANTS=20 npm run bench:scale for a quick run)
-import { readFileSync } from "node:fs";
 import { crdManifests } from "@tenantplane/api";
 import { JsonClient } from "@tenantplane/kube";
 import {
@@ -32,6 +31,7 @@ import {
 import { byAgent, byRequest } from "./audit-summary.js";
 import { cpuBetween, cpuSnapshot, formatCpu, formatMachine, formatSettled, machineTicks, settle } from "./cpu-usage.js";
 import { pct, pool } from "./stats.js";
+import { procStatusMib } from "./proc-status.js";
 
 const TENANTS = Number(process.env.TENANTS ?? 100);
 const RAW_CONCURRENCY = 10;
@@ -501,13 +501,6 @@ function tenantIndexes(): number[] {
 
 function rss(name: "provisioner" | "isolation"): number {
   return procStatusMib(services[name]!.process.pid, "VmRSS");
-}
-
-function procStatusMib(pid: number, field: "VmHWM" | "VmRSS"): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith(`${field}:`));
-  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
 }
 
 // How many tenants had all their objects after 1 s, 2 s, ...: shows whether the burst is one

@@ -5,7 +5,6 @@
 //
 //   npm run build && npm run bench:ready            (RUNS=7 npm run bench:ready for more samples)
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import {
   AppsV1Api,
   CoreV1Api,
@@ -25,6 +24,7 @@ import {
   waitFor,
   type TenantApiServer,
 } from "../test/harness/index.js";
+import { procStatusMib } from "./proc-status.js";
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const command = "npm run build && npm run bench:ready";
@@ -151,16 +151,9 @@ async function tenantToReady(name: string, address: string): Promise<{ total: nu
 async function idleMemory(procs: { name: string; pid: number }[]) {
   const bare = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
   await new Promise((r) => setTimeout(r, 2000));
-  const baselineMib = rssMib(bare.pid!);
+  const baselineMib = procStatusMib(bare.pid!, "VmRSS");
   bare.kill();
-  return { baselineMib, services: procs.map((p) => ({ name: p.name, mib: rssMib(p.pid) })) };
-}
-
-function rssMib(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith("VmRSS:"));
-  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
+  return { baselineMib, services: procs.map((p) => ({ name: p.name, mib: procStatusMib(p.pid, "VmRSS") })) };
 }
 
 function median(values: number[]): number {

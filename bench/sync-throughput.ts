@@ -53,6 +53,8 @@ import { byAgent } from "./audit-summary.js";
 import { formatSelfTimes, selfTimes, type CpuProfile } from "./cpu-profile.js";
 import { cpuBetween, cpuOf, cpuSnapshot, formatCpu, type CpuSnapshot } from "./cpu-usage.js";
 import { ms, pct, pool } from "./stats.js";
+import { procStatusMib } from "./proc-status.js";
+import { createLogger } from "@tenantplane/runtime";
 
 // Declared before the top-level run below: classes are not hoisted.
 /**
@@ -179,7 +181,7 @@ try {
   // A worker with no tenants yet: the memory every figure below is measured from.
   const idle = await startWorker();
   await new Promise((r) => setTimeout(r, 5_000));
-  const idleRss = rssMib(idle.process.pid);
+  const idleRss = procStatusMib(idle.process.pid, "VmRSS");
   const idleHeap = await heapMib(idle);
   await idle.stop();
   workers.length = 0;
@@ -263,7 +265,7 @@ try {
   // counted until it has been idle for a while, so each run counts all of them.
   const recorderEvents = await recorderEventWrites(syncFrom);
   await settle();
-  const rss1 = { objects: total, mib: rssMib(one.process.pid), heap: await heapMib(one) };
+  const rss1 = { objects: total, mib: procStatusMib(one.process.pid, "VmRSS"), heap: await heapMib(one) };
 
   // Latency with one worker, then with three.
   const lat1 = await latency(clients, "l1");
@@ -331,7 +333,7 @@ try {
     },
   );
   await settle();
-  const rss2 = { objects: grownTotal, mib: rssMib(grown.process.pid), heap: await heapMib(grown) };
+  const rss2 = { objects: grownTotal, mib: procStatusMib(grown.process.pid, "VmRSS"), heap: await heapMib(grown) };
   // V8's heap in use is the steadier signal: RSS keeps whatever the heap once grew to.
   const perObjectKiB = ((rss2.heap - rss1.heap) / (rss2.objects - rss1.objects)) * 1024;
   const perTenantMiB = (rss1.heap - idleHeap - (perObjectKiB / 1024) * rss1.objects) / T;
@@ -698,7 +700,7 @@ function hostWatch(kind: string): ListWatch {
     apiVersion: "v1",
     kind,
     labelSelector: "tenantplane.io/kind",
-    logger: silentLogger(),
+    logger: createLogger("bench", "silent"),
     onEvent: (e) => {
       const key = `${e.object.metadata.namespace}/${kind}/${e.object.metadata.name}`;
       if (e.type === "add" && !seen.has(key)) seen.set(key, performance.now());
@@ -841,22 +843,9 @@ async function heapMib(w: RunningService): Promise<number> {
 async function bareNodeRss(): Promise<number> {
   const bare = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
   await new Promise((r) => setTimeout(r, 2000));
-  const mib = rssMib(bare.pid!);
+  const mib = procStatusMib(bare.pid!, "VmRSS");
   bare.kill();
   return mib;
-}
-
-function rssMib(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith("VmRSS:"));
-  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
-}
-
-function silentLogger() {
-  const noop = () => undefined;
-  const logger = { debug: noop, info: noop, warn: noop, error: noop, fatal: noop, trace: noop, child: () => logger };
-  return logger as unknown as Parameters<typeof startListWatch>[0]["logger"];
 }
 
 async function buildTools(): Promise<string> {
