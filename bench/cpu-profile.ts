@@ -1,9 +1,13 @@
 // Where a process's CPU went, from a V8 CPU profile (the `.cpuprofile` JSON that --cpu-prof and
-// the inspector's Profiler.stop produce): self time per function, the busiest first.
+// the inspector's Profiler.stop produce): self and inclusive time per function, the busiest first.
 
 /** The parts of a V8 CPU profile this reads. */
 export interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  nodes: {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    children?: number[];
+  }[];
   startTime: number;
   endTime: number;
   samples?: number[];
@@ -11,7 +15,7 @@ export interface CpuProfile {
   timeDeltas?: number[];
 }
 
-/** One function's self time: where it is defined, milliseconds, share of the busy (non-idle) time. */
+/** One function's time: where it is defined, milliseconds, share of the busy (non-idle) time. */
 export interface SelfTime {
   name: string;
   where: string;
@@ -19,29 +23,62 @@ export interface SelfTime {
   share: number;
 }
 
+type Frame = CpuProfile["nodes"][number]["callFrame"];
+
 /**
  * Self time per function over the whole profile, the `top` busiest first, and the busy total
  * (idle samples left out). A sample's time is the gap to the next sample (as Chrome's DevTools
  * counts it); functions of one name defined at one place are summed over their call sites.
  */
 export function selfTimes(profile: CpuProfile, top = 10): { busyMs: number; rows: SelfTime[] } {
+  return tally(profile, top, (stack) => stack.slice(0, 1));
+}
+
+/**
+ * Inclusive time per function: a busy sample counts once for every distinct function on its
+ * stack, so a caller carries the cost of what it calls (self time alone hides a hot caller whose
+ * work is spread over many small callees).
+ */
+export function totalTimes(profile: CpuProfile, top = 10): { busyMs: number; rows: SelfTime[] } {
+  return tally(profile, top, (stack) => stack.filter((f) => f.functionName !== "(root)" && (f.url || f.functionName)));
+}
+
+/** Sums each busy sample's time over the frames `pick` chooses from its stack (leaf first). */
+function tally(
+  profile: CpuProfile,
+  top: number,
+  pick: (stack: Frame[]) => Frame[],
+): { busyMs: number; rows: SelfTime[] } {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];
   const perKey = new Map<string, SelfTime>();
   let busyUs = 0;
   for (const [i, id] of samples.entries()) {
-    const frame = byId.get(id)?.callFrame;
-    if (!frame || frame.functionName === "(idle)") continue;
+    const leaf = byId.get(id)?.callFrame;
+    if (!leaf || leaf.functionName === "(idle)") continue;
     // The last sample runs until the profile's end.
     const us = i + 1 < deltas.length ? deltas[i + 1]! : Math.max(0, profile.endTime - sampleTime(profile, i));
     busyUs += us;
-    const where = frame.url ? `${shortUrl(frame.url)}:${frame.lineNumber + 1}` : "";
-    const name = frame.functionName || "(anonymous)";
-    const key = `${name}\u0000${where}`;
-    const row = perKey.get(key) ?? { name, where, ms: 0, share: 0 };
-    row.ms += us / 1000;
-    perKey.set(key, row);
+    const stack: Frame[] = [];
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)?.callFrame;
+      if (frame) stack.push(frame);
+    }
+    const counted = new Set<string>();
+    for (const frame of pick(stack)) {
+      const where = frame.url ? `${shortUrl(frame.url)}:${frame.lineNumber + 1}` : "";
+      const name = frame.functionName || "(anonymous)";
+      const key = `${name}\u0000${where}`;
+      // A recursive function is on the stack more than once but spent the time once.
+      if (counted.has(key)) continue;
+      counted.add(key);
+      const row = perKey.get(key) ?? { name, where, ms: 0, share: 0 };
+      row.ms += us / 1000;
+      perKey.set(key, row);
+    }
   }
   const busyMs = busyUs / 1000;
   const rows = [...perKey.values()]

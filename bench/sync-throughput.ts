@@ -19,8 +19,6 @@
 //                                                   stand-ins on 127.0.0.ADDRESS_BASE+i, 180 by default;
 //                                                   ROUTINE_EVENTS=each|none sets the recorder's policy)
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -50,7 +48,8 @@ import {
   type TenantApiServer,
 } from "../test/harness/index.js";
 import { byAgent } from "./audit-summary.js";
-import { formatSelfTimes, selfTimes, type CpuProfile } from "./cpu-profile.js";
+import { formatSelfTimes, selfTimes } from "./cpu-profile.js";
+import { ProfileWindows } from "./worker-profile.js";
 import { cpuBetween, cpuOf, cpuSnapshot, formatCpu, type CpuSnapshot } from "./cpu-usage.js";
 import { ms, pct, pool } from "./stats.js";
 import { procStatusMib } from "./proc-status.js";
@@ -134,11 +133,12 @@ const watches: ListWatch[] = [];
 /** When each host object (`namespace/kind/name`) was first seen by the benchmark's own host watches. */
 const seen = new Map<string, number>();
 let rawCpuSeconds = 0;
-// Each worker can profile itself on SIGUSR2 (see bench/cpu-profiler.mjs); only the throughput
-// run's worker is asked to.
-const profileDir = mkdtempSync(join(tmpdir(), "bench-sync-profile-"));
-const profiler = fileURLToPath(new URL("./cpu-profiler.mjs", import.meta.url));
+// Each worker can profile itself (bench/worker-profile.ts); only the throughput run's worker is asked to.
+const profiles = new ProfileWindows();
+const profileEnvs: { NODE_OPTIONS: string; CPU_PROFILE_PATH: string }[] = [];
 const startWorker = async () => {
+  const profileEnv = profiles.env(process.env.WORKER_NODE_OPTIONS);
+  profileEnvs.push(profileEnv);
   const w = await fleet.start("sync-worker", {
     RESYNC_INTERVAL_SECONDS: String(RESYNC_SECONDS),
     SYNC_CONCURRENCY: String(CONCURRENCY),
@@ -151,9 +151,7 @@ const startWorker = async () => {
     HOST_BURST: "1000",
     TENANT_WRITE_QPS: "500",
     TENANT_WRITE_BURST: "500",
-    // Node refuses --cpu-prof in NODE_OPTIONS: the preload profiles from inside the worker.
-    NODE_OPTIONS: `--import ${profiler}${process.env.WORKER_NODE_OPTIONS ? ` ${process.env.WORKER_NODE_OPTIONS}` : ""}`,
-    CPU_PROFILE_PATH: join(profileDir, `worker-${workers.length}.cpuprofile`),
+    ...profileEnv,
   });
   workers.push(w);
   return w;
@@ -219,8 +217,7 @@ try {
   const rawSeconds = raw.seconds;
   const bareRss = await bareNodeRss();
   const one = await startWorker();
-  const profilePath = join(profileDir, "worker-0.cpuprofile");
-  process.kill(one.process.pid, "SIGUSR2");
+  profiles.start(one.process.pid);
   const cpuBefore = await counter(one, "tenantplane_process_cpu_seconds_total", "");
   const syncCpuFrom = cpuSnapshot();
   const syncFrom = Date.now();
@@ -242,25 +239,14 @@ try {
     description: `${total} host copies`,
   });
   const syncWindow = window(syncFrom, syncCpuFrom);
-  process.kill(one.process.pid, "SIGUSR2");
+  const profiled = profiles.stop(one.process.pid, profileEnvs[0]!);
   const copyTimes = copyKeys.map((k) => seen.get(k)!);
   const syncSeconds = (Math.max(...copyTimes) - syncStart) / 1000;
   const firstCreate = (Math.min(...copyTimes) - syncStart) / 1000;
   const syncCpu = (await counter(one, "tenantplane_process_cpu_seconds_total", "")) - cpuBefore;
   const created = await counter(one, "tenantplane_sync_objects_total", 'outcome="create"');
   const mismatches = await compareCopies();
-  const profile = selfTimes(
-    JSON.parse(
-      readFileSync(
-        await waitFor(() => existsSync(profilePath) && profilePath, {
-          timeoutMs: 60_000,
-          intervalMs: 200,
-          description: "the worker's CPU profile",
-        }),
-        "utf8",
-      ),
-    ) as CpuProfile,
-  );
+  const profile = selfTimes(await profiled);
   // The recorder explains the window's Decisions a little after them: its Event writes are
   // counted until it has been idle for a while, so each run counts all of them.
   const recorderEvents = await recorderEventWrites(syncFrom);
@@ -422,7 +408,7 @@ try {
   for (const s of standIns) await s.stop();
   await nats.stop();
   await host.stop();
-  rmSync(profileDir, { recursive: true, force: true });
+  profiles.remove();
 }
 
 /** What the host API served and who used the CPU from `fromMs` until now. */

@@ -12,7 +12,9 @@
 //              (targets: p50 <= 150 ms, p99 <= 500 ms);
 //   stages     where each tenant Pod's time goes: the tenant's controllers (Deployment apply ->
 //              Pod), sync (tenant Pod -> host copy), the host (copy -> copy Running) and
-//              back-sync (copy Running -> tenant Pod Running), and CPU per component in each run.
+//              back-sync (copy Running -> tenant Pod Running), and CPU per component in each run;
+//   profile    the sync worker's busiest functions in the tenant run, by self and by inclusive
+//              time (a V8 CPU profile taken inside the worker: bench/worker-profile.ts).
 //
 //   npm run build && npm run bench:workloads          (TENANTS=10 by default)
 import { readFileSync } from "node:fs";
@@ -42,8 +44,10 @@ import {
   waitForSynced,
   type TenantApiServer,
 } from "../test/harness/index.js";
+import { formatSelfTimes, selfTimes, totalTimes } from "./cpu-profile.js";
 import { cpuBetween, cpuSnapshot, formatCpu } from "./cpu-usage.js";
 import { ms, pct, pool } from "./stats.js";
+import { ProfileWindows } from "./worker-profile.js";
 
 const T = Number(process.env.TENANTS ?? 10);
 const ADDRESS_BASE = Number(process.env.ADDRESS_BASE ?? 190);
@@ -103,12 +107,14 @@ const fleet = new ServiceFleet({
 });
 const standIns: TenantApiServer[] = [];
 const watches: ListWatch[] = [];
+const profiles = new ProfileWindows();
+const workerProfile = profiles.env();
 const logger = createLogger("bench-workloads", (process.env.BENCH_LOG_LEVEL ?? "silent") as "silent");
 
 try {
-  await Promise.all(
+  const [, , , , worker] = await Promise.all(
     (["watcher", "provisioner", "isolation", "recorder", "sync-worker"] as const).map((n) =>
-      fleet.start(n, n === "sync-worker" ? { PARTITIONS: "32", LEASE_TTL_SECONDS: "3" } : {}),
+      fleet.start(n, n === "sync-worker" ? { PARTITIONS: "32", LEASE_TTL_SECONDS: "3", ...workerProfile } : {}),
     ),
   );
   await pool(
@@ -162,11 +168,13 @@ try {
     hostNamespaces.map((ns) => ({ api: hostObjects, namespace: ns })),
   );
   const tenantCpu = cpuSnapshot();
+  profiles.start(worker!.process.pid);
   const tenantWall = await runApps(
     "tenant",
     tenantObjects.map((api) => ({ api, namespace: NS })),
   );
   const endCpu = cpuSnapshot();
+  const profile = await profiles.stop(worker!.process.pid, workerProfile);
 
   const perWorkload = (side: Side) =>
     tenants.flatMap((_, i) =>
@@ -201,6 +209,11 @@ try {
   console.log(row("back-sync: copy Running -> tenant Pod Running", stageTimes("copyRunning", "running")));
   console.log(`CPU during the host run: ${formatCpu(cpuBetween(hostCpu, tenantCpu))}`);
   console.log(`CPU during the tenant run: ${formatCpu(cpuBetween(tenantCpu, endCpu))}`);
+  const self = selfTimes(profile, 12);
+  console.log(`\nsync worker CPU profile of the tenant run (${(self.busyMs / 1000).toFixed(2)}s busy), by self time:`);
+  for (const line of formatSelfTimes(self)) console.log(line);
+  console.log("  by inclusive time:");
+  for (const line of formatSelfTimes(totalTimes(profile, 25))) console.log(line);
   console.log(`reproduce: ${command}`);
 } finally {
   for (const w of watches) w.stop();
@@ -208,6 +221,7 @@ try {
   for (const s of standIns) await s.stop();
   await nats.stop();
   await host.stop();
+  profiles.remove();
 }
 
 /** Creates a namespace and waits for its default ServiceAccount, which the Pods of a Deployment need. */
