@@ -35,3 +35,14 @@ export const MAX_TENANT_NAME_LENGTH = 60;
 export const ANNOTATION_TENANT_UID = "tenantplane.io/tenant-uid";
 /** Reason of a condition saying a name tenantplane needs is held by an object it did not create. */
 export const REASON_NAME_HELD_BY_FOREIGN_OBJECT = "NameHeldByForeignObject";
+/** Condition owned by the isolation service: the host nodes of a Dedicated tenant are reserved (tainted) for it. */
+export const CONDITION_NODES_RESERVED = "NodesReserved";
+
+/**
+ * Key of the taint the isolation service puts on the host nodes reserved for a Dedicated tenant
+ * (`tenantplane.io/dedicated=<tenant>:NoSchedule`); the chart's admission policy refuses a Pod
+ * outside `tp-<tenant>` that tolerates it.
+ */
+export const TAINT_KEY_DEDICATED = "tenantplane.io/dedicated";
+/** Effect of the dedicated-node taint: nothing new is scheduled there; Pods already running stay. */
+export const TAINT_EFFECT_DEDICATED = "NoSchedule";

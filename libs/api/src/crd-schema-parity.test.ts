@@ -12,6 +12,7 @@ import {
   QUOTA_WHOLE_MESSAGE,
 } from "./isolation-profile.js";
 import { SyncPolicySchema } from "./sync-policy.js";
+import { DEDICATED_SELECTOR_MESSAGE, NODE_SELECTOR_KEY_MESSAGE } from "./isolation-mode.js";
 import {
   ANNOTATION_KEY_MESSAGE,
   IMAGE_REFERENCE_MESSAGE,
@@ -200,6 +201,8 @@ describe("CEL admission rules", () => {
     expect(tc.get(`${cp}.resources.limits.memory`)).toEqual([LIMIT_ZERO_MESSAGE]);
     expect(tc.get(`${cp}.resources`)).toEqual([requestAboveLimitMessage("cpu"), requestAboveLimitMessage("memory")]);
     expect(tc.get(`${cp}.expose.loadBalancer.annotations`)).toEqual([ANNOTATION_KEY_MESSAGE]);
+    expect(tc.get(".spec.isolation")).toEqual([`spec.isolation.dedicated.nodeSelector ${DEDICATED_SELECTOR_MESSAGE}`]);
+    expect(tc.get(".spec.isolation.dedicated.nodeSelector")).toEqual([NODE_SELECTOR_KEY_MESSAGE]);
 
     const ip = celRules(crdSchema("IsolationProfile"), "", new Map());
     const lr = ".spec.limitRange";

@@ -4,6 +4,7 @@ export * from "./canonical-json.js";
 export * from "./validation-error.js";
 export * from "./object-meta.js";
 export * from "./condition.js";
+export * from "./isolation-mode.js";
 export * from "./tenant-cluster.js";
 export * from "./isolation-profile.js";
 export * from "./sync-policy.js";

@@ -229,11 +229,13 @@ const ObjectNameSchema = z
   .max(253)
   .regex(new RegExp(OBJECT_NAME_PATTERN), { error: "must be an object name like high-priority or gvisor" });
 const LABEL_VALUE_PATTERN = "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
-const LabelValueSchema = z
+/** A label value: at most 63 characters, alphanumerics, '-', '_' or '.', or empty. */
+export const LabelValueSchema = z
   .string()
   .max(63)
   .regex(new RegExp(LABEL_VALUE_PATTERN), { error: "must be a label value: alphanumerics, '-', '_' or '.'" });
-const QUALIFIED_NAME =
+/** A label key: an optional DNS subdomain prefix and '/', then a name of at most 63 characters. */
+export const LABEL_KEY =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 /** The taint effects a toleration can name. */
@@ -388,7 +390,7 @@ export const WorkloadRulesSchema = z.object({
   ),
   nodeSelector: z
     .record(z.string(), LabelValueSchema)
-    .refine((map) => Object.keys(map).every((key) => QUALIFIED_NAME.test(key)), {
+    .refine((map) => Object.keys(map).every((key) => LABEL_KEY.test(key)), {
       error: "keys must be label keys like node-role.example.com/tenants",
     })
     .refine((map) => Object.keys(map).length <= 16, { error: "at most 16 keys" })

@@ -2,6 +2,7 @@ import * as z from "zod";
 import { API_VERSION, KIND_TENANT_CLUSTER, MAX_TENANT_NAME_LENGTH, TENANT_PHASES } from "./constants.js";
 import { ConditionSchema } from "./condition.js";
 import { ObjectMetaSchema } from "./object-meta.js";
+import { IsolationSpecSchema, IsolationStatusSchema } from "./isolation-mode.js";
 import { DNS_SUBDOMAIN, IMAGE_REFERENCE, isQualifiedName } from "./internal/names.js";
 import { compareQuantities, QuantitySchema } from "./quantity.js";
 import { describeSubject, parseOrThrow } from "./validation-error.js";
@@ -136,6 +137,7 @@ export const TenantClusterSpecSchema = z.object({
   isolationProfileRef: ObjectNameRefSchema.optional(),
   syncPolicyRef: ObjectNameRefSchema.optional(),
   controlPlane: ControlPlaneSpecSchema.prefault({}),
+  isolation: IsolationSpecSchema.optional(),
 });
 export type TenantClusterSpec = z.output<typeof TenantClusterSpecSchema>;
 
@@ -183,6 +185,7 @@ export const TenantClusterStatusSchema = z.object({
   kubeconfigExpiresAt: z.iso.datetime({ offset: true }).optional(),
   observedGeneration: z.int().min(0).optional(),
   sync: SyncStatusSchema.optional(),
+  isolation: IsolationStatusSchema.optional(),
 });
 export type TenantClusterStatus = z.output<typeof TenantClusterStatusSchema>;
 
