@@ -10,7 +10,12 @@ import {
 import { parseTenantCluster, TenantClusterStatusSchema } from "./tenant-cluster.js";
 import { ValidationError } from "./validation-error.js";
 
-const tenant = (spec: unknown) => ({ apiVersion: API_VERSION, kind: "TenantCluster", metadata: { name: "team-a" }, spec });
+const tenant = (spec: unknown) => ({
+  apiVersion: API_VERSION,
+  kind: "TenantCluster",
+  metadata: { name: "team-a" },
+  spec,
+});
 
 function issuesOf(spec: unknown): string[] {
   try {
@@ -56,9 +61,7 @@ describe("spec.isolation", () => {
   });
 
   it("refuses mode Private (not available yet) and bad selector keys and values", () => {
-    expect(issuesOf({ isolation: { mode: "Private" } })).toEqual([
-      expect.stringMatching(/^spec\.isolation\.mode: /),
-    ]);
+    expect(issuesOf({ isolation: { mode: "Private" } })).toEqual([expect.stringMatching(/^spec\.isolation\.mode: /)]);
     expect(
       issuesOf({ isolation: { mode: "Dedicated", dedicated: { nodeSelector: { "no spaces": "x y" } } } }).sort(),
     ).toEqual([

@@ -134,5 +134,10 @@ export function dedicatedToleration(tenant: string): {
   value: string;
   effect: typeof TAINT_EFFECT_DEDICATED;
 } {
-  return { key: TAINT_KEY_DEDICATED, operator: "Equal", value: dedicatedTaintValue(tenant), effect: TAINT_EFFECT_DEDICATED };
+  return {
+    key: TAINT_KEY_DEDICATED,
+    operator: "Equal",
+    value: dedicatedTaintValue(tenant),
+    effect: TAINT_EFFECT_DEDICATED,
+  };
 }

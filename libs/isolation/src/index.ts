@@ -7,3 +7,4 @@ export * from "./compile.js";
 export * from "./ownership.js";
 export * from "./profile-choice.js";
 export * from "./control-plane-share.js";
+export * from "./node-reservation.js";

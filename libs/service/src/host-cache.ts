@@ -22,7 +22,8 @@ export type HostKind =
   | "ResourceQuota"
   | "LimitRange"
   | "RoleBinding"
-  | "ControlPlanePod";
+  | "ControlPlanePod"
+  | "Node";
 
 // Host objects tenantplane made for a tenant itself, not the copies the sync worker makes of
 // tenant objects (those carry the virtual namespace): memory grows with tenants, not with
@@ -69,6 +70,8 @@ const HOST_KINDS: Record<HostKind, CachedKind> = {
     resource: { resource: "pods", namespaced: true },
     labelSelector: `${OWN_OBJECTS},${LABEL_CONTROL_PLANE}=true`,
   },
+  // Every host node: the isolation service reserves nodes for Dedicated tenants by their labels.
+  Node: { apiVersion: "v1", kind: "Node", resource: { resource: "nodes", namespaced: false } },
 };
 
 /** How the cache holds each of `kinds`: tenantplane's own objects only, every TenantCluster and IsolationProfile. */
