@@ -4,6 +4,7 @@ import {
   type PodSecurityLevel,
   type Toleration,
 } from "@tenantplane/api";
+import type { Placement } from "./placement.js";
 
 /** Which Service types other than ClusterIP a tenant may have on the host. */
 export interface ServiceTypeRules {
@@ -86,6 +87,18 @@ export interface HostRules {
   serviceQuota: { nodePorts?: number; loadBalancers?: number };
   /** The host cluster's DNS domain: ExternalName targets inside it are confined to the tenant's own host namespace. */
   clusterDomain: string;
+  /**
+   * Where the tenant's host Pods run (TenantCluster spec.isolation); absent: Shared. In
+   * Dedicated a Pod also gets the dedicated node selector and the toleration of its tenant's
+   * dedicated-node taint (see {@link Placement}).
+   */
+  placement?: Placement | undefined;
+}
+
+/** `rules` with Pods placed as `placement` says (Shared leaves the field out, as the profile compiles). */
+export function withPlacement(rules: HostRules, placement: Placement): HostRules {
+  const { placement: _previous, ...rest } = rules;
+  return placement.mode === "Shared" ? rest : { ...rest, placement };
 }
 
 /** The host cluster DNS domain assumed when none is configured. */

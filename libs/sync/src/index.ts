@@ -14,3 +14,4 @@ export * from "./service-dns.js";
 export * from "./pod-network.js";
 export * from "./predicted-hosts.js";
 export * from "./default-storage-class.js";
+export * from "./placement.js";

@@ -12,7 +12,8 @@ import {
 } from "@tenantplane/mapping";
 import type { ObjectRef, PlannedDecision } from "@tenantplane/messaging";
 import { hostRulesReason } from "./check-host-rules.js";
-import { defaultHostRules, type HostRules } from "./host-rules.js";
+import { defaultHostRules, type HostRules, withPlacement } from "./host-rules.js";
+import { ANNOTATION_PLACEMENT, parsePlacement, samePlacement, SHARED_PLACEMENT } from "./placement.js";
 import { isJsonObject, type JsonObject } from "./internal/json.js";
 import { boundedReason, describeViolations } from "./internal/violation.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
@@ -255,6 +256,8 @@ class Pass {
   private readonly memo: PlanMemo | undefined;
   private readonly podEnvironment: PodEnvironment | "unknown";
   private readonly hosts = new Map<string, HostEntry>();
+  /** The rules with each other placement a host Pod copy was found in, by its annotation's text. */
+  private readonly placementRules = new Map<string, HostRules>();
   /** Tenant Pods (`<namespace>/<name>`) with a host Pod: at their host name, or a copy naming them. */
   private readonly podsWithCopy = new Set<string>();
   /** Host keys owned by a source in this pass (synced, or kept while its source is malformed). */
@@ -327,7 +330,13 @@ class Pass {
       this.ignore(target, source.ignoredReason);
       return;
     }
-    const work = this.memo === undefined ? this.work(value) : this.memo.source(value, () => this.work(value));
+    const kept = kind === "Pod" ? this.copyPlacement(target) : undefined;
+    const work =
+      kept !== undefined
+        ? this.work(value, kept.rules)
+        : this.memo === undefined
+          ? this.work(value)
+          : this.memo.source(value, () => this.work(value));
     switch (work.type) {
       case "malformed":
         // Keep the existing host copy while its source cannot be read: deleting it would
@@ -365,6 +374,7 @@ class Pass {
         }
         let note = this.unsyncedReferences(translation.references);
         if (translation.rewrites.length > 0) note += `; ${translation.rewrites.join("; ")}`;
+        if (kept !== undefined) note += `; ${kept.note}`;
         this.reconcile(target, id, translation.object, note);
       }
     }
@@ -397,14 +407,37 @@ class Pass {
     return `Pod ${namespace}/${name} is bound to node ${node} but its host Pod is gone: lost on the host, so the tenant sees it Failed and it is not made again`;
   }
 
+  /**
+   * The rules a Pod whose host copy was made for another placement (the tenant's mode or
+   * dedicated node selector changed since) is planned with: that copy's own placement, since a
+   * scheduled Pod's node selector and tolerations cannot change. The copy keeps its nodes, and
+   * every other change still reaches it, until the migration driver evicts the tenant Pod and
+   * its replacement is made for the new placement. Undefined when the copy is placed as the
+   * rules say, absent, or its placement cannot be read.
+   */
+  private copyPlacement(target: PlannedTarget): { rules: HostRules; note: string } | undefined {
+    const host = this.hosts.get(hostKey("Pod", target.hostRef.name));
+    if (host === undefined || !isSyncCopy(host)) return undefined;
+    const text = host.annotations[ANNOTATION_PLACEMENT];
+    const placement = parsePlacement(text);
+    if (placement === undefined || samePlacement(placement, this.rules.placement ?? SHARED_PLACEMENT)) return undefined;
+    let rules = this.placementRules.get(text ?? "");
+    if (rules === undefined) this.placementRules.set(text ?? "", (rules = withPlacement(this.rules, placement)));
+    const where = placement.mode === "Shared" ? "the shared nodes" : `its dedicated nodes (${text ?? ""})`;
+    return {
+      rules,
+      note: `the host Pod stays on ${where} it was placed for: a scheduled Pod's placement cannot change, so it moves when the isolation migration evicts the tenant Pod`,
+    };
+  }
+
   /** The host-independent part of planning one tenant object: parse, rule checks, translation. */
-  private work(value: unknown): SourceWork {
+  private work(value: unknown, rules: HostRules = this.rules): SourceWork {
     const parsed = parseTenantObject(value);
     if (!parsed.ok) return { type: "malformed", problem: parsed.problem };
     const obj = parsed.object;
     const nativeReason = nativeObjectReason(obj);
     if (nativeReason !== undefined) return { type: "ignored", reason: nativeReason };
-    const refusal = hostRulesReason(obj, this.rules, this.tenant);
+    const refusal = hostRulesReason(obj, rules, this.tenant);
     if (refusal !== undefined) return { type: "refused", reason: refusal };
     if (obj.kind === "Pod" && this.podEnvironment === "unknown") return { type: "held" };
     try {
@@ -412,7 +445,7 @@ class Pass {
         type: "translated",
         translation: translate(obj, this.tenant, {
           hashKey: this.hashKey,
-          rules: this.rules,
+          rules,
           syncedKinds: [...this.kinds],
           ...(this.podEnvironment === "unknown" ? {} : { podEnvironment: this.podEnvironment }),
         }),

@@ -27,6 +27,7 @@ import { BackSync } from "./back-sync/back-sync.js";
 import { HostNodes } from "./back-sync/host-nodes.js";
 import type { BackSyncMetrics } from "./back-sync/metrics.js";
 import { FairQueue } from "./fair-queue.js";
+import { MigrationDriver } from "./migration-driver.js";
 import type { HostWriter } from "./host-writer.js";
 import type { SyncMetrics } from "./metrics.js";
 import { syncedCondition, syncStatusField } from "./sync-status.js";
@@ -103,6 +104,8 @@ interface Running {
   syncer: TenantSyncer;
   /** Host → tenant: status, binding, virtual nodes and volumes. */
   backSync: BackSync;
+  /** Moves the tenant's Pods when its isolation mode changes (migration-driver.ts). */
+  migration: MigrationDriver;
   identity: string;
   /** `namespace/name/key` of the kubeconfig the syncer runs with, and that kubeconfig's hash. */
   secretRef: string;
@@ -508,12 +511,23 @@ export class Supervisor {
       syncer.fullPass();
       backSync.fullPass();
     }, this.deps.settings.resyncMs);
-    this.running.set(tenant, { syncer, backSync, ...started, secretVersion, resync });
+    const migration = new MigrationDriver({
+      tenant,
+      tenantClient,
+      hostClient: this.deps.hostClient,
+      watches,
+      tenantCluster: () => this.tenants.get(undefined, tenant),
+      publish: (d) => this.deps.publish(d),
+      mayWrite: () => this.deps.owns(tenant) && this.deps.validForMs(tenant) > 0,
+      logger: logger.child({ part: "migration" }),
+    });
+    this.running.set(tenant, { syncer, backSync, migration, ...started, secretVersion, resync });
     this.deps.metrics.tenantActive.set({ tenant }, 1);
     this.deps.metrics.tenantsActive.set(this.running.size);
     logger.info({ policy: plan.policyName ?? "(default)", server: tenantClient.serverUrl }, "tenant sync started");
     syncer.start();
     backSync.start();
+    migration.start();
     this.watchWarmUp(tenant, syncer);
     this.scheduleStatus(tenant);
   }
@@ -523,6 +537,7 @@ export class Supervisor {
     if (current === undefined) return;
     current.syncer.stop();
     current.backSync.stop();
+    current.migration.stop();
     // Its last Decisions may still be publishing; shutdown waits for them.
     this.retired.add(current.syncer);
     void current.syncer.drain().then(() => this.retired.delete(current.syncer));

@@ -34,6 +34,22 @@ const policy = (spec: unknown): RawObject => ({
 });
 
 describe("planTenant", () => {
+  it("plans Pods in the placement spec.isolation asks for, and a change of it restarts the syncer", () => {
+    const shared = planTenant(tc(), () => undefined);
+    const dedicated = planTenant(
+      tc({ spec: { isolation: { mode: "Dedicated", dedicated: { nodeSelector: { pool: "a" } } } } }),
+      () => undefined,
+    );
+    const other = planTenant(
+      tc({ spec: { isolation: { mode: "Dedicated", dedicated: { nodeSelector: { pool: "b" } } } } }),
+      () => undefined,
+    );
+    expect(shared.run && shared.rules.placement).toBeUndefined();
+    expect(dedicated.run && dedicated.rules.placement).toEqual({ mode: "Dedicated", nodeSelector: { pool: "a" } });
+    const ids = [shared, dedicated, other].map((p) => (p.run ? syncerIdentity(p, "h") : ""));
+    expect(new Set(ids).size).toBe(3);
+  });
+
   it("runs a Ready tenant with the default policy when it names none", () => {
     const plan = planTenant(tc(), () => undefined);
     expect(plan).toMatchObject({ run: true, secret, policyName: undefined });

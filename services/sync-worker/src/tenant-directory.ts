@@ -10,7 +10,7 @@ import {
 } from "@tenantplane/api";
 import type { RawObject } from "@tenantplane/kube";
 import { hostNamespaceFor } from "@tenantplane/mapping";
-import { compileHostRules, type HostRules } from "@tenantplane/sync";
+import { compileHostRules, placementOf, withPlacement, type HostRules } from "@tenantplane/sync";
 
 /** What the supervisor should do about one tenant, decided from host state alone. */
 export type TenantPlan =
@@ -92,6 +92,8 @@ export function planTenant(
     }
     rules = compileHostRules(spec.data, undefined, hostDefaultClass);
   }
+  // Where its Pods run (spec.isolation): a change of mode or dedicated selector restarts the syncer.
+  rules = withPlacement(rules, placementOf(parsed.data.spec.isolation));
   const policyName = parsed.data.spec.syncPolicyRef?.name;
   if (policyName === undefined) return { run: true, secret, policy: defaultSyncPolicySpec, policyName, rules };
   const policy = policies(policyName);

@@ -3,9 +3,12 @@ import { floorViolations } from "./check-floor.js";
 import { listed, volumeViolations } from "./check-volumes.js";
 import { isJsonObject, type JsonObject } from "./json.js";
 import { podSecurityViolations } from "./pod-security.js";
+import { enforcedNodeSelector } from "../placement.js";
 import { items, podContainers, read, tenantText, type Violation } from "./violation.js";
 
 const WORKLOADS = "IsolationProfile spec.workloads";
+/** Where a profile's node selector is set, for reasons. */
+export const PROFILE_SELECTOR_FIELD = `${WORKLOADS}.nodeSelector`;
 const HOST_ACCESS = "rule: tenant Pods never get host access";
 /** The scheduler the host's API server names when a Pod names none. */
 const DEFAULT_SCHEDULER = "default-scheduler";
@@ -77,12 +80,12 @@ export function podViolations(pod: JsonObject, rules: HostRules): Violation[] {
   }
   const nodeSelector = read(spec, "nodeSelector");
   if (isJsonObject(nodeSelector)) {
-    for (const [key, wanted] of Object.entries(rules.nodeSelector)) {
+    for (const [key, wanted] of enforcedNodeSelector(rules.nodeSelector, rules.placement, PROFILE_SELECTOR_FIELD)) {
       const value = nodeSelector[key];
-      if (value !== undefined && value !== wanted) {
+      if (value !== undefined && value !== wanted.value) {
         found.push({
           field: `spec.nodeSelector[${key}]`,
-          problem: `${tenantText(value)} conflicts with ${WORKLOADS}.nodeSelector, which enforces ${wanted}`,
+          problem: `${tenantText(value)} conflicts with ${wanted.field}, which enforces ${wanted.value}`,
         });
       }
     }

@@ -1,5 +1,6 @@
 import { canonicalJson, type Toleration } from "@tenantplane/api";
 import type { HostRules } from "../host-rules.js";
+import { isDedicatedToleration, placementTolerations } from "../placement.js";
 import type { JsonObject } from "./json.js";
 import { items, read } from "./violation.js";
 
@@ -13,25 +14,33 @@ const NODE_FAILURE_TAINTS = new Set(["node.kubernetes.io/not-ready", "node.kuber
 /** The tolerations a host copy carries, and the tenant's own that the profile does not grant. */
 export interface EnforcedTolerations {
   tolerations: unknown[];
+  /** Tenant tolerations the profile does not grant. */
   removed: JsonObject[];
+  /** Tenant tolerations of the dedicated-node taint's key, which only tenantplane sets. */
+  reserved: JsonObject[];
 }
 
 /**
- * The Pod's tolerations that the profile grants, plus the profile's own, without repeats;
- * the others are removed (a toleration only widens where a Pod may run, so the Pod can
- * still run without it) and listed in `removed`.
+ * The Pod's tolerations that the profile grants, plus the profile's own and the placement's
+ * (in Dedicated, its own tenant's dedicated-node taint), without repeats; the others are
+ * removed (a toleration only widens where a Pod may run, so the Pod can still run without it)
+ * and listed in `removed`, or in `reserved` for the dedicated-node taint's key, which neither
+ * a tenant nor a profile may grant.
  */
-export function enforcedTolerations(tolerations: unknown, rules: HostRules): EnforcedTolerations {
+export function enforcedTolerations(tolerations: unknown, rules: HostRules, tenant: string): EnforcedTolerations {
   const own = items(tolerations).map(([toleration]) => toleration);
-  const kept: unknown[] = own.filter((toleration) => isGrantedToleration(toleration, rules));
-  const removed = own.filter((toleration) => !isGrantedToleration(toleration, rules));
+  const reserved = own.filter((toleration) => isDedicatedToleration(toleration));
+  const free = own.filter((toleration) => !isDedicatedToleration(toleration));
+  const kept: unknown[] = free.filter((toleration) => isGrantedToleration(toleration, rules));
+  const removed = free.filter((toleration) => !isGrantedToleration(toleration, rules));
   const seen = new Set(kept.map((t) => canonicalJson(t)));
-  for (const toleration of rules.tolerations) {
+  const granted = rules.tolerations.filter((t) => !isDedicatedToleration(t));
+  for (const toleration of [...granted, ...placementTolerations(rules.placement, tenant)]) {
     const key = canonicalJson(toleration);
     if (!seen.has(key)) kept.push({ ...toleration });
     seen.add(key);
   }
-  return { tolerations: kept, removed };
+  return { tolerations: kept, removed, reserved };
 }
 
 /** A toleration in words: key, operator and effect. */

@@ -2,11 +2,13 @@ import { hostName, isDnsLabel } from "@tenantplane/mapping";
 import { DEFAULT_SERVICE_ACCOUNT, ROOT_CA_CONFIGMAP } from "../system-objects.js";
 import { type JsonObject, join, objectAt, objectsAt, renameAt } from "./json.js";
 import { describeToleration, enforcedTolerations, GRANTED_TOLERATIONS } from "./tolerations.js";
+import { PROFILE_SELECTOR_FIELD } from "./check-pod.js";
 import { translatePodSelectors } from "./translate-selector.js";
 import type { TranslateContext } from "./translate-context.js";
 import { POD_REFERENCES } from "./pod-references.js";
 import { applyPodReferences, hostReference, type Resolvers } from "./translate-reference.js";
 import { translateClaimTemplate } from "./translate-volume-claim.js";
+import { ANNOTATION_PLACEMENT, enforcedNodeSelector, ISOLATION_MODE_FIELD, placementText } from "../placement.js";
 import { TokenRewriter, translatePodEnvironment } from "./translate-pod-env.js";
 
 /**
@@ -93,22 +95,32 @@ function translateSubdomain(spec: JsonObject, ctx: TranslateContext): void {
 }
 
 /**
- * Adds the profile's node selector and tolerations (the planner has already refused a
- * conflicting node selector value) and removes the tenant's tolerations the profile does
- * not grant: a toleration only widens where a Pod may run, so the Pod runs without it.
+ * Adds the profile's node selector and tolerations, and in Dedicated the dedicated node
+ * selector and the toleration of the tenant's own dedicated-node taint (the planner has
+ * already refused a conflicting node selector value), records the placement on the copy
+ * ({@link ANNOTATION_PLACEMENT}), and removes the tenant's tolerations the profile does not
+ * grant: a toleration only widens where a Pod may run, so the Pod runs without it.
  */
 function enforcePlacement(spec: JsonObject, ctx: TranslateContext): void {
-  const { nodeSelector, tolerations } = ctx.rules;
-  if (Object.keys(nodeSelector).length > 0) {
+  const { tolerations, placement } = ctx.rules;
+  const enforced = enforcedNodeSelector(ctx.rules.nodeSelector, placement, PROFILE_SELECTOR_FIELD);
+  if (enforced.size > 0) {
     const own = objectAt(spec, "nodeSelector", "spec") ?? {};
-    spec["nodeSelector"] = { ...own, ...nodeSelector };
+    spec["nodeSelector"] = { ...own, ...Object.fromEntries([...enforced].map(([key, e]) => [key, e.value])) };
   }
-  if (tolerations.length > 0 || spec["tolerations"] !== undefined) {
+  const text = placement === undefined ? undefined : placementText(placement);
+  if (text !== undefined) ctx.annotate(ANNOTATION_PLACEMENT, text);
+  if (tolerations.length > 0 || placement?.mode === "Dedicated" || spec["tolerations"] !== undefined) {
     objectsAt(spec, "tolerations", "spec");
-    const enforced = enforcedTolerations(spec["tolerations"], ctx.rules);
-    spec["tolerations"] = enforced.tolerations;
-    for (const removed of enforced.removed) {
+    const result = enforcedTolerations(spec["tolerations"], ctx.rules, ctx.tenant);
+    spec["tolerations"] = result.tolerations;
+    for (const removed of result.removed) {
       ctx.explain(`toleration ${describeToleration(removed)} removed: not granted by ${GRANTED_TOLERATIONS}`);
+    }
+    for (const removed of result.reserved) {
+      ctx.explain(
+        `toleration ${describeToleration(removed)} removed: tenantplane alone tolerates its dedicated-node taint, for a tenant whose ${ISOLATION_MODE_FIELD} is Dedicated`,
+      );
     }
   }
 }

@@ -1,0 +1,320 @@
+import {
+  MAX_BLOCKED_WORKLOADS,
+  type BlockedWorkload,
+  type IsolationMode,
+  type MigrationStatus,
+} from "@tenantplane/api";
+import { labelValue, reverseLookup } from "@tenantplane/mapping";
+import { ANNOTATION_PLACEMENT, parsePlacement, samePlacement, type Placement } from "@tenantplane/sync";
+
+/** The parts of a Pod (tenant Pod or host copy) the migration planner reads. */
+export interface MigrationPod {
+  metadata: {
+    name: string;
+    namespace?: string | undefined;
+    uid?: string | undefined;
+    creationTimestamp?: string | undefined;
+    deletionTimestamp?: string | undefined;
+    labels?: Record<string, string> | undefined;
+    annotations?: Record<string, string> | undefined;
+    ownerReferences?: ReadonlyArray<{ kind?: string; name?: string; uid?: string; controller?: boolean }> | undefined;
+  };
+  status?: { phase?: string; conditions?: ReadonlyArray<{ type?: string; status?: string }> } | undefined;
+}
+
+/** The migration driver's part of `status.isolation`: the effective mode and the migration block. */
+export interface MigrationState {
+  mode: IsolationMode;
+  migration?: MigrationStatus | undefined;
+}
+
+/** What one pass of the migration driver looks at, all of it read from the APIs (nothing remembered). */
+export interface MigrationInput {
+  tenant: string;
+  now: Date;
+  /** spec.isolation: the mode asked for, where its Pods go, and whether bare Pods may be evicted. */
+  spec: { mode: IsolationMode; placement: Placement; evictBarePods: boolean };
+  /** status.isolation as the TenantCluster shows it (or as this driver last wrote it). */
+  status: { mode?: IsolationMode | undefined; migration?: MigrationStatus | undefined };
+  /** The tenant's Pods. */
+  tenantPods: readonly MigrationPod[];
+  /** The host copies of the tenant's Pods (in its host namespace). */
+  hostPods: readonly MigrationPod[];
+}
+
+/** A tenant Pod to evict through the tenant API (its uid a precondition, so a replacement is never hit). */
+export interface Eviction {
+  namespace: string;
+  name: string;
+  uid: string | undefined;
+}
+
+/** One step of a migration worth telling: a Decision (and so an Event), published once under `key`. */
+export interface MigrationNote {
+  /** Identifies the step within its migration: the Decision's id is derived from it. */
+  key: string;
+  action: "Update" | "Skip";
+  kind: string;
+  tenantRef: { namespace: string; name: string };
+  reason: string;
+}
+
+/** What the driver should do now. */
+export interface MigrationStep {
+  /** status.isolation as it should read (mode and migration); undefined: nothing to write. */
+  status: MigrationState | undefined;
+  /** Tenant Pods to evict now: the Pods of one controller (or one bare Pod) at a time. */
+  evict: Eviction[];
+  notes: MigrationNote[];
+  /** Why no Pod is evicted while work remains (for logs and the Moving reason), or undefined. */
+  waiting: string | undefined;
+}
+
+/** The reason a bare Pod blocks a migration. */
+export const BARE_POD_REASON = "bare Pod: nobody recreates it; delete it or set spec.isolation.migration.evictBarePods";
+
+/** Where a tenant Pod stands in a migration. */
+type Standing =
+  /** Its host copy runs in the old placement. */
+  | "stale"
+  /** Terminating, not copied yet, or copied for the new placement and not Running and Ready yet. */
+  | "inFlight"
+  /** Copied for the new placement, Running and Ready. */
+  | "placed";
+
+interface PodWork {
+  pod: MigrationPod;
+  namespace: string;
+  standing: Standing;
+  /** `<namespace>/<Kind>/<name>` of its controller, or undefined for a bare Pod. */
+  owner: string | undefined;
+  ownerLabel: string;
+}
+
+/**
+ * Plans one pass of a tenant's isolation migration from what the APIs show: every tenant Pod
+ * whose host copy was made for another placement than `spec` asks for is moved by evicting it
+ * through the tenant API, one controller at a time (a controller's replacements must be
+ * Running before the next controller's Pods are evicted), so the tenant's own controllers
+ * make the replacements, which the planner places as asked. A bare Pod is evicted only with
+ * `evictBarePods`, else it is listed as blocked. The phase is Moving while anything can still
+ * move, Blocked when only blocked Pods are left, Complete when every Pod runs in the new
+ * placement; then the effective mode becomes the one asked for. Pure: the same input gives the
+ * same step, so a driver killed at any point is continued by its successor.
+ */
+export function planMigration(input: MigrationInput): MigrationStep {
+  const { spec, status, now } = input;
+  const effective = status.mode ?? "Shared";
+  const pods = standings(input);
+  const stale = pods.filter((p) => p.standing === "stale");
+  const previous = status.migration;
+  const unfinished = previous !== undefined && previous.phase !== "Complete";
+  const none: MigrationStep = { status: undefined, evict: [], notes: [], waiting: undefined };
+
+  if (effective === spec.mode && stale.length === 0 && !unfinished) {
+    // Nothing to move. A TenantCluster that never showed a mode gets it once.
+    if (status.mode === undefined) return { ...none, status: { mode: spec.mode, migration: previous } };
+    return none;
+  }
+  if (status.mode === undefined && stale.length === 0 && previous === undefined) {
+    // A tenant made in its mode from the start (or before any Pod): nothing ever ran elsewhere.
+    return { ...none, status: { mode: spec.mode } };
+  }
+
+  // The migration under way continues while it goes where the spec says; a new target starts a new one.
+  const continuing = unfinished && previous.to === spec.mode;
+  const from: IsolationMode = continuing
+    ? previous.from
+    : effective !== spec.mode
+      ? effective
+      : (previous?.to ?? effective);
+  const startedAt = continuing && previous.startedAt !== undefined ? previous.startedAt : now.toISOString();
+  const label = `${from} → ${spec.mode}`;
+  const notes: MigrationNote[] = [];
+  const tenantRef = { namespace: "", name: input.tenant };
+  const base = { kind: "TenantCluster", tenantRef };
+  if (!continuing) {
+    const owners = new Set(stale.map((p) => p.owner ?? `bare/${p.namespace}/${p.pod.metadata.name}`));
+    notes.push({
+      ...base,
+      key: "started",
+      action: "Update",
+      reason: `isolation migration ${label} started: ${stale.length} Pod(s) of ${owners.size} workload(s) run in the old placement and move by eviction through the tenant API, one controller at a time, honouring its PodDisruptionBudgets`,
+    });
+  }
+
+  const blocked: Array<BlockedWorkload & { uid: string | undefined }> = [];
+  const movable = stale.filter((p) => {
+    if (p.owner !== undefined || spec.evictBarePods) return true;
+    blocked.push({
+      namespace: p.namespace,
+      name: p.pod.metadata.name,
+      reason: BARE_POD_REASON,
+      uid: p.pod.metadata.uid,
+    });
+    return false;
+  });
+  for (const b of blocked) {
+    notes.push({
+      key: `blocked/${b.namespace}/${b.name}/${b.uid ?? ""}`,
+      action: "Skip",
+      kind: "Pod",
+      tenantRef: { namespace: b.namespace, name: b.name },
+      reason: `isolation migration ${label} cannot move Pod ${b.namespace}/${b.name}: ${BARE_POD_REASON}: true`,
+    });
+  }
+
+  // Per controller (a bare Pod evicted on request is a group of its own).
+  const groups = new Map<string, PodWork[]>();
+  for (const p of pods) {
+    const key =
+      p.owner ??
+      (p.standing === "stale" && spec.evictBarePods ? `${p.namespace}/Pod/${p.pod.metadata.name}` : undefined);
+    if (key === undefined) continue;
+    let list = groups.get(key);
+    if (list === undefined) groups.set(key, (list = []));
+    list.push(p);
+  }
+  const inFlight = pods.filter((p) => p.standing === "inFlight");
+  const placed = pods.filter((p) => p.standing === "placed");
+  for (const [key, members] of [...groups].sort(([a], [b]) => compare(a, b))) {
+    const done = members.every((m) => m.standing === "placed");
+    const movedHere = members.some((m) => createdSince(m.pod, startedAt));
+    if (!done || !movedHere) continue;
+    notes.push({
+      ...base,
+      key: `moved/${key}`,
+      action: "Update",
+      reason: `isolation migration ${label}: ${members[0]?.ownerLabel ?? key} moved, its ${members.length} Pod(s) run in the new placement`,
+    });
+  }
+
+  let phase: MigrationStatus["phase"];
+  let evict: Eviction[] = [];
+  let waiting: string | undefined;
+  if (stale.length === 0 && inFlight.length === 0) {
+    phase = "Complete";
+  } else if (movable.length === 0 && inFlight.length === 0) {
+    phase = "Blocked";
+  } else {
+    phase = "Moving";
+    const chosen = activeGroup(groups, inFlight);
+    if (chosen.key === undefined) {
+      waiting = chosen.waiting;
+    } else {
+      const members = groups.get(chosen.key) ?? [];
+      evict = members
+        .filter((m) => m.standing === "stale")
+        .map((m) => ({ namespace: m.namespace, name: m.pod.metadata.name, uid: m.pod.metadata.uid }));
+      notes.push({
+        ...base,
+        key: `moving/${chosen.key}`,
+        action: "Update",
+        reason: `isolation migration ${label}: moving ${members[0]?.ownerLabel ?? chosen.key}: evicting its ${evict.length} Pod(s) in the old placement through the tenant API; its controller makes the replacements`,
+      });
+    }
+  }
+
+  const migration: MigrationStatus = {
+    from,
+    to: spec.mode,
+    phase,
+    moved: placed.length,
+    left: stale.length,
+    ...(blocked.length === 0
+      ? {}
+      : { blocked: blocked.slice(0, MAX_BLOCKED_WORKLOADS).map(({ uid: _uid, ...b }) => b) }),
+    startedAt,
+    ...(phase === "Complete"
+      ? { finishedAt: continuing && previous.finishedAt ? previous.finishedAt : now.toISOString() }
+      : {}),
+  };
+  if (phase === "Complete") {
+    notes.push({
+      ...base,
+      key: "finished",
+      action: "Update",
+      reason: `isolation migration ${label} complete: every Pod runs in the new placement (${placed.length} Pod(s)); the effective mode is ${spec.mode}`,
+    });
+  }
+  const mode = phase === "Complete" ? spec.mode : effective;
+  return { status: { mode, migration }, evict, notes, waiting };
+}
+
+/**
+ * The controller whose Pods are evicted now: one that is part way through (some Pods already
+ * moved or moving, some left), else, when nothing is in flight anywhere, the first one left.
+ * While replacements are in flight no new controller starts.
+ */
+function activeGroup(groups: Map<string, PodWork[]>, inFlight: PodWork[]): { key?: string; waiting?: string } {
+  const sorted = [...groups].sort(([a], [b]) => compare(a, b));
+  for (const [key, members] of sorted) {
+    const left = members.some((m) => m.standing === "stale");
+    const started = members.some((m) => m.standing !== "stale");
+    if (left && started) return { key };
+  }
+  if (inFlight.length > 0) {
+    const first = inFlight[0]!;
+    return {
+      waiting: `waiting for ${inFlight.length} Pod(s) to run in the new placement before the next controller (${first.namespace}/${first.pod.metadata.name} first)`,
+    };
+  }
+  for (const [key, members] of sorted) if (members.some((m) => m.standing === "stale")) return { key };
+  return { waiting: "nothing movable" };
+}
+
+/** Each live tenant Pod with where it stands against the placement the spec asks for. */
+function standings(input: MigrationInput): PodWork[] {
+  const copies = new Map<string, MigrationPod>();
+  const tenantLabel = labelValue(input.tenant);
+  for (const host of input.hostPods) {
+    const source = reverseLookup(host.metadata);
+    if (source === undefined || source.tenant !== tenantLabel || source.kind !== "Pod") continue;
+    copies.set(`${source.namespace}/${source.name}`, host);
+  }
+  const found: PodWork[] = [];
+  for (const pod of input.tenantPods) {
+    const phase = pod.status?.phase;
+    // A finished Pod runs nowhere: there is nothing to move.
+    if (phase === "Succeeded" || phase === "Failed") continue;
+    const namespace = pod.metadata.namespace ?? "default";
+    const copy = copies.get(`${namespace}/${pod.metadata.name}`);
+    const owner = pod.metadata.ownerReferences?.find((r) => r.controller === true && r.kind && r.name);
+    found.push({
+      pod,
+      namespace,
+      standing: standingOf(pod, copy, input.spec.placement),
+      owner: owner === undefined ? undefined : `${namespace}/${owner.kind}/${owner.name}`,
+      ownerLabel:
+        owner === undefined ? `Pod ${namespace}/${pod.metadata.name}` : `${owner.kind} ${namespace}/${owner.name}`,
+    });
+  }
+  return found.sort((a, b) =>
+    compare(`${a.namespace}/${a.pod.metadata.name}`, `${b.namespace}/${b.pod.metadata.name}`),
+  );
+}
+
+function standingOf(pod: MigrationPod, copy: MigrationPod | undefined, placement: Placement): Standing {
+  if (pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null) return "inFlight";
+  if (copy === undefined) return "inFlight";
+  const copyPlacement = parsePlacement(copy.metadata.annotations?.[ANNOTATION_PLACEMENT]);
+  // An unreadable placement is not the one asked for: the Pod moves and its replacement gets it right.
+  if (copyPlacement === undefined || !samePlacement(copyPlacement, placement)) {
+    return copy.metadata.deletionTimestamp === undefined ? "stale" : "inFlight";
+  }
+  return isRunningAndReady(pod) ? "placed" : "inFlight";
+}
+
+function isRunningAndReady(pod: MigrationPod): boolean {
+  if (pod.status?.phase !== "Running") return false;
+  return pod.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
+
+function createdSince(pod: MigrationPod, since: string): boolean {
+  const created = pod.metadata.creationTimestamp;
+  return created !== undefined && Date.parse(created) >= Date.parse(since) - 1_000;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
