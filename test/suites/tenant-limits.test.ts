@@ -191,7 +191,7 @@ describe("per-tenant limits", () => {
     expect(worker.process.running()).toBe(true);
   });
 
-  it("keeps a copy whose source grows past the per-object limit, and syncs a held-back object once a change lets it fit", async () => {
+  it("keeps a copy whose source grows past the per-object limit, and syncs held-back objects once room is free, without a change of their own", async () => {
     const big = BIG.name;
     const client = clients.get(big)!;
     // c1 grows past 64 KiB: one Skip, and its copy stays as it was.
@@ -201,19 +201,40 @@ describe("per-tenant limits", () => {
     });
     await waitFor(() => skipsOf(big, "c1")[0], { timeoutMs: 30_000, description: "the Skip of the grown c1" });
     expect(skipsOf(big, "c1")[0]?.reason).toContain("per object");
+    // c1's count is free now: c5, held back by the count and untouched since, is read again and synced.
+    const copy = await waitFor(async () => (await hostConfigMap(big, "c5")) ?? undefined, {
+      timeoutMs: 30_000,
+      description: "c5 synced once room is free",
+    });
     await new Promise((r) => setTimeout(r, (RESYNC_SECONDS * 2 + 1) * 1000));
     expect((await hostConfigMap(big, "c1"))?.data).toEqual({ payload: "x".repeat(100) });
     expect(skipsOf(big, "c1")).toHaveLength(1);
 
-    // c1's room is free now: c5 fits once it changes (its earlier version was seen over the limit).
-    await client.request("PATCH", resourcePath("v1", "configmaps", "data", "c5"), {
-      body: { metadata: { labels: { touched: "yes" } } },
-      contentType: "application/merge-patch+json",
-    });
-    const copy = await waitFor(async () => (await hostConfigMap(big, "c5")) ?? undefined, {
-      timeoutMs: 30_000,
-      description: "c5 synced once it fits",
-    });
+    // Deleting a Secret frees bytes: s4, held back by the total, follows the same way.
+    await client.request("DELETE", resourcePath("v1", "secrets", "data", "s1"));
+    await waitFor(
+      async () => {
+        const secrets = await core.listNamespacedSecret({
+          namespace: `tp-${big}`,
+          labelSelector: "tenantplane.io/kind",
+        });
+        const names = secrets.items.map((s) => s.metadata?.annotations?.["tenantplane.io/virtual-name"]).sort();
+        return names.join(",") === "s2,s3,s4" || undefined;
+      },
+      { timeoutMs: 30_000, description: "s4 synced and s1's copy gone once s1 is deleted" },
+    );
+    // What is left over the limits is c1 and huge, each over the per-object limit.
+    await waitFor(
+      async () => {
+        const { condition } = await syncedState(host.kubeConfig, big);
+        return (
+          (condition?.message.startsWith("2 objects not synced, over the tenant limits: 2 beyond 64 KiB per object") &&
+            condition) ||
+          undefined
+        );
+      },
+      { timeoutMs: 30_000, description: "Synced naming the two objects still over the per-object limit" },
+    );
     expect(copy.data).toEqual({ payload: "x".repeat(100) });
   });
 });

@@ -42,6 +42,13 @@ export interface ListWatch {
   current(): boolean;
   /** Resolves once the first complete list is in the cache (never rejects). */
   readonly synced: Promise<void>;
+  /**
+   * The version the cache holds of an object, fetched again by the caller (one the transform
+   * cut down, which it would now keep whole): transformed and cached anew, and reported as an
+   * update. Any other version is ignored (false): the watch brings newer ones itself, and an
+   * older one must never replace what it brought.
+   */
+  reconsider(obj: RawObject): boolean;
   stop(): void;
 }
 
@@ -215,6 +222,17 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
     list: () => [...cache.values()],
     current: () => isCurrent,
     synced,
+    reconsider: (fetched) => {
+      const k = key(fetched.metadata.namespace, fetched.metadata.name);
+      const previous = cache.get(k);
+      const version = fetched.metadata.resourceVersion;
+      if (previous === undefined || version === undefined || previous.metadata.resourceVersion !== version)
+        return false;
+      const obj = withKind(fetched);
+      cache.set(k, obj);
+      emit({ type: "update", object: obj, previous });
+      return true;
+    },
     stop: () => {
       abort.abort();
       failureReported = true;

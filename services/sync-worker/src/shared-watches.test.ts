@@ -19,6 +19,7 @@ function recorder() {
       list: () => [],
       current: () => true,
       synced: Promise.resolve(),
+      reconsider: () => false,
       stop: () => {
         entry.stopped = true;
       },

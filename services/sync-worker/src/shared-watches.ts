@@ -61,6 +61,7 @@ export class SharedWatches {
       list: () => watch.list(),
       current: () => watch.current(),
       synced: watch.synced,
+      reconsider: (obj) => watch.reconsider(obj),
       stop: () => {
         if (!open) return;
         open = false;

@@ -43,6 +43,25 @@ describe("TenantBudget", () => {
     expect(budget.summary()).toBeUndefined();
   });
 
+  it("names the held-back objects that fit once room is free, oldest first and only as many as fit together", () => {
+    const budget = new TenantBudget({ objectsPerKind: 2, objectBytes: 1000, totalBytes: 1500 });
+    budget.judge("ConfigMap", "shop", "a", 900);
+    budget.judge("ConfigMap", "shop", "b", 500);
+    budget.judge("ConfigMap", "shop", "c", 400); // total
+    budget.judge("Secret", "shop", "d", 300); // total
+    budget.judge("ConfigMap", "shop", "huge", 1001); // per object: never fits by freeing room
+    budget.judge("ConfigMap", "shop", "e", 50); // per kind: a and b are the two
+    expect(budget.readmittable()).toEqual([]);
+    budget.release("ConfigMap", "shop", "a");
+    // 500 used: c (400) and d (300) make 1200, and e (50) would fit in bytes, but c is the one more ConfigMap.
+    expect(budget.readmittable()).toEqual([
+      { kind: "ConfigMap", namespace: "shop", name: "c" },
+      { kind: "Secret", namespace: "shop", name: "d" },
+    ]);
+    // Naming them admits nothing: only a judged version is.
+    expect(budget.heldBack).toBe(4);
+  });
+
   it("an admitted object that grows past a limit is held back and its room freed", () => {
     const budget = new TenantBudget(limits);
     budget.judge("ConfigMap", "shop", "a", 900);

@@ -50,7 +50,7 @@ export interface Excess {
  */
 export class TenantBudget {
   private readonly admitted = new Map<string, Map<string, number>>();
-  private readonly held = new Map<string, Excess & { kind: string }>();
+  private readonly held = new Map<string, Excess & { kind: string; namespace: string; name: string }>();
   private total = 0;
 
   constructor(readonly limits: TenantLimits) {}
@@ -78,7 +78,7 @@ export class TenantBudget {
       this.total = others;
     }
     const excess = { limit, bytes };
-    this.held.set(key, { ...excess, kind });
+    this.held.set(key, { ...excess, kind, namespace, name });
     return excess;
   }
 
@@ -91,6 +91,26 @@ export class TenantBudget {
       this.total -= bytes;
     }
     this.held.delete(key);
+  }
+
+  /**
+   * Held-back objects that would fit now that room is free, oldest first, as many as fit
+   * together (by the size each had when it was held back). An object over the per-object
+   * limit never fits: only a smaller version of it, which its watch brings, is admitted.
+   */
+  readmittable(): { kind: string; namespace: string; name: string }[] {
+    const out: { kind: string; namespace: string; name: string }[] = [];
+    let total = this.total;
+    const counts = new Map<string, number>();
+    for (const h of this.held.values()) {
+      if (h.limit === "objectBytes") continue;
+      const count = counts.get(h.kind) ?? this.admitted.get(h.kind)?.size ?? 0;
+      if (count >= this.limits.objectsPerKind || total + h.bytes > this.limits.totalBytes) continue;
+      total += h.bytes;
+      counts.set(h.kind, count + 1);
+      out.push({ kind: h.kind, namespace: h.namespace, name: h.name });
+    }
+    return out;
   }
 
   /** Why the source (encoded key) is held back, or undefined when it is admitted or unknown. */

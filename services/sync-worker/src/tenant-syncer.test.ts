@@ -36,6 +36,7 @@ function fakeWatches(tenantObjects: RawObject[]) {
       list: () => [...cache.values()],
       current: () => true,
       synced,
+      reconsider: () => false,
       stop: noop,
     };
   };

@@ -41,6 +41,7 @@ import { admitSkip } from "./paced-skip.js";
 import { deleteId, newRecord, recordOf, republishable, withRecord } from "./decision-record.js";
 import { PodNetworkRecords } from "./pod-network-records.js";
 import { PodTokenKeeper } from "./pod-tokens.js";
+import { Readmission } from "./readmission.js";
 import { decodeKey, encodeKey, type SourceKey } from "./source-key.js";
 import type { SyncCounts } from "./sync-status.js";
 import { FailureMemory, type FailedObject } from "./failure-memory.js";
@@ -141,6 +142,7 @@ export class TenantSyncer {
   private readonly memo = new LeanPlanMemo();
   /** What the tenant's cached objects weigh against its limits. */
   private readonly budget: TenantBudget;
+  private readonly readmission: Readmission;
   /** Host writes of this tenant: each checks the lease right before it is sent. */
   private readonly writer: TenantWriter;
   /** A full pass is running; another asked for meanwhile runs after it. */
@@ -157,6 +159,13 @@ export class TenantSyncer {
   constructor(private readonly deps: SyncerDeps) {
     this.kinds = new Set(deps.policy.toHost.map((r) => r.kind));
     this.budget = new TenantBudget(deps.limits);
+    this.readmission = new Readmission({
+      budget: this.budget,
+      fetch: (kind, namespace, name) =>
+        deps.tenantClient.request<RawObject>("GET", resourcePath("v1", pluralOf(kind), namespace, name)),
+      reconsider: (kind, obj) => this.tenantWatches.get(kind)?.reconsider(obj) ?? false,
+      logger: deps.logger.child({ part: "readmission" }),
+    });
     this.writer = deps.writer.forTenant(() => (this.stopped ? 0 : deps.leaseValidMs()));
     const hostNs = hostNamespaceFor(deps.tenant);
     const common = {
@@ -222,8 +231,10 @@ export class TenantSyncer {
           transform: (obj) => this.admit(obj),
           ...(kind === "ConfigMap" || kind === "Secret" ? { pageSize: PAYLOAD_PAGE_SIZE } : {}),
           onEvent: (e) => {
-            if (e.type === "delete")
+            if (e.type === "delete") {
               this.budget.release(kind, e.object.metadata.namespace ?? "default", e.object.metadata.name);
+              this.readmission.schedule();
+            }
             this.deps.enqueue(encodeKey(keyOf(e.object)));
             // Pods are the endpoints of headless Services and carry hostnames.
             if ((kind === "Service" || kind === "Pod") && this.started) this.podNetwork.schedule();
@@ -284,12 +295,15 @@ export class TenantSyncer {
     // What Kubernetes keeps in every namespace (kube-root-ca.crt, ServiceAccount default) is never
     // synced and takes no room; token Secrets are the tenant's to make, as many and as big as it likes.
     if (obj.kind !== "Secret" && nativeObjectReason(obj as unknown as KubeObject) !== undefined) return obj;
+    const before = this.budget.bytes;
     const excess = this.budget.judge(
       obj.kind ?? "",
       obj.metadata.namespace ?? "default",
       obj.metadata.name,
       sizeOf(obj),
     );
+    // Shrunk, or held back now and its room freed: another held-back object may fit.
+    if (this.budget.bytes < before) this.readmission.schedule();
     return excess === undefined ? obj : heldBackStub(obj);
   }
 
@@ -308,6 +322,7 @@ export class TenantSyncer {
   /** Stops at once: no write starts after this, informers close. */
   stop(): void {
     this.stopped = true;
+    this.readmission.stop();
     this.podNetwork.stop();
     this.podTokens.stop();
     for (const w of [...this.tenantWatches.values(), ...this.hostWatches.values(), this.namespaces]) w?.stop();
