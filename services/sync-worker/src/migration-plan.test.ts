@@ -234,6 +234,17 @@ describe("planMigration", () => {
     expect(step.evict.map((e) => e.name)).toEqual(["web-1", "web-2", "web-3"]);
   });
 
+  it("ignores Pods never synced (no host copy from before the migration), but waits for new ones", () => {
+    const unsynced = tenantPod("skipped", { owner: "skipped", ready: false });
+    const step = planMigration(input({ tenantPods: [unsynced], hostPods: [] }));
+    expect(step.status?.migration).toMatchObject({ phase: "Complete", left: 0 });
+    const migration = { from: "Shared", to: "Dedicated", phase: "Moving", startedAt: started } as const;
+    const fresh = tenantPod("web-9", { owner: "web", ready: false, created: "2026-12-02T00:59:59Z" });
+    const waiting = planMigration(input({ status: { mode: "Shared", migration }, tenantPods: [fresh], hostPods: [] }));
+    expect(waiting.status?.migration?.phase).toBe("Moving");
+    expect(waiting.waiting).toContain("waiting for 1 Pod(s)");
+  });
+
   it("ignores finished Pods: they run nowhere", () => {
     const done = tenantPod("job-1", { owner: "job", phase: "Succeeded" });
     const step = planMigration(

@@ -105,10 +105,13 @@ interface PodWork {
 export function planMigration(input: MigrationInput): MigrationStep {
   const { spec, status, now } = input;
   const effective = status.mode ?? "Shared";
-  const pods = standings(input);
-  const stale = pods.filter((p) => p.standing === "stale");
   const previous = status.migration;
   const unfinished = previous !== undefined && previous.phase !== "Complete";
+  // The migration under way continues while it goes where the spec says; a new target starts a new one.
+  const continuing = unfinished && previous.to === spec.mode;
+  const startedAt = continuing && previous.startedAt !== undefined ? previous.startedAt : now.toISOString();
+  const pods = standings(input, startedAt);
+  const stale = pods.filter((p) => p.standing === "stale");
   const none: MigrationStep = { status: undefined, evict: [], notes: [], waiting: undefined };
 
   if (effective === spec.mode && stale.length === 0 && !unfinished) {
@@ -121,14 +124,11 @@ export function planMigration(input: MigrationInput): MigrationStep {
     return { ...none, status: { mode: spec.mode } };
   }
 
-  // The migration under way continues while it goes where the spec says; a new target starts a new one.
-  const continuing = unfinished && previous.to === spec.mode;
   const from: IsolationMode = continuing
     ? previous.from
     : effective !== spec.mode
       ? effective
       : (previous?.to ?? effective);
-  const startedAt = continuing && previous.startedAt !== undefined ? previous.startedAt : now.toISOString();
   const label = `${from} → ${spec.mode}`;
   const notes: MigrationNote[] = [];
   const tenantRef = { namespace: "", name: input.tenant };
@@ -263,8 +263,12 @@ function activeGroup(groups: Map<string, PodWork[]>, inFlight: PodWork[]): { key
   return { waiting: "nothing movable" };
 }
 
-/** Each live tenant Pod with where it stands against the placement the spec asks for. */
-function standings(input: MigrationInput): PodWork[] {
+/**
+ * Each live tenant Pod with where it stands against the placement the spec asks for. A Pod
+ * without a host copy made before the migration started is not the migration's (never
+ * synced: a kind the policy leaves out, a Skip); one made since is a replacement on its way.
+ */
+function standings(input: MigrationInput, startedAt: string): PodWork[] {
   const copies = new Map<string, MigrationPod>();
   const tenantLabel = labelValue(input.tenant);
   for (const host of input.hostPods) {
@@ -279,6 +283,7 @@ function standings(input: MigrationInput): PodWork[] {
     if (phase === "Succeeded" || phase === "Failed") continue;
     const namespace = pod.metadata.namespace ?? "default";
     const copy = copies.get(`${namespace}/${pod.metadata.name}`);
+    if (copy === undefined && !isTerminating(pod) && !createdSince(pod, startedAt)) continue;
     const owner = pod.metadata.ownerReferences?.find((r) => r.controller === true && r.kind && r.name);
     found.push({
       pod,
@@ -294,8 +299,12 @@ function standings(input: MigrationInput): PodWork[] {
   );
 }
 
+function isTerminating(pod: MigrationPod): boolean {
+  return pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;
+}
+
 function standingOf(pod: MigrationPod, copy: MigrationPod | undefined, placement: Placement): Standing {
-  if (pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null) return "inFlight";
+  if (isTerminating(pod)) return "inFlight";
   if (copy === undefined) return "inFlight";
   const copyPlacement = parsePlacement(copy.metadata.annotations?.[ANNOTATION_PLACEMENT]);
   // An unreadable placement is not the one asked for: the Pod moves and its replacement gets it right.
