@@ -29,8 +29,10 @@ export async function createDefaultStorageClass(kc: KubeConfig): Promise<void> {
 }
 
 /**
- * Plays a dynamic provisioner for the `standard` class: every pending claim of that class gets
- * a hostPath PV pre-bound through `claimRef` (the PV controller completes the binding), and
+ * Plays a dynamic provisioner for every class naming {@link testProvisionerName} (`standard`, and
+ * any copy of it, as tenantplane's per-tenant class copies are): every pending claim the PV
+ * controller hands to it gets a hostPath PV of the claim's class pre-bound through `claimRef`
+ * (the PV controller completes the binding), and
  * Released PVs it created are deleted, as the Delete reclaim policy asks. It watches claims,
  * volumes and classes like a real external provisioner and works from those caches, so it costs
  * the API server nothing while nothing changes (a benchmark counting every component's
@@ -109,11 +111,22 @@ export function startVolumeProvisioner(kc: KubeConfig, hostPathRoot: string, ret
   };
 }
 
+/** Where the PV controller names the provisioner it hands a claim to, once no existing volume matched it. */
+const PROVISIONER_ANNOTATIONS = [
+  "volume.kubernetes.io/storage-provisioner",
+  "volume.beta.kubernetes.io/storage-provisioner",
+];
+
+// Like sig-storage's external provisioners, only a claim the PV controller handed over (it found
+// no Available volume of the class to bind) gets a new volume: provisioning any pending claim of
+// a served class would race the controller's binding and hide which volume a claim would get.
 function needsVolume(claim: RawObject, served: ReadonlySet<string>): boolean {
   const spec = claim["spec"] as { storageClassName?: string; volumeName?: string } | undefined;
   const status = claim["status"] as { phase?: string } | undefined;
+  const annotations = claim.metadata.annotations ?? {};
   return (
     served.has(spec?.storageClassName ?? "") &&
+    PROVISIONER_ANNOTATIONS.some((key) => annotations[key] === testProvisionerName) &&
     !spec?.volumeName &&
     status?.phase === "Pending" &&
     claim.metadata.deletionTimestamp === undefined

@@ -41,6 +41,12 @@ const HOST_NS = `tp-${TENANT}`;
 const HASH_KEY = "claims-content-hash-key";
 /** A static host volume made by an operator for someone else, labelled for its owner. */
 const VAULT = "bank-vault";
+/** An operator's static volume of the host's default class, Available to whichever claim of that class matches it. */
+const POOL = "team-pool";
+/** The tenant's own copy of the host's default class, which its claims ask for. */
+const CLASS_COPY = `tp-${TENANT}.standard`;
+/** A static volume an operator hands to the tenant: made for its class copy. */
+const HANDED = "handed-to-claims";
 
 type Obj = KubernetesObject & Record<string, unknown>;
 
@@ -72,6 +78,10 @@ const pod = (name: string, spec: Record<string, unknown>): Obj => ({
 
 // Every tenant object the suite applies, each asking the host for something the profile does not give.
 const manifest: Obj[] = [
+  // Asks for the host's default class by name, which the operator's pool volume is of; read-write-once.
+  claim("plain", { storageClassName: "standard" }),
+  // Read-write-many: only the volume the operator made for the tenant's class copy has that mode.
+  claim("shared", { accessModes: ["ReadWriteMany"] }),
   // Names the operator's volume by name and by label, and says it is already bound on a node.
   claim(
     "data",
@@ -120,12 +130,40 @@ async function tenantEvents(name: string): Promise<Obj[]> {
   return events.filter((e) => (e["involvedObject"] as { name?: string } | undefined)?.name === name);
 }
 
-async function vaultPhase(): Promise<unknown> {
-  const pv = await hostObjects.get<Obj>("v1", "PersistentVolume", VAULT);
+async function volumePhase(name: string): Promise<{ phase?: string; claimRef?: { name?: string } }> {
+  const pv = await hostObjects.get<Obj>("v1", "PersistentVolume", name);
   return {
     phase: (pv?.["status"] as { phase?: string } | undefined)?.phase,
-    claimRef: (pv?.["spec"] as Obj)["claimRef"],
+    claimRef: (pv?.["spec"] as Obj)["claimRef"] as { name?: string } | undefined,
   };
+}
+const vaultPhase = () => volumePhase(VAULT);
+
+/** A static volume an operator made by hand (hostPath, Retain), Available to whichever claim matches it. */
+function staticVolume(name: string, storageClassName: string, accessModes: string[], labels: Record<string, string>) {
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolume",
+    metadata: { name, labels },
+    spec: {
+      capacity: { storage: "5Gi" },
+      accessModes,
+      storageClassName,
+      persistentVolumeReclaimPolicy: "Retain",
+      hostPath: { path: join(workDir, name) },
+    },
+  } as Obj;
+}
+
+/** The host copy of tenant claim `name` once Bound. */
+async function boundCopy(name: string): Promise<Obj> {
+  return waitFor(
+    async () => {
+      const found = await hostObjects.get<Obj>("v1", "PersistentVolumeClaim", copyOf(name), HOST_NS);
+      return (found?.["status"] as { phase?: string } | undefined)?.phase === "Bound" ? found : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, description: `host claim ${copyOf(name)} Bound` },
+  );
 }
 
 beforeAll(async () => {
@@ -144,22 +182,18 @@ beforeAll(async () => {
     reclaimPolicy: "Delete",
     volumeBindingMode: "Immediate",
   } as Obj);
-  await hostObjects.create({
-    apiVersion: "v1",
-    kind: "PersistentVolume",
-    metadata: { name: VAULT, labels: { owner: "bank" } },
-    spec: {
-      capacity: { storage: "5Gi" },
-      accessModes: ["ReadWriteOnce"],
-      storageClassName: "",
-      persistentVolumeReclaimPolicy: "Retain",
-      hostPath: { path: join(workDir, "vault") },
-    },
-  } as Obj);
-  await waitFor(async () => ((await vaultPhase()) as { phase?: string }).phase === "Available" || undefined, {
-    timeoutMs: 30_000,
-    description: `PersistentVolume ${VAULT} Available`,
-  });
+  await hostObjects.create(staticVolume(VAULT, "", ["ReadWriteOnce"], { owner: "bank" }));
+  // The same of the host's default class, the one tenant claims may use: the host's PV controller
+  // binds a claim of that class to it (the smallest Available match) before anything is provisioned.
+  await hostObjects.create(staticVolume(POOL, "standard", ["ReadWriteOnce"], { owner: "platform-team" }));
+  // And one the operator hands to the tenant, made for its class copy.
+  await hostObjects.create(staticVolume(HANDED, CLASS_COPY, ["ReadWriteMany"], { owner: TENANT }));
+  for (const name of [VAULT, POOL, HANDED]) {
+    await waitFor(async () => (await volumePhase(name)).phase === "Available" || undefined, {
+      timeoutMs: 30_000,
+      description: `PersistentVolume ${name} Available`,
+    });
+  }
   nc = await connect({ servers: nats.url });
   await ensureTopology(await jetstreamManager(nc), []);
   sub = nc.subscribe(`tenantplane.decisions.${TENANT}.>`, {
@@ -235,20 +269,15 @@ afterAll(async () => {
 });
 
 describe("a tenant claim on the host", () => {
-  it("names no host volume: its copy gets the host's default class and binds a volume provisioned for it", async () => {
-    const copy = await waitFor(
-      async () => {
-        const found = await hostObjects.get<Obj>("v1", "PersistentVolumeClaim", copyOf("data"), HOST_NS);
-        return (found?.["status"] as { phase?: string } | undefined)?.phase === "Bound" ? found : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 250, description: `host claim ${copyOf("data")} Bound` },
-    );
+  it("names no host volume: its copy gets the tenant's copy of the host's default class and binds a volume provisioned for it", async () => {
+    const copy = await boundCopy("data");
     const spec = copy["spec"] as { volumeName?: string; selector?: unknown; storageClassName?: string };
     expect(spec.selector).toBeUndefined();
-    expect(spec.storageClassName).toBe("standard");
+    expect(spec.storageClassName).toBe(CLASS_COPY);
     expect(spec.volumeName).not.toBe(VAULT);
     const pv = await hostObjects.get<Obj>("v1", "PersistentVolume", spec.volumeName!);
     expect(pv?.metadata?.annotations?.["pv.kubernetes.io/provisioned-by"]).toBe(testProvisionerName);
+    expect((pv?.["spec"] as { storageClassName?: string }).storageClassName).toBe(CLASS_COPY);
     expect((pv?.["spec"] as { claimRef?: { name?: string } }).claimRef?.name).toBe(copyOf("data"));
     // The tenant's binding annotations are gone; the host's controllers wrote their own.
     const annotations = copy.metadata?.annotations ?? {};
@@ -263,6 +292,64 @@ describe("a tenant claim on the host", () => {
         "metadata.annotations[pv.kubernetes.io/bound-by-controller] and 2 more dropped",
     );
     expect(decision.reason).toContain("spec.storageClassName set to the host's default StorageClass standard");
+    expect(decision.reason).toContain(
+      `spec.storageClassName standard becomes ${CLASS_COPY}, the tenant's own copy of that host class`,
+    );
+  });
+
+  it("asking for the host class by name binds a volume provisioned for it, never the operator's static volume of that class", async () => {
+    const copy = await boundCopy("plain");
+    const spec = copy["spec"] as { volumeName?: string; storageClassName?: string };
+    expect(spec.storageClassName).toBe(CLASS_COPY);
+    expect(spec.volumeName).not.toBe(POOL);
+    const pv = await hostObjects.get<Obj>("v1", "PersistentVolume", spec.volumeName!);
+    expect(pv?.metadata?.annotations?.["pv.kubernetes.io/provisioned-by"]).toBe(testProvisionerName);
+    expect((pv?.["spec"] as { claimRef?: { name?: string } }).claimRef?.name).toBe(copyOf("plain"));
+    // The tenant sees its claim Bound.
+    const own = await waitFor(
+      async () => {
+        const found = await tenant.get<Obj>("v1", "PersistentVolumeClaim", "plain", "shop");
+        return (found?.["status"] as { phase?: string } | undefined)?.phase === "Bound" ? found : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, description: "tenant claim shop/plain Bound" },
+    );
+    expect(own).toBeDefined();
+    expect(await volumePhase(POOL)).toEqual({ phase: "Available", claimRef: undefined });
+  });
+
+  it("binds the static volume an operator made for the tenant's class copy", async () => {
+    const copy = await boundCopy("shared");
+    expect((copy["spec"] as { volumeName?: string }).volumeName).toBe(HANDED);
+    expect((await volumePhase(HANDED)).claimRef?.name).toBe(copyOf("shared"));
+  });
+
+  it("the class copy is the host class's twin, tenantplane's, owned by the TenantCluster, never a default, and its creation a Decision", async () => {
+    const [standard, copy, tc] = await Promise.all([
+      hostObjects.get<Obj>("storage.k8s.io/v1", "StorageClass", "standard"),
+      hostObjects.get<Obj>("storage.k8s.io/v1", "StorageClass", CLASS_COPY),
+      hostObjects.get<Obj>("tenantplane.io/v1alpha1", "TenantCluster", TENANT),
+    ]);
+    for (const field of ["provisioner", "parameters", "reclaimPolicy", "volumeBindingMode", "allowVolumeExpansion"]) {
+      expect(copy?.[field]).toEqual(standard?.[field]);
+    }
+    expect(copy?.metadata?.labels).toEqual({
+      "app.kubernetes.io/managed-by": "tenantplane",
+      "tenantplane.io/tenant": TENANT,
+    });
+    expect(copy?.metadata?.annotations).toEqual({ "tenantplane.io/storage-class": "standard" });
+    expect(copy?.metadata?.ownerReferences).toEqual([
+      {
+        apiVersion: "tenantplane.io/v1alpha1",
+        kind: "TenantCluster",
+        name: TENANT,
+        uid: tc?.metadata?.uid,
+        controller: true,
+      },
+    ]);
+    const created = decisions.find((d) => d.kind === "StorageClass" && d.action === "Create");
+    expect(created?.hostRef).toEqual({ namespace: "", name: CLASS_COPY, uid: copy?.metadata?.uid });
+    expect(created?.tenantRef).toEqual({ namespace: "", name: "standard" });
+    expect(created?.reason).toContain(`copy of host StorageClass standard (the host's default StorageClass`);
   });
 
   it.each([
@@ -298,10 +385,11 @@ describe("a tenant claim on the host", () => {
     expect(event["message"]).toContain(why);
   });
 
-  it("leaves the operator's static volume Available: no tenant claim bound it", async () => {
-    // Long enough for the host's volume controllers to have bound it to any claim that matched.
+  it("leaves the operator's static volumes Available: no tenant claim bound them", async () => {
+    // Long enough for the host's volume controllers to have bound them to any claim that matched.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(await vaultPhase()).toEqual({ phase: "Available", claimRef: undefined });
+    expect(await volumePhase(POOL)).toEqual({ phase: "Available", claimRef: undefined });
   });
 
   it("was predicted by explain-sync, Decision for Decision", () => {
@@ -315,4 +403,22 @@ describe("a tenant claim on the host", () => {
     });
     expect(predicted).toEqual(published);
   });
+});
+
+describe("a tenant's class copy", () => {
+  it("goes with the tenant: deleting the TenantCluster deletes it", async () => {
+    expect(await hostObjects.get("storage.k8s.io/v1", "StorageClass", CLASS_COPY)).toBeDefined();
+    await hostObjects.delete({
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "TenantCluster",
+      metadata: { name: TENANT },
+    });
+    await waitFor(async () => (await hostObjects.get("storage.k8s.io/v1", "StorageClass", CLASS_COPY)) === undefined, {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+      description: `StorageClass ${CLASS_COPY} deleted with its TenantCluster`,
+    });
+    // The host class it copied stays.
+    expect(await hostObjects.get("storage.k8s.io/v1", "StorageClass", "standard")).toBeDefined();
+  }, 200_000);
 });

@@ -392,7 +392,8 @@ describe("the host accepts every Create the planner plans", () => {
     );
 
     const claim = await read("PersistentVolumeClaim", copyOf("fast-data").hostRef.name);
-    expect(claim["spec"].storageClassName).toBe("fast");
+    // The tenant's own copy of the class (README: Claims and storage), which the planner names.
+    expect(claim["spec"].storageClassName).toBe(`tp-${tenant}.fast`);
 
     const external = await read("Service", copyOf("external").hostRef.name);
     expect(external["spec"]).not.toHaveProperty("externalIPs");

@@ -267,7 +267,7 @@ describe("explain-sync input handling", () => {
       "Skip cannot be synced as written: spec.storageClassName: storage class fast is not in IsolationProfile spec.workloads.storage.allowedClasses (allowed: ssd)",
     );
     expect(reasons["ssd"]).toMatch(
-      /^Create .*spec\.selector dropped: a tenant claim may not pick, pre-bind or mark as bound a host volume$/,
+      /^Create .*spec\.selector dropped: a tenant claim may not pick, pre-bind or mark as bound a host volume; spec\.storageClassName ssd becomes tp-dev\.ssd, the tenant's own copy of that host class: no volume made for anyone else can bind$/,
     );
     expect(reasons["gpu"]).toBe(
       "Skip refused by host rules: spec.resourceClaims[0]: claim g asks the node's drivers for devices, which needs IsolationProfile spec.workloads.allowResourceClaims: true",

@@ -4,3 +4,4 @@ export * from "./label-value.js";
 export * from "./reverse-mapping.js";
 export * from "./dns-label.js";
 export * from "./tenant-services.js";
+export * from "./storage-class-copy.js";

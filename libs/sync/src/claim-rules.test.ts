@@ -1,5 +1,6 @@
 import { defaultSyncPolicySpec, parseIsolationProfileSpec, type SyncPolicySpec } from "@tenantplane/api";
 import { describe, expect, it } from "vitest";
+import { contentHash } from "./content-hash.js";
 import { defaultStorageClass } from "./default-storage-class.js";
 import { compileHostRules, defaultHostRules, type HostRules } from "./host-rules.js";
 import { plan } from "./plan.js";
@@ -59,7 +60,7 @@ describe("a tenant claim's host copy", () => {
     const spec = decision.object?.["spec"] as Record<string, unknown>;
     expect(spec).not.toHaveProperty("volumeName");
     expect(spec).not.toHaveProperty("selector");
-    expect(spec["storageClassName"]).toBe("standard");
+    expect(spec["storageClassName"]).toBe("tp-acme.standard");
     const kept = Object.keys(decision.object?.metadata.annotations ?? {}).filter(
       (k) => !k.startsWith("tenantplane.io/"),
     );
@@ -96,16 +97,16 @@ describe("a tenant claim's host copy", () => {
     const rules = rulesOf({ storage: { allowedClasses: ["standard", "ssd"], classMap: { fast: "ssd" } } });
     const listed = only(claim({ storageClassName: "ssd" }), rules);
     expect(listed.action).toBe("Create");
-    expect((listed.object?.["spec"] as Record<string, unknown>)["storageClassName"]).toBe("ssd");
+    expect((listed.object?.["spec"] as Record<string, unknown>)["storageClassName"]).toBe("tp-acme.ssd");
     const mapped = only(claim({ storageClassName: "fast" }), rules);
     expect(mapped.action).toBe("Create");
-    expect((mapped.object?.["spec"] as Record<string, unknown>)["storageClassName"]).toBe("ssd");
+    expect((mapped.object?.["spec"] as Record<string, unknown>)["storageClassName"]).toBe("tp-acme.ssd");
     expect(mapped.reason).toContain(
       "spec.storageClassName fast mapped to host class ssd by IsolationProfile spec.workloads.storage.classMap",
     );
     // The beta annotation is a class request like the field, mapped and checked the same way.
     const beta = only(claim({}, { "volume.beta.kubernetes.io/storage-class": "fast" }), rules);
-    expect((beta.object?.["spec"] as Record<string, unknown>)["storageClassName"]).toBe("ssd");
+    expect((beta.object?.["spec"] as Record<string, unknown>)["storageClassName"]).toBe("tp-acme.ssd");
   });
 
   it('refuses class "", which binds any pre-made volume without a class', () => {
@@ -198,6 +199,102 @@ describe("a claim's data source", () => {
   });
 });
 
+describe("the tenant's own copy of a host class", () => {
+  const specOf = (d: { object?: Record<string, unknown> | undefined }) => d.object?.["spec"] as Record<string, unknown>;
+
+  it("is the class a claim's copy asks for, named in the reason: static volumes of the host class never match", () => {
+    const decision = only(claim({ storageClassName: "standard" }), rulesOf({}));
+    expect(decision.action).toBe("Create");
+    expect(specOf(decision)["storageClassName"]).toBe("tp-acme.standard");
+    expect(decision.reason).toContain(
+      "spec.storageClassName standard becomes tp-acme.standard, the tenant's own copy of that host class: " +
+        "no volume made for anyone else can bind",
+    );
+  });
+
+  it("is the copy of the host's default class for a claim naming none, and of the mapped class under classMap", () => {
+    const byDefault = only(claim({}), rulesOf({}, "gp3"));
+    expect(specOf(byDefault)["storageClassName"]).toBe("tp-acme.gp3");
+    expect(byDefault.reason).toContain("spec.storageClassName set to the host's default StorageClass gp3");
+    expect(byDefault.reason).toContain("gp3 becomes tp-acme.gp3");
+    const mapped = only(
+      claim({ storageClassName: "fast" }),
+      rulesOf({ storage: { allowedClasses: ["ssd"], classMap: { fast: "ssd" } } }),
+    );
+    expect(specOf(mapped)["storageClassName"]).toBe("tp-acme.ssd");
+  });
+
+  it("cannot be asked for by name: a copy (the tenant's own or another's) is not an allowed host class", () => {
+    for (const asked of ["tp-acme.standard", "tp-bank.standard"]) {
+      const decision = only(claim({ storageClassName: asked }), rulesOf({}));
+      expect(decision.action).toBe("Skip");
+      expect(decision.reason).toContain(`storage class ${asked} is not in ${CLASS}`);
+    }
+  });
+
+  it("is not forced on a host claim made earlier: its class cannot change, so it is kept and the claim stays in step", () => {
+    const rules = rulesOf({});
+    const fresh = only(claim({ storageClassName: "standard" }), rules);
+    // The copy as made before classes were copied: the host class itself, hashed as desired then.
+    const old = structuredClone(fresh.object!) as Record<string, unknown> & {
+      metadata: { annotations: Record<string, string> };
+    };
+    (old["spec"] as Record<string, unknown>)["storageClassName"] = "standard";
+    delete old.metadata.annotations["tenantplane.io/content-hash"];
+    old.metadata.annotations["tenantplane.io/content-hash"] = contentHash(old);
+    const steady = plan({
+      tenant,
+      policy: defaultSyncPolicySpec,
+      rules,
+      tenantObjects: [claim({ storageClassName: "standard" })],
+      hostObjects: [old],
+    });
+    expect(steady.decisions).toEqual([]);
+    expect(steady.inSync).toHaveLength(1);
+
+    const grown = claim({ storageClassName: "standard", resources: { requests: { storage: "2Gi" } } });
+    const update = plan({ tenant, policy: defaultSyncPolicySpec, rules, tenantObjects: [grown], hostObjects: [old] });
+    const decision = update.decisions[0]!;
+    expect(decision.action).toBe("Update");
+    expect(specOf(decision)).toMatchObject({
+      storageClassName: "standard",
+      resources: { requests: { storage: "2Gi" } },
+    });
+    expect(decision.reason).toContain(
+      "spec.storageClassName kept as standard: the host copy was made with it and a claim's class cannot change",
+    );
+  });
+});
+
+describe("a host Pod made before class copies", () => {
+  it("keeps its ephemeral volumes' template classes (a Pod's volumes cannot change) and stays in step otherwise", () => {
+    const rules = rulesOf({});
+    const template = { spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } };
+    const tenantPod = (image: string) =>
+      pod({
+        containers: [{ name: "c", image }],
+        volumes: [{ name: "scratch", ephemeral: { volumeClaimTemplate: template } }],
+      });
+    const fresh = only(tenantPod("nginx"), rules);
+    const old = structuredClone(fresh.object!) as Record<string, unknown> & {
+      metadata: { annotations: Record<string, string> };
+    };
+    const volumes = (
+      old["spec"] as { volumes: Array<{ ephemeral: { volumeClaimTemplate: { spec: Record<string, unknown> } } }> }
+    ).volumes;
+    expect(volumes[0]!.ephemeral.volumeClaimTemplate.spec["storageClassName"]).toBe("tp-acme.standard");
+    volumes[0]!.ephemeral.volumeClaimTemplate.spec["storageClassName"] = "standard";
+    delete old.metadata.annotations["tenantplane.io/content-hash"];
+    old.metadata.annotations["tenantplane.io/content-hash"] = contentHash(old);
+    const input = { tenant, policy: defaultSyncPolicySpec, rules };
+    expect(plan({ ...input, tenantObjects: [tenantPod("nginx")], hostObjects: [old] }).decisions).toEqual([]);
+    const [update] = plan({ ...input, tenantObjects: [tenantPod("nginx:2")], hostObjects: [old] }).decisions;
+    expect(update?.action).toBe("Update");
+    expect(JSON.stringify(update?.object?.["spec"])).toContain('"storageClassName":"standard"');
+    expect(update?.reason).toContain("volume scratch's claim template class kept as standard");
+  });
+});
+
 describe("an ephemeral volume's claim template", () => {
   const path = "spec.volumes[0].ephemeral.volumeClaimTemplate";
 
@@ -227,7 +324,7 @@ describe("an ephemeral volume's claim template", () => {
     const template = volumes[0]!.ephemeral.volumeClaimTemplate;
     expect(template.spec).not.toHaveProperty("volumeName");
     expect(template.spec).not.toHaveProperty("selector");
-    expect(template.spec["storageClassName"]).toBe("standard");
+    expect(template.spec["storageClassName"]).toBe("tp-acme.standard");
     expect(template.metadata.annotations).toEqual({ keep: "x" });
     expect(decision.reason).toContain(
       `${path}.spec.volumeName, ${path}.spec.selector, ${path}.metadata.annotations[pv.kubernetes.io/bind-completed], ` +

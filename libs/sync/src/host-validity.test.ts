@@ -146,7 +146,8 @@ describe("PersistentVolumeClaim: a class asked through the beta annotation", () 
       hostObjects: [],
     }).decisions;
     expect(decision?.action).toBe("Create");
-    expect(decision?.object?.["spec"]).toMatchObject({ storageClassName: "fast" });
+    // Offline, no rule limits the class; the copy asks for the tenant's own copy of it.
+    expect(decision?.object?.["spec"]).toMatchObject({ storageClassName: "tp-dev.fast" });
     expect(decision?.object?.metadata.annotations).not.toHaveProperty(annotation);
     expect(decision?.reason).toContain(
       `storage class fast from metadata.annotations[${annotation}], as spec.storageClassName`,
@@ -193,7 +194,7 @@ describe("PersistentVolumeClaim: a class asked through the beta annotation", () 
     const template = (result.object["spec"] as Obj)["volumes"][0].ephemeral.volumeClaimTemplate;
     expect(template).toEqual({
       metadata: { annotations: { team: "a" } },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast" },
+      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "tp-dev.fast" },
     });
     expect(result.rewrites).toContain(
       `storage class fast from spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[${annotation}], as spec.volumes[0].ephemeral.volumeClaimTemplate.spec.storageClassName`,

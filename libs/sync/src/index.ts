@@ -15,3 +15,4 @@ export * from "./pod-network.js";
 export * from "./predicted-hosts.js";
 export * from "./default-storage-class.js";
 export * from "./placement.js";
+export * from "./storage-class-copies.js";

@@ -14,6 +14,7 @@ import type { ObjectRef, PlannedDecision } from "@tenantplane/messaging";
 import { hostRulesReason } from "./check-host-rules.js";
 import { defaultHostRules, type HostRules, withPlacement } from "./host-rules.js";
 import { ANNOTATION_PLACEMENT, parsePlacement, samePlacement, SHARED_PLACEMENT } from "./placement.js";
+import { keepStoredClaimClasses, storedClaimClasses, type StoredClaimClasses } from "./internal/claim-rules.js";
 import { isJsonObject, type JsonObject } from "./internal/json.js";
 import { boundedReason, describeViolations } from "./internal/violation.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
@@ -236,6 +237,8 @@ interface HostEntry {
   name: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** The classes its claims were made with (a claim's, a Pod's ephemeral volumes'), which cannot change. */
+  claimClasses?: StoredClaimClasses | undefined;
 }
 
 interface SourceRecord {
@@ -507,6 +510,11 @@ class Pass {
       this.decide(target, "Skip", heldByTenant(holder, target.kind));
       return;
     }
+    const keptClasses = keepStoredClaimClasses(desired, host.claimClasses, this.hashKey);
+    if (keptClasses !== undefined) {
+      desired = keptClasses.object;
+      note += `; ${keptClasses.note}`;
+    }
     const recorded = recordedContentHash(host);
     const wanted = recordedContentHash(desired.metadata);
     if (recorded === wanted) {
@@ -578,7 +586,10 @@ class Pass {
     const labels = metadata.labels ?? {};
     const kind = parsed.data.kind ?? labels[LABEL_KIND];
     if (kind === undefined || (metadata.namespace ?? this.hostNamespace) !== this.hostNamespace) return undefined;
-    return { kind, name: metadata.name, labels, annotations: metadata.annotations ?? {} };
+    const entry: HostEntry = { kind, name: metadata.name, labels, annotations: metadata.annotations ?? {} };
+    const claimClasses = storedClaimClasses(kind, value);
+    if (claimClasses !== undefined) entry.claimClasses = claimClasses;
+    return entry;
   }
 
   private target(kind: string, namespace: string, name: string | undefined): PlannedTarget {

@@ -33,6 +33,7 @@ import type { SyncMetrics } from "./metrics.js";
 import { syncedCondition, syncStatusField } from "./sync-status.js";
 import { planTenant, syncerIdentity } from "./tenant-directory.js";
 import { SharedWatches } from "./shared-watches.js";
+import { StorageClassCopies } from "./storage-class-copies.js";
 import { syncFailedMessage, TenantEvents } from "./tenant-events.js";
 import type { TenantLimits } from "./tenant-limits.js";
 import { TenantSyncer } from "./tenant-syncer.js";
@@ -154,6 +155,8 @@ export class Supervisor {
   private policies!: ListWatch;
   private profiles!: ListWatch;
   private storageClasses!: ListWatch;
+  /** Each running tenant's own copies of the host classes its claims may use. */
+  private classCopies!: StorageClassCopies;
   /** Whether the StorageClass list is in: before, the host's default class is unknown, not absent. */
   private storageClassesKnown = false;
   private stopping = false;
@@ -224,8 +227,19 @@ export class Supervisor {
       kind: "StorageClass",
       logger: logger.child({ watch: "storageclasses" }),
       onEvent: () => {
-        if (this.storageClassesKnown) this.reconcileAll();
+        if (!this.storageClassesKnown) return;
+        this.reconcileAll();
+        this.classCopies.hostClassesChanged();
       },
+    });
+    this.classCopies = new StorageClassCopies({
+      hostClient,
+      fieldManager: this.deps.objects.fieldManager,
+      logger: logger.child({ part: "storage-class-copies" }),
+      hostClasses: () => this.storageClasses.list(),
+      publish: (d) => this.deps.publish(d),
+      validForMs: (tenant) => (this.deps.owns(tenant) ? this.deps.validForMs(tenant) : 0),
+      writeToken: (tenant) => this.limits.get(tenant)?.wait() ?? Promise.resolve(),
     });
     void this.storageClasses.synced.then(() => {
       this.storageClassesKnown = true;
@@ -285,6 +299,7 @@ export class Supervisor {
     this.policies?.stop();
     this.profiles?.stop();
     this.storageClasses?.stop();
+    this.classCopies?.stop();
     this.hostNodes?.stop();
     const syncers = [...this.running.values()].map((r) => r.syncer);
     this.stopTenants();
@@ -510,6 +525,7 @@ export class Supervisor {
       deferred = 0;
       syncer.fullPass();
       backSync.fullPass();
+      this.ensureClassCopies(tenant, plan.rules);
     }, this.deps.settings.resyncMs);
     const migration = new MigrationDriver({
       tenant,
@@ -528,6 +544,7 @@ export class Supervisor {
     syncer.start();
     backSync.start();
     migration.start();
+    this.ensureClassCopies(tenant, plan.rules);
     this.watchWarmUp(tenant, syncer);
     this.scheduleStatus(tenant);
   }
@@ -538,6 +555,7 @@ export class Supervisor {
     current.syncer.stop();
     current.backSync.stop();
     current.migration.stop();
+    this.classCopies.forget(tenant);
     // Its last Decisions may still be publishing; shutdown waits for them.
     this.retired.add(current.syncer);
     void current.syncer.drain().then(() => this.retired.delete(current.syncer));
@@ -552,6 +570,11 @@ export class Supervisor {
     this.deps.metrics.tenantActive.remove({ tenant });
     this.deps.metrics.tenantsActive.set(this.running.size);
     this.deps.logger.info({ tenant, why }, "tenant sync stopped");
+  }
+
+  // Tenant claims ask for the tenant's own copy of their host class (README: Claims and storage).
+  private ensureClassCopies(tenant: string, rules: HostRules): void {
+    this.classCopies.ensure(tenant, this.tenants.get(undefined, tenant)?.metadata.uid, rules.storage);
   }
 
   private scheduleStatus(tenant: string, delayMs = STATUS_DEBOUNCE_MS): void {

@@ -1,5 +1,8 @@
+import { ANNOTATION_CONTENT_HASH, storageClassCopyName } from "@tenantplane/mapping";
+import { contentHash } from "../content-hash.js";
 import type { StorageRules } from "../host-rules.js";
-import { type JsonObject, join, objectAt } from "./json.js";
+import type { HostObject } from "../kube-object.js";
+import { isJsonObject, type JsonObject, join, objectAt } from "./json.js";
 import type { TranslateContext } from "./translate-context.js";
 import { hostReference } from "./translate-reference.js";
 import { MAX_TENANT_KEY, tenantText } from "./violation.js";
@@ -71,6 +74,8 @@ function dropBinding(
  * Resolves the claim's class to the host class it will use: no class means the host's
  * default StorageClass (written into the copy, so the check below is the one the host
  * acts on), a tenant name is mapped through `classMap`, and the result must be allowed.
+ * The copy then names the tenant's own copy of that class (`storageClassCopyName`), which
+ * the sync worker keeps in step with the host class (storage-class-copies.ts).
  */
 function settleStorageClass(spec: JsonObject, specPath: string, rules: StorageRules, ctx: TranslateContext): void {
   const field = join(specPath, "storageClassName");
@@ -117,7 +122,17 @@ function settleStorageClass(spec: JsonObject, specPath: string, rules: StorageRu
   }
   if (allowed !== undefined && !allowed.includes(hostClass)) {
     ctx.refuse(field, `storage class ${tenantText(hostClass)} is not in ${rule}`);
+    return;
   }
+  // The host's volume controllers bind a claim to any Available volume of its class: under the
+  // tenant's own copy of the class, only volumes provisioned for the tenant's claims (or handed
+  // to it by an operator under that class) are candidates, and provisioners still serve it.
+  const copy = storageClassCopyName(ctx.tenant, hostClass);
+  spec["storageClassName"] = copy;
+  ctx.explain(
+    `${field} ${tenantText(hostClass)} becomes ${tenantText(copy)}, the tenant's own copy of that host class: ` +
+      `no volume made for anyone else can bind`,
+  );
 }
 
 const SNAPSHOT_GROUP = "snapshot.storage.k8s.io";
@@ -162,4 +177,91 @@ function settleDataSources(spec: JsonObject, specPath: string, ctx: TranslateCon
       );
     }
   }
+}
+
+/** The classes a host object's claims were made with: a claim's own, or each ephemeral volume's template's, by volume name. */
+export type StoredClaimClasses = Readonly<Record<string, string>>;
+
+/** Key of a PersistentVolumeClaim's own class in {@link StoredClaimClasses}. */
+const OWN_CLASS = "";
+
+/**
+ * The storage classes a host copy was made with, as {@link keepStoredClaimClasses} reads them:
+ * a PersistentVolumeClaim's `spec.storageClassName`, a Pod's ephemeral volumes' template classes.
+ * Undefined for other kinds, or when there are none.
+ */
+export function storedClaimClasses(kind: string, host: unknown): StoredClaimClasses | undefined {
+  const spec = isJsonObject(host) ? host["spec"] : undefined;
+  if (!isJsonObject(spec)) return undefined;
+  const found: Record<string, string> = {};
+  if (kind === "PersistentVolumeClaim" && typeof spec["storageClassName"] === "string") {
+    found[OWN_CLASS] = spec["storageClassName"];
+  }
+  if (kind === "Pod") {
+    for (const [name, template] of ephemeralTemplates(spec)) {
+      const templateSpec = template["spec"];
+      const cls = isJsonObject(templateSpec) ? templateSpec["storageClassName"] : undefined;
+      if (typeof cls === "string") found[name] = cls;
+    }
+  }
+  return Object.keys(found).length === 0 ? undefined : found;
+}
+
+/**
+ * A claim's class cannot change once set (the API server refuses the update, and a Pod's
+ * volumes cannot change at all), so the desired copy of a claim, or of a Pod's ephemeral
+ * volume, whose host copy already has a class keeps that class: one made before its class was
+ * mapped to the tenant's copy (or before a classMap change) keeps its volume and stays in step
+ * on every other field. A host claim without a class may still get one, as the API server
+ * allows. Returns the desired object with the stored classes and its content hash recomputed,
+ * and a note for the reason; undefined when there is nothing to keep.
+ */
+export function keepStoredClaimClasses(
+  desired: HostObject,
+  stored: StoredClaimClasses | undefined,
+  hashKey: string | undefined,
+): { object: HostObject; note: string } | undefined {
+  if (stored === undefined) return undefined;
+  const differs = (spec: unknown, key: string): boolean =>
+    stored[key] !== undefined && isJsonObject(spec) && spec["storageClassName"] !== stored[key];
+  const spec = desired["spec"];
+  const claim = desired.kind === "PersistentVolumeClaim" && differs(spec, OWN_CLASS);
+  const volumes =
+    desired.kind === "Pod" && isJsonObject(spec)
+      ? ephemeralTemplates(spec)
+          .filter(([name, template]) => differs(template["spec"], name))
+          .map(([name]) => name)
+      : [];
+  if (!claim && volumes.length === 0) return undefined;
+  const kept = structuredClone(desired);
+  const keptSpec = kept["spec"] as JsonObject;
+  const fields: string[] = [];
+  if (claim) {
+    keptSpec["storageClassName"] = stored[OWN_CLASS]!;
+    fields.push(`spec.storageClassName kept as ${stored[OWN_CLASS]}`);
+  }
+  for (const [name, template] of ephemeralTemplates(keptSpec)) {
+    if (!volumes.includes(name)) continue;
+    (template["spec"] as JsonObject)["storageClassName"] = stored[name]!;
+    fields.push(`volume ${name}'s claim template class kept as ${stored[name]}`);
+  }
+  delete kept.metadata.annotations[ANNOTATION_CONTENT_HASH];
+  kept.metadata.annotations[ANNOTATION_CONTENT_HASH] = contentHash(kept, hashKey);
+  return {
+    object: kept,
+    note: `${fields.join(", ")}: the host copy was made with it and a claim's class cannot change`,
+  };
+}
+
+/** A Pod spec's ephemeral volumes' claim templates, by volume name. */
+function ephemeralTemplates(spec: JsonObject): Array<[string, JsonObject]> {
+  const volumes = spec["volumes"];
+  if (!Array.isArray(volumes)) return [];
+  const found: Array<[string, JsonObject]> = [];
+  for (const volume of volumes) {
+    if (!isJsonObject(volume) || typeof volume["name"] !== "string" || !isJsonObject(volume["ephemeral"])) continue;
+    const template = volume["ephemeral"]["volumeClaimTemplate"];
+    if (isJsonObject(template)) found.push([volume["name"], template]);
+  }
+  return found;
 }
