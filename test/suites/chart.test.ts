@@ -324,6 +324,35 @@ describe("chart rendering", () => {
     expect(container(objects, "recorder").deployment.spec?.template.spec?.topologySpreadConstraints).toBeUndefined();
   });
 
+  it("caps each service's V8 heap at 3/4 of its memory limit, unless its env sets NODE_OPTIONS", async () => {
+    const heapOf = (objects: KubernetesObject[], service: string) =>
+      container(objects, service).env.get("NODE_OPTIONS")?.value;
+    const defaults = await render();
+    expect(heapOf(defaults, "sync-worker")).toBe("--max-old-space-size=576"); // 768Mi
+    expect(heapOf(defaults, "watcher")).toBe("--max-old-space-size=192"); // 256Mi
+    const set = await render({
+      set: [
+        "services.sync-worker.resources.limits.memory=1.5Gi",
+        "services.recorder.resources.limits.memory=536870912",
+        "services.isolation.resources.limits.memory=1e9",
+        "services.watcher.env.NODE_OPTIONS=--max-old-space-size=100",
+      ],
+    });
+    expect(heapOf(set, "sync-worker")).toBe("--max-old-space-size=1152");
+    expect(heapOf(set, "recorder")).toBe("--max-old-space-size=384");
+    expect(heapOf(set, "isolation")).toBe("--max-old-space-size=714"); // 953 MiB
+    const watcherEnv = container(set, "watcher").container.env ?? [];
+    expect(watcherEnv.filter((e: V1EnvVar) => e.name === "NODE_OPTIONS").map((e: V1EnvVar) => e.value)).toEqual([
+      "--max-old-space-size=100",
+    ]);
+    // Valid for Kubernetes, but a thousandth of a byte is no limit to size a heap by.
+    const error = await render({ set: ["services.recorder.resources.limits.memory=100m"] }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toContain('services.recorder.resources.limits.memory "100m" is not a memory quantity');
+  });
+
   it("reads NATS credentials from an existing Secret and mounts a credentials file where NATS_CREDS_FILE points", async () => {
     const objects = await render({ set: ["nats.existingSecret=nats-auth", "nats.credsFile.enabled=true"] });
     for (const service of services) {
@@ -591,7 +620,9 @@ describe("chart rendering", () => {
     expect(kinds(await render())).toEqual([]);
     expect(kinds(await render({ apiVersions: [policyApi], set: ["admissionPolicy.enabled=false"] }))).toEqual([]);
     const objects = await render({ apiVersions: [policyApi], set: ["services.recorder.enabled=false"] });
-    const names = ["managed-label", "managed-namespaces", "rolebindings"].map((n) => `${release}-${n}`);
+    const names = ["dedicated-nodes", "managed-label", "managed-namespaces", "rolebindings"].map(
+      (n) => `${release}-${n}`,
+    );
     expect(kinds(objects).sort()).toEqual(
       names.flatMap((n) => [`ValidatingAdmissionPolicy ${n}`, `ValidatingAdmissionPolicyBinding ${n}`]).sort(),
     );

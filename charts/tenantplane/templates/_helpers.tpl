@@ -109,3 +109,25 @@ tenantplane.io/component: {{ .name }}
 {{- define "tenantplane.natsClientCertDir" -}}
 /etc/tenantplane/nats-client
 {{- end -}}
+
+{{/*
+A memory quantity (256Mi, 1Gi, 1.5G, 805306368, 8e8) in whole MiB, failing the render with the fix
+for a form it cannot read. Argument: dict "q" (the quantity) "field" (its values path).
+*/}}
+{{- define "tenantplane.mebibytes" -}}
+{{- $q := toString .q -}}
+{{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 -}}
+{{- $bytes := -1.0 -}}
+{{- range $suffix, $factor := $units -}}
+{{- if and (lt $bytes 0.0) (hasSuffix $suffix $q) (regexMatch "^[0-9]+(\\.[0-9]+)?$" (trimSuffix $suffix $q)) -}}
+{{- $bytes = mulf (trimSuffix $suffix $q | float64) $factor -}}
+{{- end -}}
+{{- end -}}
+{{- if and (lt $bytes 0.0) (regexMatch "^[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$" $q) -}}
+{{- $bytes = $q | float64 -}}
+{{- end -}}
+{{- if lt $bytes 0.0 -}}
+{{- fail (printf "%s %q is not a memory quantity this chart reads: write it as e.g. 768Mi, 1Gi or a number of bytes (the heap cap is 3/4 of it)" .field $q) -}}
+{{- end -}}
+{{- divf $bytes 1048576.0 | floor | int64 -}}
+{{- end -}}
