@@ -20,6 +20,7 @@ import { describe, httpStatusOf, type Logger } from "@tenantplane/runtime";
 import { placementOf } from "@tenantplane/sync";
 import { planMigration, type MigrationNote, type MigrationPod, type MigrationState } from "./migration-plan.js";
 import type { SharedWatches } from "./shared-watches.js";
+import { hostAnswerOf } from "./write-failure.js";
 
 /** The field manager of status.isolation.mode and .migration: apart from the Synced writer's, so neither removes the other's fields. */
 export const MIGRATION_FIELD_MANAGER = "tenantplane-migration";
@@ -163,7 +164,8 @@ export class MigrationDriver {
     for (const note of step.notes) await this.announce(note, salt);
     for (const pod of step.evict) {
       if (this.stopped || !this.deps.mayWrite()) return;
-      await this.evict(pod);
+      // The controller's Pods share its budget: once it refuses one, the rest wait for a later pass too.
+      if ((await this.evict(pod)) === "refused") break;
     }
     if (step.waiting !== undefined) this.deps.logger.debug({ why: step.waiting }, "isolation migration waiting");
     if (step.status !== undefined && !sameState(step.status, status)) await this.writeStatus(step.status);
@@ -190,7 +192,30 @@ export class MigrationDriver {
     this.published.add(id);
   }
 
-  private async evict(pod: { namespace: string; name: string; uid: string | undefined }): Promise<void> {
+  /**
+   * A refused eviction other than a budget's (no right to evict, the tenant API failing) is a
+   * Fail Decision on the Pod, once per answer, so the stalled migration says why in Events.
+   */
+  private async announceFailure(pod: { namespace: string; name: string }, err: unknown): Promise<void> {
+    const { tenant } = this.deps;
+    const error = { ...hostAnswerOf(err), attempted: "Delete" as const };
+    const planned: PlannedDecision = {
+      tenant,
+      action: "Fail",
+      kind: "Pod",
+      tenantRef: { namespace: pod.namespace, name: pod.name },
+      hostRef: { namespace: hostNamespaceFor(tenant), name: hostName({ tenant, ...pod }).name },
+      reason: `isolation migration: the tenant API refused to evict Pod ${pod.namespace}/${pod.name} (retried): ${error.reason}: ${error.message}`,
+      error,
+    };
+    const id = decisionId(planned, SERVICE, "migration-eviction");
+    if (this.published.has(id)) return;
+    await this.deps.publish({ ...planned, id });
+    this.published.add(id);
+  }
+
+  /** Evicts one tenant Pod; "refused" when a PodDisruptionBudget allows no disruption now. */
+  private async evict(pod: { namespace: string; name: string; uid: string | undefined }): Promise<"done" | "refused"> {
     const path = `${resourcePath("v1", "pods", pod.namespace, pod.name)}/eviction`;
     try {
       await this.deps.tenantClient.request("POST", path, {
@@ -202,15 +227,18 @@ export class MigrationDriver {
         },
       });
       this.deps.logger.info({ pod: `${pod.namespace}/${pod.name}` }, "evicted for the isolation migration");
+      return "done";
     } catch (err) {
       const code = httpStatusOf(err);
       // 429: a PodDisruptionBudget allows no disruption now; retried on a later pass, never forced.
       // 404/409: gone or replaced meanwhile.
       if (code === 429 || code === 404 || code === 409) {
         this.deps.logger.debug({ pod: `${pod.namespace}/${pod.name}`, code }, "eviction not done now");
-        return;
+        return code === 429 ? "refused" : "done";
       }
       this.deps.logger.warn({ pod: `${pod.namespace}/${pod.name}`, err: describe(err) }, "eviction failed; retried");
+      await this.announceFailure(pod, err);
+      return "done";
     }
   }
 
