@@ -140,13 +140,19 @@ async function volumePhase(name: string): Promise<{ phase?: string; claimRef?: {
 const vaultPhase = () => volumePhase(VAULT);
 
 /** A static volume an operator made by hand (hostPath, Retain), Available to whichever claim matches it. */
-function staticVolume(name: string, storageClassName: string, accessModes: string[], labels: Record<string, string>) {
+function staticVolume(
+  name: string,
+  storageClassName: string,
+  accessModes: string[],
+  labels: Record<string, string>,
+  storage = "5Gi",
+) {
   return {
     apiVersion: "v1",
     kind: "PersistentVolume",
     metadata: { name, labels },
     spec: {
-      capacity: { storage: "5Gi" },
+      capacity: { storage },
       accessModes,
       storageClassName,
       persistentVolumeReclaimPolicy: "Retain",
@@ -185,7 +191,9 @@ beforeAll(async () => {
   await hostObjects.create(staticVolume(VAULT, "", ["ReadWriteOnce"], { owner: "bank" }));
   // The same of the host's default class, the one tenant claims may use: the host's PV controller
   // binds a claim of that class to it (the smallest Available match) before anything is provisioned.
-  await hostObjects.create(staticVolume(POOL, "standard", ["ReadWriteOnce"], { owner: "platform-team" }));
+  // 2Gi fits the tenant's 1Gi claims but not the tenant control plane's own 5Gi data claim in the
+  // host namespace, which the provisioner makes of the host's default class.
+  await hostObjects.create(staticVolume(POOL, "standard", ["ReadWriteOnce"], { owner: "platform-team" }, "2Gi"));
   // And one the operator hands to the tenant, made for its class copy.
   await hostObjects.create(staticVolume(HANDED, CLASS_COPY, ["ReadWriteMany"], { owner: TENANT }));
   for (const name of [VAULT, POOL, HANDED]) {

@@ -64,6 +64,8 @@ export class StorageClassCopies {
     this.wanted.delete(tenant);
     clearTimeout(this.retries.get(tenant));
     this.retries.delete(tenant);
+    this.attempts.delete(tenant);
+    for (const key of [...this.told.keys()]) if (key.startsWith(`${tenant}/`)) this.told.delete(key);
   }
 
   /** A host StorageClass changed: every tenant looked after here is planned again. */
