@@ -66,6 +66,8 @@ export class MigrationDriver {
   private stopped = false;
   /** What this driver last wrote to status.isolation (the cache may not show it yet). */
   private written: MigrationState | undefined;
+  /** The spec and status of the last pass that found nothing to do (see {@link pass}). */
+  private settled: string | undefined;
   /** Decision ids published by this driver. */
   private readonly published = new Set<string>();
 
@@ -148,6 +150,11 @@ export class MigrationDriver {
       (tc["status"] as { isolation?: unknown } | undefined)?.isolation ?? {},
     );
     const status = this.written ?? (shown.success ? { mode: shown.data.mode, migration: shown.data.migration } : {});
+    // Settled (the mode asked for is in effect, every copy was placed for it): new Pods get that
+    // placement from the planner, so only a new spec or status can bring work. A change of the
+    // placement restarts the syncer, and this driver with it.
+    const settledKey = canonicalJson({ spec: spec.data, status });
+    if (settledKey === this.settled) return;
     const step = planMigration({
       tenant: this.deps.tenant,
       now: new Date(),
@@ -169,6 +176,8 @@ export class MigrationDriver {
     }
     if (step.waiting !== undefined) this.deps.logger.debug({ why: step.waiting }, "isolation migration waiting");
     if (step.status !== undefined && !sameState(step.status, status)) await this.writeStatus(step.status);
+    const idle = step.status === undefined && step.evict.length === 0 && step.notes.length === 0;
+    this.settled = idle && step.waiting === undefined ? settledKey : undefined;
   }
 
   /** Publishes a step once, under an id its migration and key fix, so a successor's repeat is dropped as a duplicate. */
