@@ -414,6 +414,60 @@ describe("a tenant claim on the host", () => {
 });
 
 describe("a tenant's class copy", () => {
+  const readCopy = () => hostObjects.get<Obj>("storage.k8s.io/v1", "StorageClass", CLASS_COPY);
+  const copyDecisions = (action: string) =>
+    decisions.filter((d) => d.kind === "StorageClass" && d.action === action && d.hostRef.name === CLASS_COPY);
+
+  it("follows the host class: a field a class may change is updated in place", async () => {
+    const before = await readCopy();
+    await hostObjects.mergePatch(
+      { apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "standard" } },
+      { allowVolumeExpansion: true, mountOptions: ["noatime"] },
+    );
+    const after = await waitFor(
+      async () => ((await readCopy())?.["allowVolumeExpansion"] === true ? readCopy() : undefined),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+        description: `StorageClass ${CLASS_COPY} allowVolumeExpansion true`,
+      },
+    );
+    expect(after?.metadata?.uid).toBe(before?.metadata?.uid);
+    expect(after?.["mountOptions"]).toEqual(["noatime"]);
+    await waitFor(() => copyDecisions("Update")[0], { timeoutMs: 10_000, description: "Update Decision" });
+    expect(copyDecisions("Update")[0]?.reason).toBe(
+      "copy of host StorageClass standard brought in step: allowVolumeExpansion, mountOptions",
+    );
+  });
+
+  it("follows the host class made again with other parameters: the copy is made again, bound claims keep their volumes", async () => {
+    const before = await readCopy();
+    const volume = ((await boundCopy("data"))["spec"] as { volumeName?: string }).volumeName;
+    const standard = (await hostObjects.get<Obj>("storage.k8s.io/v1", "StorageClass", "standard"))!;
+    await hostObjects.delete(standard);
+    await hostObjects.create({
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      metadata: { name: "standard", annotations: standard.metadata?.annotations ?? {} },
+      provisioner: standard["provisioner"],
+      parameters: { tier: "gold" },
+      reclaimPolicy: "Delete",
+      volumeBindingMode: "Immediate",
+    } as Obj);
+    const remade = await waitFor(
+      async () => {
+        const found = await readCopy();
+        return (found?.["parameters"] as { tier?: string } | undefined)?.tier === "gold" ? found : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: `StorageClass ${CLASS_COPY} made again with tier gold` },
+    );
+    expect(remade.metadata?.uid).not.toBe(before?.metadata?.uid);
+    expect(copyDecisions("Delete").length).toBeGreaterThan(0);
+    const copy = await boundCopy("data");
+    expect((copy["spec"] as { volumeName?: string }).volumeName).toBe(volume);
+    expect((copy["spec"] as { storageClassName?: string }).storageClassName).toBe(CLASS_COPY);
+  });
+
   it("goes with the tenant: deleting the TenantCluster deletes it", async () => {
     expect(await hostObjects.get("storage.k8s.io/v1", "StorageClass", CLASS_COPY)).toBeDefined();
     await hostObjects.delete({
