@@ -337,6 +337,9 @@ describe("isolation migration", () => {
     );
     expect(events.some((m) => m.includes("isolation migration Shared → Dedicated started"))).toBe(true);
     expect(events.some((m) => /moving ReplicaSet app\/web-/.test(m))).toBe(true);
+    expect(events.some((m) => /ReplicaSet app\/web-\S+ moved, its 3 Pod\(s\) run in the new placement/.test(m))).toBe(
+      true,
+    );
     expect(events.some((m) => m.startsWith("SkipPod") && m.includes(BARE_REASON))).toBe(true);
   });
 
