@@ -2,7 +2,7 @@ import { defaultIsolationProfileSpec, defaultSyncPolicySpec } from "@tenantplane
 import { describe, expect, it } from "vitest";
 import { compileHostRules, withPlacement } from "./host-rules.js";
 import { KubeObjectSchema } from "./kube-object.js";
-import { plan } from "./plan.js";
+import { plan, planKey } from "./plan.js";
 import { ANNOTATION_PLACEMENT, parsePlacement, placementText, SHARED_PLACEMENT, type Placement } from "./placement.js";
 import { transform } from "./transform.js";
 
@@ -123,6 +123,21 @@ describe("Pod placement", () => {
     expect(planPod(source, SHARED_PLACEMENT, [moved]).decisions).toEqual([]);
     // A new Pod (no copy) gets the placement asked for.
     expect(planPod(source, dedicated).decisions[0]?.object).toEqual(moved);
+  });
+
+  it("plans one key (the sync worker's path) like the full pass: the copy stays in its placement", () => {
+    const source = pod();
+    const shared = copyOf(source, SHARED_PLACEMENT);
+    const input = {
+      tenant,
+      policy: defaultSyncPolicySpec,
+      tenantObjects: [source],
+      hostObjects: [shared],
+      rules: rulesWith(dedicated),
+    };
+    const result = planKey(input, { kind: "Pod", namespace: "shop", name: "web" });
+    expect(result.decisions).toEqual([]);
+    expect(result.inSync).toHaveLength(1);
   });
 
   it("treats a change of the dedicated selector like a change of mode", () => {
