@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,7 +42,6 @@ import {
   startNats,
   startTenantStandIn,
   StopWaiting,
-  toolPath,
   trackFailures,
   waitFor,
   type HostCluster,
@@ -53,14 +51,19 @@ import {
   serviceAccountKubeConfig,
   serviceAccountKubeconfigFile,
 } from "../harness/index.js";
+import {
+  chartDir,
+  helm,
+  KUBE_VERSION as kubeVersion,
+  POLICY_API as policyApi,
+  removeHelmHome,
+  renderChart,
+} from "../harness/helm.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
-const chartDir = join(repoRoot, "charts/tenantplane");
 const release = "tenantplane";
 const namespace = "tenantplane-system";
 const natsUrl = "nats://nats.nats.svc:4222";
-// The test cluster's version: the go-installed helm would otherwise assume v1.20, below the chart's kubeVersion.
-const kubeVersion = "1.34.4";
 const services = ["isolation", "provisioner", "recorder", "sync-worker", "watcher"] as const;
 const fieldManager = "tenantplane-chart-test";
 const tp = "tenantplane.io";
@@ -68,36 +71,11 @@ const tp = "tenantplane.io";
 const tenantServices = ["isolation", "provisioner", "recorder", "sync-worker"];
 const tenantRole = (service: string) => `${release}-${service}-tenant`;
 
-/** Helm with its own config and cache directories, so a developer's repositories and plugins play no part. */
-const helmHome = mkdtempSync(join(tmpdir(), "tenantplane-helm-"));
-async function helm(args: string[]): Promise<string> {
-  const env = {
-    ...process.env,
-    HELM_CACHE_HOME: join(helmHome, "cache"),
-    HELM_CONFIG_HOME: join(helmHome, "config"),
-    HELM_DATA_HOME: join(helmHome, "data"),
-  };
-  return new Promise((resolve, reject) => {
-    execFile(toolPath("helm"), args, { cwd: repoRoot, env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`helm ${args.join(" ")} failed: ${stderr || error.message}`));
-      else resolve(stdout);
-    });
-  });
-}
-
-/** What an API server serving ValidatingAdmissionPolicies reports to Helm. */
-const policyApi = "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
-
 /** Renders the chart as the release would be installed; `values` are --set pairs and values files. */
 async function render(
   options: { set?: string[]; valuesFiles?: string[]; apiVersions?: string[] } = {},
 ): Promise<KubernetesObject[]> {
-  const args = ["template", release, chartDir, "--namespace", namespace, "--kube-version", kubeVersion];
-  for (const file of options.valuesFiles ?? []) args.push("--values", file);
-  for (const version of options.apiVersions ?? []) args.push("--api-versions", version);
-  for (const pair of ["nats.url=" + natsUrl, ...(options.set ?? [])]) args.push("--set", pair);
-  const documents = YAML.parseAllDocuments(await helm(args));
-  return documents.map((doc) => doc.toJS() as KubernetesObject | null).filter((o): o is KubernetesObject => o !== null);
+  return renderChart({ release, namespace, ...options, set: ["nats.url=" + natsUrl, ...(options.set ?? [])] });
 }
 
 function describeObject(o: KubernetesObject): string {
@@ -123,7 +101,7 @@ function chartCrdFiles(): string[] {
     .sort();
 }
 
-afterAll(() => rmSync(helmHome, { recursive: true, force: true }));
+afterAll(removeHelmHome);
 
 const clusterScopedKinds = new Set(["ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Namespace"]);
 
@@ -1501,6 +1479,8 @@ describe("the services under the chart's RBAC", () => {
           "pods",
         ]),
         ...inTenant("isolation", ["networkpolicies", "resourcequotas", "limitranges"]),
+        // The host's nodes, which the isolation service reserves for Dedicated tenants.
+        "tenantplane-isolation nodes ",
       ]),
     );
 

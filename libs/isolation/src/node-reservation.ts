@@ -202,7 +202,7 @@ export function tenantsAffectedByNode(
   after: NodeView | undefined,
   dedicated: readonly DedicatedTenant[],
 ): string[] {
-  if (before && after && sameReservationView(before, after)) return [];
+  if (!reservationViewChanged(before, after)) return [];
   const out = new Set<string>();
   for (const node of [before, after]) {
     if (!node) continue;
@@ -210,6 +210,11 @@ export function tenantsAffectedByNode(
     for (const t of dedicated) if (matchesSelector(node.labels, t.nodeSelector)) out.add(t.name);
   }
   return [...out].sort();
+}
+
+/** Whether a node's change touched what reservations read: its labels or its dedicated taints (or it came or went). */
+export function reservationViewChanged(before: NodeView | undefined, after: NodeView | undefined): boolean {
+  return !before || !after || !sameReservationView(before, after);
 }
 
 function sameReservationView(a: NodeView, b: NodeView): boolean {
