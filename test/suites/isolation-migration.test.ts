@@ -52,6 +52,7 @@ interface Migration {
 }
 interface IsolationStatus {
   mode?: string;
+  dedicatedNodes?: string[];
   migration?: Migration;
 }
 
@@ -177,6 +178,18 @@ async function deploymentIdentity(): Promise<{ uid: string; creationTimestamp: s
   const now = await tenant.request<Obj>("GET", `/apis/apps/v1/namespaces/${NS}/deployments/web`);
   return { uid: now.metadata?.uid ?? "", creationTimestamp: String(now.metadata?.creationTimestamp) };
 }
+
+/** The host nodes carrying this tenant's dedicated-node taint, as the host stores them. */
+async function taintedNodes(): Promise<string[]> {
+  const nodes = await hostObjects.list<Obj>("v1", "Node");
+  return nodes
+    .filter((n) => ((n.spec?.["taints"] ?? []) as Record<string, unknown>[]).some((t) => sameTaint(t)))
+    .map((n) => n.metadata?.name ?? "")
+    .sort();
+}
+
+const sameTaint = (t: Record<string, unknown>) =>
+  t["key"] === OWN_TOLERATION.key && t["value"] === TENANT && t["effect"] === "NoSchedule";
 
 const hasPool = (copy: Obj) =>
   (copy.spec?.["nodeSelector"] as Record<string, string> | undefined)?.["tenantplane.io/pool"] === "mig";
@@ -325,6 +338,17 @@ describe("isolation migration", () => {
     expect(done.migration?.blocked).toBeUndefined();
     expect(Date.parse(done.migration!.finishedAt!)).toBeGreaterThanOrEqual(Date.parse(done.migration!.startedAt!));
     expect((await tenantPods()).map((p) => p.metadata?.name)).not.toContain("debug");
+    // The isolation service reserved the labelled nodes: tainted for this tenant, and listed.
+    const reserved = async () => {
+      const listed = [...((await isolationStatus()).dedicatedNodes ?? [])].sort();
+      return { tainted: await taintedNodes(), listed };
+    };
+    const want = { tainted: DEDICATED_NODES, listed: DEDICATED_NODES };
+    await waitFor(async () => (JSON.stringify(await reserved()) === JSON.stringify(want) ? true : undefined), {
+      timeoutMs: 30_000,
+      description: "the dedicated nodes tainted for the tenant and listed in status.isolation.dedicatedNodes",
+    }).catch(() => undefined);
+    expect(await reserved()).toEqual(want);
 
     const events = await waitFor(
       async () => {
@@ -355,6 +379,10 @@ describe("isolation migration", () => {
     expect(done.migration).toMatchObject({ from: "Dedicated", to: "Shared", left: 0, moved: 3 });
     const copies = await webMoved(false, sampler, "Dedicated → Shared");
     for (const copy of copies) expect(copy.spec?.["tolerations"] ?? []).not.toContainEqual(OWN_TOLERATION);
+    await waitFor(async () => ((await taintedNodes()).length === 0 ? true : undefined), {
+      timeoutMs: 60_000,
+      description: "the dedicated-node taints released",
+    });
     expect(await deploymentIdentity()).toEqual(deployment);
   });
 });
