@@ -19,7 +19,6 @@
 //                                                   stand-ins on 127.0.0.ADDRESS_BASE+i, 180 by default;
 //                                                   ROUTINE_EVENTS=each|none sets the recorder's policy)
 import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   CoreV1Api,

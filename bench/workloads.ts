@@ -11,7 +11,8 @@
 //              tenant, minus the same for the same Deployment in the matching host namespace
 //              (targets: p50 <= 150 ms, p99 <= 500 ms);
 //   stages     where each tenant Pod's time goes: the tenant's controllers (Deployment apply ->
-//              Pod), sync (tenant Pod -> host copy), the host (copy -> copy Running) and
+//              Pod), sync (tenant Pod -> host copy; split where the worker planned the copy,
+//              from the Decision record the copy carries), the host (copy -> copy Running) and
 //              back-sync (copy Running -> tenant Pod Running), and CPU per component in each run;
 //   profile    the sync worker's busiest functions in the tenant run, by self and by inclusive
 //              time (a V8 CPU profile taken inside the worker: bench/worker-profile.ts).
@@ -29,7 +30,7 @@ import {
   type ListWatch,
   type RawObject,
 } from "@tenantplane/kube";
-import { ANNOTATION_VIRTUAL_NAME } from "@tenantplane/mapping";
+import { ANNOTATION_DECISION, ANNOTATION_VIRTUAL_NAME } from "@tenantplane/mapping";
 import { createLogger } from "@tenantplane/runtime";
 import YAML from "yaml";
 import {
@@ -37,11 +38,13 @@ import {
   buildTools,
   installCrds,
   provisionTenant,
+  readAudit,
   startHostCluster,
   startNats,
   tenantKubeconfig,
   waitFor,
   waitForSynced,
+  type RunningService,
   type TenantApiServer,
 } from "../test/harness/index.js";
 import { formatSelfTimes, selfTimes, totalTimes } from "./cpu-profile.js";
@@ -82,6 +85,8 @@ const key = (side: Side, i: number, deployment: string) => `${side}/${i}/${deplo
 // Per tenant Pod (`<tenant index>/<pod name>`): when it was first seen, its host copy first seen, and that copy first Running.
 const stages = {
   created: new Map<string, number>(),
+  // When the worker decided to create the copy: the Decision record the copy carries (its clock).
+  planned: new Map<string, number>(),
   copied: new Map<string, number>(),
   copyRunning: new Map<string, number>(),
 };
@@ -95,6 +100,7 @@ const host = await startHostCluster({
   name: "bench-workloads",
   toolsDir,
   nodes: Math.ceil((T * (2 + 2 * podsPerApp)) / 100),
+  auditLog: true,
 });
 const nats = await startNats({ toolsDir });
 const hostObjects = new Objects(host.kubeConfig, "kubectl");
@@ -148,6 +154,9 @@ try {
         const source = pod.metadata.annotations?.[ANNOTATION_VIRTUAL_NAME];
         if (source === undefined) return;
         first(stages.copied, `${i}/${source}`, now);
+        const record = pod.metadata.annotations?.[ANNOTATION_DECISION];
+        const planned = record === undefined ? NaN : Date.parse((JSON.parse(record) as { time: string }).time);
+        if (Number.isFinite(planned)) first(stages.planned, `${i}/${source}`, planned - performance.timeOrigin);
         if (isRunning(pod)) first(stages.copyRunning, `${i}/${source}`, now);
       }),
     ),
@@ -163,11 +172,13 @@ try {
   await Promise.all(watches.map((w) => w.synced));
 
   const hostCpu = cpuSnapshot();
+  const hostFrom = Date.now();
   const hostWall = await runApps(
     "host",
     hostNamespaces.map((ns) => ({ api: hostObjects, namespace: ns })),
   );
   const tenantCpu = cpuSnapshot();
+  const metricsBefore = await workerMetrics(worker!);
   profiles.start(worker!.process.pid);
   const tenantWall = await runApps(
     "tenant",
@@ -175,6 +186,13 @@ try {
   );
   const endCpu = cpuSnapshot();
   const profile = await profiles.stop(worker!.process.pid, workerProfile);
+  const metricsAfter = await workerMetrics(worker!);
+  const meanOf = (name: string, stage?: string) => {
+    const at = (suffix: string, m: Map<string, number>) => m.get(`${name}${suffix}${stage ? `:${stage}` : ""}`) ?? 0;
+    const n = at("_count", metricsAfter) - at("_count", metricsBefore);
+    const sum = at("_sum", metricsAfter) - at("_sum", metricsBefore);
+    return `mean ${n > 0 ? ms((sum / n) * 1000) : "-"} over ${n}`;
+  };
 
   const perWorkload = (side: Side) =>
     tenants.flatMap((_, i) =>
@@ -205,8 +223,24 @@ try {
   console.log(`\nwhere a tenant Pod's time goes (each of the ${T * podsPerApp} tenant Pods)`);
   console.log(row("tenant controllers: Deployment apply -> Pod", stageTimes("apply", "created")));
   console.log(row("sync: tenant Pod -> host copy", stageTimes("created", "copied")));
+  console.log(row("  tenant Pod -> the worker plans its copy", stageTimes("created", "planned")));
+  console.log(row("  planned -> host copy seen", stageTimes("planned", "copied")));
   console.log(row("host: copy -> copy Running", stageTimes("copied", "copyRunning")));
   console.log(row("back-sync: copy Running -> tenant Pod Running", stageTimes("copyRunning", "running")));
+  // How long the host API server took to create each Pod: the ReplicaSet controller's in the
+  // host run, the sync worker's copies in the tenant run (admission, quota, storage).
+  const audit = readAudit(host.auditLogPath!, hostFrom).filter((r) => r.verb === "create" && r.resource === "pods");
+  const createMs = (namespacePrefix: string) =>
+    audit.filter((r) => r.namespace.startsWith(namespacePrefix)).map((r) => r.completedMs - r.receivedMs);
+  console.log(row("host API Pod create, host run (ReplicaSet controller)", createMs("wl-host-")));
+  console.log(row("host API Pod create, tenant run (sync worker)", createMs("tp-wl-")));
+  console.log(
+    `sync worker, every key of the tenant run: queued -> taken ${meanOf("tenantplane_sync_queue_wait_seconds")}; queued -> host write ${meanOf("tenantplane_sync_latency_seconds")}`,
+  );
+  const writeStages = ["plan", "tenant_budget", "host_budget", "request"];
+  console.log(
+    `  event loop delay in the run: p99 ${ms(1000 * (metricsAfter.get("tenantplane_sync_event_loop_delay_seconds:0.99") ?? NaN))}, max ${ms(1000 * (metricsAfter.get("tenantplane_sync_event_loop_delay_seconds:1") ?? NaN))}; its writes: ${writeStages.map((st) => `${st} ${meanOf("tenantplane_sync_write_stage_seconds", st)}`).join("; ")}`,
+  );
   console.log(`CPU during the host run: ${formatCpu(cpuBetween(hostCpu, tenantCpu))}`);
   console.log(`CPU during the tenant run: ${formatCpu(cpuBetween(tenantCpu, endCpu))}`);
   const self = selfTimes(profile, 12);
@@ -222,6 +256,17 @@ try {
   await nats.stop();
   await host.stop();
   profiles.remove();
+}
+
+/** The worker's metrics (histogram sums and counts) by name, and `name:<label>` for those with a stage or quantile label. */
+async function workerMetrics(w: RunningService): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const line of (await w.probe("/metrics")).body.split("\n")) {
+    const m = /^(tenantplane_sync_[a-z_]+)(?:\{([^}]*)\})? ([0-9.e+-]+)$/.exec(line);
+    const stage = /(?:stage|quantile)="([a-z_0-9.]+)"/.exec(m?.[2] ?? "")?.[1];
+    if (m) out.set(stage === undefined ? m[1]! : `${m[1]}:${stage}`, Number(m[3]));
+  }
+  return out;
 }
 
 /** Creates a namespace and waits for its default ServiceAccount, which the Pods of a Deployment need. */

@@ -59,6 +59,8 @@ export class HostWriter {
     private readonly budget: RequestBudget,
     private readonly count: (verb: HostVerb) => void = () => undefined,
     private readonly lease?: LeaseValidity,
+    /** Seconds spent waiting for the host budget, and waiting for the host's answer. */
+    private readonly time: (stage: WriteStage, seconds: number) => void = () => undefined,
   ) {}
 
   /**
@@ -67,17 +69,19 @@ export class HostWriter {
    * the lease would run out, so no write of a fenced owner can land after a successor took over.
    */
   forTenant(lease: LeaseValidity): TenantWriter {
-    return new HostWriter(this.client, this.fieldManager, this.budget, this.count, lease);
+    return new HostWriter(this.client, this.fieldManager, this.budget, this.count, lease, this.time);
   }
 
   /** Creates `obj`; "exists" when the name is already taken (by anything). */
   async create(obj: HostObject): Promise<RawObject | "exists"> {
     const signal = await this.spend("create");
     try {
-      return await this.client.request<RawObject>(
-        "POST",
-        resourcePath("v1", pluralOf(obj.kind), obj.metadata.namespace),
-        { query: { fieldManager: this.fieldManager }, body: obj, ...signal },
+      return await this.timed(
+        this.client.request<RawObject>("POST", resourcePath("v1", pluralOf(obj.kind), obj.metadata.namespace), {
+          query: { fieldManager: this.fieldManager },
+          body: obj,
+          ...signal,
+        }),
       );
     } catch (err) {
       if (httpStatusOf(err) === 409) return "exists";
@@ -91,18 +95,22 @@ export class HostWriter {
     const path = resourcePath("v1", pluralOf(obj.kind), obj.metadata.namespace, obj.metadata.name);
     const metadata = { ...obj.metadata, resourceVersion: current.metadata.resourceVersion, uid: current.metadata.uid };
     if (APPLIED_KINDS.has(obj.kind)) {
-      return this.client.request<RawObject>("PATCH", path, {
-        query: { fieldManager: this.fieldManager, force: true },
-        body: { ...obj, metadata },
-        contentType: "application/apply-patch+yaml",
-        ...signal,
-      });
+      return this.timed(
+        this.client.request<RawObject>("PATCH", path, {
+          query: { fieldManager: this.fieldManager, force: true },
+          body: { ...obj, metadata },
+          contentType: "application/apply-patch+yaml",
+          ...signal,
+        }),
+      );
     }
-    return this.client.request<RawObject>("PUT", path, {
-      query: { fieldManager: this.fieldManager },
-      body: { ...obj, metadata },
-      ...signal,
-    });
+    return this.timed(
+      this.client.request<RawObject>("PUT", path, {
+        query: { fieldManager: this.fieldManager },
+        body: { ...obj, metadata },
+        ...signal,
+      }),
+    );
   }
 
   /**
@@ -113,19 +121,21 @@ export class HostWriter {
     const signal = await this.spend("delete");
     const kind = current.kind ?? "";
     try {
-      await this.client.request(
-        "DELETE",
-        resourcePath("v1", pluralOf(kind), current.metadata.namespace, current.metadata.name),
-        {
-          body: {
-            apiVersion: "v1",
-            kind: "DeleteOptions",
-            propagationPolicy: "Background",
-            ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }),
-            preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion },
+      await this.timed(
+        this.client.request(
+          "DELETE",
+          resourcePath("v1", pluralOf(kind), current.metadata.namespace, current.metadata.name),
+          {
+            body: {
+              apiVersion: "v1",
+              kind: "DeleteOptions",
+              propagationPolicy: "Background",
+              ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }),
+              preconditions: { uid: current.metadata.uid, resourceVersion: current.metadata.resourceVersion },
+            },
+            ...signal,
           },
-          ...signal,
-        },
+        ),
       );
       return true;
     } catch (err) {
@@ -150,19 +160,33 @@ export class HostWriter {
     }
   }
 
+  private async timed<T>(request: Promise<T>): Promise<T> {
+    const sent = performance.now();
+    try {
+      return await request;
+    } finally {
+      this.time("request", (performance.now() - sent) / 1000);
+    }
+  }
+
   /**
    * Waits for the host budget, then checks the lease: throws {@link LeaseLostError} when it is
    * gone, else gives the request a deadline at the lease's end (or the host timeout, whichever
    * is sooner). Unleased writers (tenantplane's own objects) get no deadline here.
    */
   private async spend(verb: HostVerb): Promise<{ signal?: AbortSignal }> {
+    const queued = performance.now();
     await this.budget.wait();
+    this.time("host_budget", (performance.now() - queued) / 1000);
     const deadline = this.lease === undefined ? undefined : requestDeadline(this.lease());
     if (deadline === 0) throw new LeaseLostError(verb);
     this.count(verb);
     return deadline === undefined ? {} : { signal: AbortSignal.timeout(deadline) };
   }
 }
+
+/** Where a host write's time goes, for the write stage histogram. */
+export type WriteStage = "plan" | "tenant_budget" | "host_budget" | "request";
 
 /**
  * The deadline of a request sent now under a lease valid for `validMs` more: the lease's

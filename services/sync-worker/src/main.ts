@@ -17,8 +17,13 @@ const box: { supervisor?: Supervisor; ownership?: Ownership } = {};
 const metrics = createSyncMetrics(svc.metrics.registry, () => box.supervisor?.queueDepths() ?? new Map());
 const hostClient = new JsonClient(svc.kc, { userAgent: svc.userAgent, timeoutMs: 30_000 });
 const budget = new RequestBudget(env.HOST_QPS, env.HOST_BURST);
-const writer = new HostWriter(hostClient, svc.objects.fieldManager, budget, (verb) =>
-  metrics.hostRequests.inc({ verb }),
+const writer = new HostWriter(
+  hostClient,
+  svc.objects.fieldManager,
+  budget,
+  (verb) => metrics.hostRequests.inc({ verb }),
+  undefined,
+  (stage, seconds) => metrics.writeStages.observe({ stage }, seconds),
 );
 
 const workerId = workerIdFor(svc.identity);

@@ -15,6 +15,8 @@ export interface SyncMetrics {
   queueDepth: Gauge<"tenant">;
   objects: Counter<"outcome">;
   latency: Histogram;
+  queueWait: Histogram;
+  writeStages: Histogram<"stage">;
   hostRequests: Counter<"verb">;
   tenantEvents: Counter<"outcome">;
   /** Event-loop delay since the previous scrape, by quantile (0.5, 0.99, 1 = max). */
@@ -76,6 +78,19 @@ export function createSyncMetrics(registry: Registry, queueDepths: () => Map<str
       name: "tenantplane_sync_latency_seconds",
       help: "Time from a tenant or host change being queued to its host write.",
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    queueWait: new Histogram({
+      name: "tenantplane_sync_queue_wait_seconds",
+      help: "Time a key waited in its tenant's queue before a worker slot took it (a busy tenant's keys wait for its in-flight limit).",
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    writeStages: new Histogram({
+      name: "tenantplane_sync_write_stage_seconds",
+      help: "Where a host write's time goes, by stage: plan (planning its key), tenant_budget and host_budget (waiting for a write token), request (the host's answer).",
+      labelNames: ["stage"],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     }),
     tenantEvents: new Counter({

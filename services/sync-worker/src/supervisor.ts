@@ -493,6 +493,7 @@ export class Supervisor {
       observe: {
         outcome: (outcome) => this.deps.metrics.objects.inc({ outcome }),
         latency: (seconds) => this.deps.metrics.latency.observe(seconds),
+        stage: (stage, seconds) => this.deps.metrics.writeStages.observe({ stage }, seconds),
       },
     });
     const backSync = new BackSync({
@@ -657,6 +658,7 @@ export class Supervisor {
         });
         continue;
       }
+      this.deps.metrics.queueWait.observe((Date.now() - item.since) / 1000);
       const current = this.running.get(item.tenant);
       this.started(item.tenant);
       try {

@@ -110,6 +110,8 @@ export interface SyncerDeps {
   observe: {
     outcome(outcome: "create" | "update" | "delete" | "skip" | "in_sync" | "failed"): void;
     latency(seconds: number): void;
+    /** Seconds one write spent planning its key and waiting for the tenant's write budget. */
+    stage?(stage: "plan" | "tenant_budget", seconds: number): void;
   };
   /** The tenant API's CA (PEM), given to Pods with their tenant tokens. */
   tenantCaPem: string;
@@ -453,7 +455,11 @@ export class TenantSyncer {
 
   private async converge(key: SourceKey, since: number, found?: RawObject, retried = false): Promise<void> {
     const text = encodeKey(key);
+    const planning = performance.now();
     const plan = this.planOf(key, found);
+    const planSeconds = (performance.now() - planning) / 1000;
+    if (plan.decisions.some((d) => d.action === "Create" || d.action === "Update"))
+      this.deps.observe.stage?.("plan", planSeconds);
     if (plan.decisions.length === 0) {
       if (plan.inSync.length > 0) {
         this.outcomes.set(text, "inSync");
@@ -567,7 +573,9 @@ export class TenantSyncer {
     // The write carries its own Decision, so a crash before the publish loses nothing (decision-record.ts).
     const record = newRecord(d);
     const desired = withRecord(d.object as HostObject, record);
+    const waiting = performance.now();
     await this.deps.writeToken();
+    this.deps.observe.stage?.("tenant_budget", (performance.now() - waiting) / 1000);
     if (this.stopped || !this.deps.mayWrite()) return undefined;
     let written;
     if (d.action === "Create") {
