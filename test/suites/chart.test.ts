@@ -598,9 +598,13 @@ describe("chart rendering", () => {
     expect(kinds(await render())).toEqual([]);
     expect(kinds(await render({ apiVersions: [policyApi], set: ["admissionPolicy.enabled=false"] }))).toEqual([]);
     const objects = await render({ apiVersions: [policyApi], set: ["services.recorder.enabled=false"] });
-    const names = ["dedicated-nodes", "managed-label", "managed-namespaces", "rolebindings"].map(
-      (n) => `${release}-${n}`,
-    );
+    const names = [
+      "dedicated-nodes",
+      "managed-label",
+      "managed-namespaces",
+      "rolebindings",
+      "storage-class-copies",
+    ].map((n) => `${release}-${n}`);
     expect(kinds(objects).sort()).toEqual(
       names.flatMap((n) => [`ValidatingAdmissionPolicy ${n}`, `ValidatingAdmissionPolicyBinding ${n}`]).sort(),
     );
