@@ -40,3 +40,4 @@ export { runTenantplane, type CliRun } from "./cli.js";
 export { agentOf, isWrite, readAudit, WRITE_VERBS, type AuditRequest } from "./audit.js";
 export { consumersSettled, describeRequests, requestsOfResync } from "./resync-audit.js";
 export { dnsResolver, resolveWithSearch, startCoreDns, type CoreDns, type ResolvConf } from "./coredns.js";
+export { requestOutcome, type RequestOutcome } from "./request-outcome.js";

@@ -34,6 +34,7 @@ import {
   type TenantApiServer,
   serviceAccountKubeConfig,
   serviceAccountKubeconfigFile,
+  requestOutcome,
 } from "../harness/index.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -155,17 +156,7 @@ describe("chart installed by helm", () => {
     return serviceAccountKubeConfig(cluster, namespace, `${release}-${service}`);
   }
 
-  /** Resolves to 200 on success, else the HTTP status and the server's message. */
-  async function outcome(request: Promise<unknown>): Promise<{ code: number; message: string }> {
-    try {
-      await request;
-      return { code: 200, message: "" };
-    } catch (error) {
-      const e = error as { code?: number; body?: unknown };
-      const body = typeof e.body === "string" ? e.body : JSON.stringify(e.body ?? String(error));
-      return { code: e.code ?? 0, message: body };
-    }
-  }
+  const outcome = requestOutcome;
 
   it("refuses a non-admin user with RBAC every write in a managed namespace and the label's removal; tenantplane's own token may write", async () => {
     const core = kc().makeApiClient(CoreV1Api);

@@ -1,14 +1,10 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { JsonClient } from "@tenantplane/kube";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chartDir, helm, removeHelmHome } from "../harness/helm.js";
 import {
+  requestOutcome,
   serviceAccountKubeConfig,
   startHostCluster,
-  toolPath,
   trackFailures,
   waitFor,
   type HostCluster,
@@ -19,32 +15,12 @@ import {
 // installed by helm on a real API server and the sync worker's own ServiceAccount token writes.
 
 const failures = trackFailures();
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const release = "tenantplane";
 const namespace = "tenantplane-system";
 const PATH = "/apis/storage.k8s.io/v1/storageclasses";
-const work = mkdtempSync(join(tmpdir(), "tenantplane-claims-policy-"));
 
 let cluster: HostCluster;
 let worker: JsonClient;
-
-function helm(args: string[]): Promise<string> {
-  const env = {
-    ...process.env,
-    HELM_CACHE_HOME: join(work, "cache"),
-    HELM_CONFIG_HOME: join(work, "config"),
-    HELM_DATA_HOME: join(work, "data"),
-  };
-  return new Promise((resolve, reject) => {
-    execFile(
-      toolPath("helm"),
-      [...args, "--kubeconfig", cluster.kubeconfigPath],
-      { env, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) =>
-        error ? reject(new Error(`helm failed: ${stderr || error.message}`)) : resolve(stdout),
-    );
-  });
-}
 
 /** A StorageClass as the worker writes a tenant's copy (labels and annotations as given). */
 function storageClass(name: string, labels: Record<string, string>, annotations: Record<string, string> = {}) {
@@ -60,28 +36,21 @@ function storageClass(name: string, labels: Record<string, string>, annotations:
 
 const acme = { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": "acme" };
 
-/** 200, or the HTTP status and the server's message. */
-async function outcome(request: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await request;
-    return { code: 200, message: "" };
-  } catch (error) {
-    const e = error as { code?: number; body?: unknown };
-    return { code: e.code ?? 0, message: typeof e.body === "string" ? e.body : String(error) };
-  }
-}
+const outcome = requestOutcome;
 
 beforeAll(async () => {
   cluster = await startHostCluster({ name: "claims-storage-class-policy" });
   await helm([
     "install",
     release,
-    join(repoRoot, "charts/tenantplane"),
+    chartDir,
     "--namespace",
     namespace,
     "--create-namespace",
     "--set",
     "nats.url=nats://nats:4222",
+    "--kubeconfig",
+    cluster.kubeconfigPath,
   ]);
   worker = new JsonClient(await serviceAccountKubeConfig(cluster, namespace, `${release}-sync-worker`));
   // A policy is enforced once the API server has compiled it: until then a dry run of a foreign
@@ -96,7 +65,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop({ keepLogs: failures.failed() });
-  rmSync(work, { recursive: true, force: true });
+  removeHelmHome();
 });
 
 describe("the sync worker's StorageClass rights", () => {
