@@ -42,6 +42,7 @@ import { deleteId, newRecord, recordOf, republishable, withRecord } from "./deci
 import { PodNetworkRecords } from "./pod-network-records.js";
 import { PodTokenKeeper } from "./pod-tokens.js";
 import { Readmission } from "./readmission.js";
+import { statusOnlyChange } from "./status-only.js";
 import { decodeKey, encodeKey, type SourceKey } from "./source-key.js";
 import type { SyncCounts } from "./sync-status.js";
 import { FailureMemory, type FailedObject } from "./failure-memory.js";
@@ -237,7 +238,9 @@ export class TenantSyncer {
               this.budget.release(kind, e.object.metadata.namespace ?? "default", e.object.metadata.name);
               this.readmission.schedule();
             }
-            this.deps.enqueue(encodeKey(keyOf(e.object)));
+            // A Pod's status (what back-sync writes) is not what its copy is made of.
+            if (!(e.type === "update" && e.previous && statusOnlyChange(e.previous, e.object)))
+              this.deps.enqueue(encodeKey(keyOf(e.object)));
             // Pods are the endpoints of headless Services and carry hostnames.
             if ((kind === "Service" || kind === "Pod") && this.started) this.podNetwork.schedule();
           },
@@ -284,6 +287,8 @@ export class TenantSyncer {
               if (set === undefined) this.copies.set(text, (set = new Set()));
               set.add(ref);
             }
+            // The host's status of a copy (phase, conditions, addresses) is back-sync's, not the planner's.
+            if (e.type === "update" && e.previous && statusOnlyChange(e.previous, e.object)) return;
             this.deps.enqueue(text);
           },
         }),
