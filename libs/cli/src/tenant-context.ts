@@ -3,6 +3,7 @@ import {
   defaultIsolationProfileSpec,
   defaultSyncPolicySpec,
   IsolationProfileSpecSchema,
+  IsolationSpecSchema,
   KIND_ISOLATION_PROFILE,
   KIND_SYNC_POLICY,
   KIND_TENANT_CLUSTER,
@@ -11,7 +12,7 @@ import {
   type SyncPolicySpec,
 } from "@tenantplane/api";
 import { hostNamespaceFor } from "@tenantplane/mapping";
-import { compileHostRules, defaultStorageClass, type HostRules } from "@tenantplane/sync";
+import { compileHostRules, defaultStorageClass, placementOf, withPlacement, type HostRules } from "@tenantplane/sync";
 import { CliError } from "./cli-io.js";
 import { type Cluster, onCluster } from "./host.js";
 
@@ -100,7 +101,26 @@ export async function readPlanContext(host: Cluster, tenant: string): Promise<Te
     );
     rules = compileHostRules(spec, undefined, hostDefaultClass);
   }
+  // Where its Pods run (spec.isolation), as the sync worker's planTenant adds it: a Dedicated
+  // tenant's Pods get the dedicated node selector and the toleration of its own taint.
+  rules = withPlacement(rules, placementOf(isolationOf(tenantCluster, tenant)));
   return { tenant, tenantCluster, policy, policyName, rules, profileName };
+}
+
+/**
+ * The TenantCluster's parsed spec.isolation; exit 1 naming the field when it does not parse
+ * (the CRD refuses such a spec, and the sync worker syncs nothing for a TenantCluster that
+ * does not parse).
+ */
+function isolationOf(tc: RawObject, tenant: string) {
+  const parsed = IsolationSpecSchema.safeParse(tc.spec?.["isolation"] ?? {});
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues
+    .map((i) => `spec.isolation${i.path.length === 0 ? "" : `.${i.path.join(".")}`}: ${i.message}`)
+    .join("; ");
+  throw new CliError(
+    `TenantCluster ${tenant} ${issues}, so the sync worker syncs nothing for this tenant; fix spec.isolation`,
+  );
 }
 
 interface SpecSchema<T> {
