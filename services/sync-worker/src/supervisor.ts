@@ -32,6 +32,7 @@ import type { HostWriter } from "./host-writer.js";
 import type { SyncMetrics } from "./metrics.js";
 import { syncedCondition, syncStatusField } from "./sync-status.js";
 import { planTenant, syncerIdentity } from "./tenant-directory.js";
+import { othersView, restartReason } from "./tenant-view.js";
 import { SharedWatches } from "./shared-watches.js";
 import { StorageClassCopies } from "./storage-class-copies.js";
 import { syncFailedMessage, TenantEvents } from "./tenant-events.js";
@@ -409,7 +410,7 @@ export class Supervisor {
       current.tenantView = tenantView;
       return;
     }
-    if (current) this.stopTenant(tenant, "kubeconfig or SyncPolicy changed");
+    if (current) this.stopTenant(tenant, restartReason(current, plan, hash));
     if (!this.deps.owns(tenant) || this.stopping) return;
     let tenantClient: JsonClient;
     let tenantCaPem: string;
@@ -806,19 +807,4 @@ export class Supervisor {
     else this.probation.delete(tenant);
     return true;
   }
-}
-
-/** A TenantCluster without what the sync worker writes (status.sync and the Synced condition), as text. */
-function othersView(tc: RawObject | undefined): string {
-  if (tc === undefined) return "";
-  const status = (tc["status"] ?? {}) as { sync?: unknown; conditions?: Condition[] };
-  const { sync: _sync, conditions, ...rest } = status;
-  return JSON.stringify({
-    generation: tc.metadata["generation"],
-    // An operator releasing a quarantine changes only this annotation.
-    release: tc.metadata.annotations?.[ANNOTATION_RELEASE_QUARANTINE],
-    spec: tc["spec"],
-    status: rest,
-    conditions: (conditions ?? []).filter((c) => c.type !== "Synced"),
-  });
 }
