@@ -1,5 +1,6 @@
 import type { Decision } from "@tenantplane/messaging";
 import type { NotSynced } from "./decision-history.js";
+import { formatIsolationMode, type IsolationModeExplanation } from "./explain-isolation.js";
 import { OBJECT_NAMES } from "@tenantplane/isolation";
 import YAML from "yaml";
 import { renderTable } from "./table.js";
@@ -89,6 +90,8 @@ export interface TenantExplanation {
   policy: string;
   conditions: Array<{ type: string; status: string; reason: string; message: string }>;
   isolation: Array<{ kind: string; name: string; field: string; profile: string }>;
+  /** Where its Pods run (spec and status.isolation) and its last migration, step by step. */
+  isolationMode?: IsolationModeExplanation;
   podSecurity: Record<string, string>;
   sync?: { inSync: number; skipped: number; failed: number; lastFullPass?: string };
   /** Every object whose latest Decision is a Skip or a Fail, with its reason. */
@@ -142,7 +145,8 @@ export function formatTenantExplanation(e: TenantExplanation, options: { color?:
       ? "  none found\n"
       : indent(renderTable(["KIND", "NAME", "PROFILE", "PRODUCED BY"], isolationRows));
   const notes = e.notes.map((n) => `note: ${n}\n`).join("");
-  return `${out}\n${conditions}\nIsolation in ${e.hostNamespace}:\n${isolation}${formatNotSynced(e, options)}${notes}`;
+  const mode = e.isolationMode === undefined ? "" : `\n${formatIsolationMode(e.isolationMode)}`;
+  return `${out}\n${conditions}${mode}\nIsolation in ${e.hostNamespace}:\n${isolation}${formatNotSynced(e, options)}${notes}`;
 }
 
 /** The "Not synced" section of `explain tc/<tenant>`: one row per object whose latest Decision is a Skip or a Fail. */

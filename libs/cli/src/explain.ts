@@ -30,6 +30,7 @@ import {
   type ObjectExplanation,
   type TenantExplanation,
 } from "./explain-format.js";
+import { isolationModeOf } from "./explain-isolation.js";
 import { explainTenantObject } from "./explain-tenant-object.js";
 import { parseHashKeySecret, readHashKey } from "./hash-key.js";
 import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, onCluster, hostOptionsOf, openHost, openTenant } from "./host.js";
@@ -63,8 +64,11 @@ there is none, that there is none, what the sync worker does with the object now
 planner's action and reason, a Create dry-run on the host so a refusal shows as Fail), and
 its last Decisions (the Skips and Fails that say why it was never copied).
 
-On a tenant (tc/<tenant>): its phase, conditions, endpoint, the isolation objects in
-tp-<tenant> with the IsolationProfile field that produced each, the sync counts, and every
+On a tenant (tc/<tenant>): its phase, conditions, endpoint, its isolation mode (the mode in
+effect, the mode asked for, the dedicated nodes, and its last migration: from and to, phase,
+Pods moved and left, blocked Pods with reasons, started and finished, and each step the sync
+worker published as a Decision), the isolation objects in tp-<tenant> with the
+IsolationProfile field that produced each, the sync counts, and every
 object not synced: each object whose latest Decision in the DECISIONS stream is a Skip or a
 Fail, with its reason (objects the tenant has deleted since are left out).
 
@@ -528,6 +532,11 @@ export async function explainTenant(
     policy: policy === undefined ? "(default: every supported kind)" : `SyncPolicy ${policy}`,
     conditions: conditionsOf(tc),
     isolation,
+    isolationMode: isolationModeOf(
+      tc,
+      "list" in history ? history.list : undefined,
+      "note" in history ? history.note : undefined,
+    ),
     podSecurity,
     ...(counts === undefined ? {} : { sync: counts }),
     ...notSynced,
