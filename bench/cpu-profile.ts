@@ -88,6 +88,53 @@ function tally(
   return { busyMs, rows };
 }
 
+/** One stretch of consecutive busy samples: the event loop held that long. */
+export interface LongTask {
+  ms: number;
+  /** Its busiest functions by self time within the stretch. */
+  rows: SelfTime[];
+}
+
+/**
+ * The `top` longest stretches of consecutive busy samples (no idle sample between them), each
+ * with its busiest functions: what held the event loop, which self time summed over the whole
+ * profile does not show.
+ */
+export function longestTasks(profile: CpuProfile, top = 3): LongTask[] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  const tasks: { ms: number; ids: number[]; times: number[] }[] = [];
+  let current: { ms: number; ids: number[]; times: number[] } | undefined;
+  for (const [i, id] of samples.entries()) {
+    const idle = byId.get(id)?.callFrame.functionName === "(idle)";
+    const us = i + 1 < deltas.length ? deltas[i + 1]! : 0;
+    if (idle) {
+      if (current) tasks.push(current);
+      current = undefined;
+      continue;
+    }
+    current ??= { ms: 0, ids: [], times: [] };
+    current.ms += us / 1000;
+    current.ids.push(id);
+    current.times.push(us);
+  }
+  if (current) tasks.push(current);
+  return tasks
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, top)
+    .map((t) => {
+      // A profile of just this stretch: its samples, each with the time it took.
+      const stretch: CpuProfile = {
+        ...profile,
+        samples: t.ids,
+        timeDeltas: [0, ...t.times],
+        endTime: profile.startTime,
+      };
+      return { ms: t.ms, rows: selfTimes(stretch, 4).rows };
+    });
+}
+
 /** Lines for a report: `  12.3%   456 ms  name  where`. */
 export function formatSelfTimes(result: { busyMs: number; rows: SelfTime[] }, indent = "    "): string[] {
   return result.rows.map(

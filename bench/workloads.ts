@@ -47,7 +47,7 @@ import {
   type RunningService,
   type TenantApiServer,
 } from "../test/harness/index.js";
-import { formatSelfTimes, selfTimes, totalTimes } from "./cpu-profile.js";
+import { formatSelfTimes, longestTasks, selfTimes, totalTimes } from "./cpu-profile.js";
 import { cpuBetween, cpuSnapshot, formatCpu } from "./cpu-usage.js";
 import { ms, pct, pool } from "./stats.js";
 import { ProfileWindows } from "./worker-profile.js";
@@ -246,6 +246,11 @@ try {
   const self = selfTimes(profile, 12);
   console.log(`\nsync worker CPU profile of the tenant run (${(self.busyMs / 1000).toFixed(2)}s busy), by self time:`);
   for (const line of formatSelfTimes(self)) console.log(line);
+  console.log("  longest stretches without an idle sample (what held the event loop):");
+  for (const task of longestTasks(profile, 3)) {
+    console.log(`    ${task.ms.toFixed(0)} ms, busiest:`);
+    for (const line of formatSelfTimes({ busyMs: task.ms, rows: task.rows }, "      ")) console.log(line);
+  }
   console.log("  by inclusive time:");
   for (const line of formatSelfTimes(totalTimes(profile, 25))) console.log(line);
   console.log(`reproduce: ${command}`);
