@@ -374,6 +374,10 @@ describe("tenantplane against a live installation", () => {
     expect(quota.stdout).toMatch(/NetworkPolicy +tenantplane-default-deny +standard +spec\.network\.defaultDeny/);
     expect(quota.stdout).toMatch(/ResourceQuota +tenantplane-quota +standard +spec\.resourceQuota/);
     expect(quota.stdout).toMatch(/Namespace +tp-cli-a +standard +spec\.podSecurity \(labels .*enforce=baseline/);
+    // A tenant that never changed mode: Shared asked for and in effect, no migration.
+    expect(quota.stdout).toMatch(
+      /^Isolation mode:\n {2}effective: +Shared.*\n {2}spec: +Shared\n {2}dedicated nodes: none\n {2}migration: +none recorded\n/m,
+    );
 
     // The reverse mapping alone does not make a copy: outside tp-<tenant> the worker never acts.
     const forged = desiredCopy(configMap("shop", "same", { a: "1" }));
