@@ -80,6 +80,8 @@ try {
     RESYNC_INTERVAL_SECONDS: String(RESYNC_SECONDS),
     PARTITIONS: "16",
     LEASE_TTL_SECONDS: "6",
+    // The heap cap the chart derives from the memory limit (3/4 of it).
+    NODE_OPTIONS: `--max-old-space-size=${Math.floor((chartLimitMiB * 3) / 4)}`,
   });
   const watchdog = watchWorker(worker);
   for (const t of [BIG, ...SMALL]) standIns.push(await provisionTenant(host.kubeConfig, t, {}, { toolsDir }));
