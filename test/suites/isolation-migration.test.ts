@@ -80,6 +80,14 @@ async function setIsolation(isolation: Record<string, unknown>): Promise<void> {
   );
 }
 
+/** Sets the web PodDisruptionBudget's minAvailable (3 of 3 replicas: no eviction allowed). */
+async function setBudget(minAvailable: number): Promise<void> {
+  await tenant.request("PATCH", `/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/web`, {
+    body: { spec: { minAvailable } },
+    contentType: "application/merge-patch+json",
+  });
+}
+
 async function tenantPods(selector?: string): Promise<Obj[]> {
   const list = await tenant.request<{ items: Obj[] }>("GET", resourcePath("v1", "pods", NS), {
     ...(selector === undefined ? {} : { query: { labelSelector: selector } }),
@@ -297,18 +305,24 @@ describe("isolation migration", () => {
 
   it("moves Shared → Dedicated by eviction, the budget held, a bare Pod blocked, through a SIGKILL of the worker", async () => {
     const sampler = sampleAvailable();
+    // The budget allows no disruption at first, so the migration is held in Moving (every eviction
+    // answered 429) for as long as the test needs: the worker driving it dies mid-move, however
+    // fast the stack would otherwise move three Pods, and its successor must resume from status.
+    await setBudget(3);
     await setIsolation({ mode: "Dedicated", dedicated: { nodeSelector: POOL } });
-    // Mid-move: once the first web Pod has been evicted, the worker driving the migration dies.
     await waitFor(
       async () => {
         const s = await isolationStatus();
-        const terminating = (await tenantPods("app=web")).some((p) => p.metadata?.deletionTimestamp !== undefined);
-        return s.migration?.to === "Dedicated" && s.migration.phase === "Moving" && terminating ? true : undefined;
+        return s.migration?.to === "Dedicated" && s.migration.phase === "Moving" ? true : undefined;
       },
-      { timeoutMs: MOVE_TIMEOUT_MS, intervalMs: 100, description: "the first eviction of the migration" },
+      { timeoutMs: MOVE_TIMEOUT_MS, intervalMs: 100, description: "the migration Moving, held by the budget" },
     );
+    await new Promise((r) => setTimeout(r, 1_000));
+    // Held: nothing was evicted against the budget.
+    expect((await tenantPods("app=web")).filter((p) => p.metadata?.deletionTimestamp === undefined)).toHaveLength(3);
     await worker.kill();
     worker = await fleet.start("sync-worker", workerEnv);
+    await setBudget(2);
 
     // The web Pods move; only the bare Pod is left, named with the reason.
     const blocked = await waitForMigration("Dedicated", "Blocked");
