@@ -79,9 +79,7 @@ export function migrationSteps(decisions: readonly Decision[], startedAt: string
   return decisions
     .filter(
       (d) =>
-        d.service === MIGRATION_SERVICE &&
-        d.reason.startsWith(MIGRATION_REASON_PREFIX) &&
-        Date.parse(d.time) >= since,
+        d.service === MIGRATION_SERVICE && d.reason.startsWith(MIGRATION_REASON_PREFIX) && Date.parse(d.time) >= since,
     )
     .map((d) => ({
       time: d.time,
