@@ -60,8 +60,9 @@ describe("spec.isolation", () => {
     expect(issuesOf({ isolation: { mode: "Dedicated", dedicated: { nodeSelector: {} } } })).toEqual(expected);
   });
 
-  it("refuses mode Private (not available yet) and bad selector keys and values", () => {
-    expect(issuesOf({ isolation: { mode: "Private" } })).toEqual([expect.stringMatching(/^spec\.isolation\.mode: /)]);
+  it("takes mode Private without a selector, refuses an unknown mode and bad selector keys and values", () => {
+    expect(issuesOf({ isolation: { mode: "Private" } })).toEqual([]);
+    expect(issuesOf({ isolation: { mode: "Isolated" } })).toEqual([expect.stringMatching(/^spec\.isolation\.mode: /)]);
     expect(
       issuesOf({ isolation: { mode: "Dedicated", dedicated: { nodeSelector: { "no spaces": "x y" } } } }).sort(),
     ).toEqual([

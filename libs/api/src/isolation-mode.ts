@@ -3,10 +3,10 @@ import { TAINT_EFFECT_DEDICATED, TAINT_KEY_DEDICATED } from "./constants.js";
 import { LABEL_KEY, LabelValueSchema } from "./isolation-profile.js";
 
 /**
- * Values of `spec.isolation.mode` and `status.isolation.mode`. Private (nodes joining the
- * tenant's own API) is not accepted yet: the CRD's enum refuses it at admission.
+ * Values of `spec.isolation.mode` and `status.isolation.mode`: Shared and Dedicated place
+ * synced Pods on host nodes; Private runs them on nodes that join the tenant's own API.
  */
-export const ISOLATION_MODES = ["Shared", "Dedicated"] as const;
+export const ISOLATION_MODES = ["Shared", "Dedicated", "Private"] as const;
 /** Where a tenant's Pods run. */
 export type IsolationMode = (typeof ISOLATION_MODES)[number];
 /** The mode of a tenant whose spec says none. */
