@@ -41,3 +41,20 @@ export { agentOf, isWrite, readAudit, WRITE_VERBS, type AuditRequest } from "./a
 export { consumersSettled, describeRequests, requestsOfResync } from "./resync-audit.js";
 export { dnsResolver, resolveWithSearch, startCoreDns, type CoreDns, type ResolvConf } from "./coredns.js";
 export { requestOutcome, type RequestOutcome } from "./request-outcome.js";
+export {
+  DISABLE_SCHEDULER_FLAG,
+  followTenantScheduler,
+  type TenantSchedulerFollower,
+  type TenantSchedulerOptions,
+} from "./tenant-scheduler.js";
+export {
+  caHashOf,
+  createPrivateNode,
+  PRIVATE_NODE_ANNOTATION_VALUE,
+  readJoinCredential,
+  selfSubjectReview,
+  startTenantKwok,
+  type JoinCredential,
+  type ReviewedUser,
+  type TenantKwok,
+} from "./tenant-nodes.js";

@@ -28,6 +28,11 @@ export interface KubeApiServerSpec {
   requestHeader?: { caPem: string; proxyClient: KeyPairPem };
   /** Writes an audit log (Metadata level, every request once it completes) to this path. */
   auditLogPath?: string;
+  /**
+   * Authenticates bearer tokens of `bootstrap.kubernetes.io/token` Secrets in `kube-system`
+   * (`--enable-bootstrap-token-auth`), as k3s's kube-apiserver does.
+   */
+  bootstrapTokenAuth?: boolean;
 }
 
 /** A running kube-apiserver that answered `/readyz`. */
@@ -77,6 +82,7 @@ export async function startKubeApiServer(spec: KubeApiServerSpec): Promise<KubeA
       "--audit-log-maxsize=0",
     );
   }
+  if (spec.bootstrapTokenAuth === true) args.push("--enable-bootstrap-token-auth=true");
   if (spec.admissionPlugins !== undefined) args.push(`--enable-admission-plugins=${spec.admissionPlugins.join(",")}`);
   if (spec.requestHeader !== undefined) {
     args.push(

@@ -118,22 +118,30 @@ spec:
 
 /**
  * Starts kwok against the cluster with its built-in node stages and the Pod stages above,
- * managing only nodes with {@link kwokNodeAnnotation}.
+ * managing only nodes with {@link kwokNodeAnnotation} (or `options.nodeAnnotationValue` as its
+ * value, so two kwoks on one API, or nodes copied between APIs, never manage the same node).
  */
-export function startKwok(kwokBinary: string, kubeconfigPath: string, dir: string, logsDir: string): ManagedProcess {
+export function startKwok(
+  kwokBinary: string,
+  kubeconfigPath: string,
+  dir: string,
+  logsDir: string,
+  options: { name?: string; nodeAnnotationValue?: string } = {},
+): ManagedProcess {
   // An explicit configuration also keeps a developer's ~/.kwok/kwok.yaml from changing behaviour.
   const configPath = join(dir, "kwok.yaml");
   writeFileSync(
     configPath,
     `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n---${POD_STAGES}`,
   );
+  const annotationValue = options.nodeAnnotationValue ?? kwokNodeAnnotation.value;
   return startProcess({
-    name: "kwok",
+    name: options.name ?? "kwok",
     command: kwokBinary,
     args: [
       `--config=${configPath}`,
       `--kubeconfig=${kubeconfigPath}`,
-      `--manage-nodes-with-annotation-selector=${kwokNodeAnnotation.key}=${kwokNodeAnnotation.value}`,
+      `--manage-nodes-with-annotation-selector=${kwokNodeAnnotation.key}=${annotationValue}`,
       // Heartbeat through a node Lease (renewed every quarter of its duration) as a kubelet
       // does; without it kwok's status heartbeats on a loaded machine arrive after the node
       // monitor's grace period and the node flaps to NotReady mid-suite.

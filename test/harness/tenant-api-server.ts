@@ -100,6 +100,9 @@ export async function startTenantApiServer(options: TenantApiServerOptions): Pro
       serviceAccountKeyPem: options.serviceAccountKeyPem,
       serviceClusterIpRange,
       authorizationModes: ["Node", "RBAC"],
+      // k3s turns it on (pkg/daemons/control/server.go): a Private tenant's join token is a
+      // bootstrap token Secret, and the tenant's controller manager runs tokencleaner for it.
+      bootstrapTokenAuth: true,
       ...(requestHeader === undefined ? {} : { requestHeader }),
     });
     teardown.add(apiServer.process);
