@@ -77,7 +77,7 @@ describe("unreachable servers", () => {
 });
 
 describe("every command", () => {
-  it.each(["explain-sync", "explain", "decisions", "kubeconfig", "get", "create"])(
+  it.each(["explain-sync", "explain", "decisions", "kubeconfig", "join-command", "get", "create"])(
     "%s --help shows usage, examples and exit codes",
     async (command) => {
       const { io, out } = fakeIo();
@@ -92,7 +92,15 @@ describe("every command", () => {
   it("the top-level help lists every command and the exit codes", async () => {
     const { io, out } = fakeIo();
     await runCli(["--help"], io);
-    for (const command of ["explain-sync", "explain ", "decisions", "kubeconfig", "get tenants", "create tenant"]) {
+    for (const command of [
+      "explain-sync",
+      "explain ",
+      "decisions",
+      "kubeconfig",
+      "join-command",
+      "get tenants",
+      "create tenant",
+    ]) {
       expect(out.stdout).toContain(`  ${command}`);
     }
     expect(out.stdout).toContain("kubectl tenantplane <command>");

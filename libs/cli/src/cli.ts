@@ -3,6 +3,7 @@ import { decisions } from "./decisions.js";
 import { explain } from "./explain.js";
 import { explainSync } from "./explain-sync.js";
 import { isUnreachable } from "./host.js";
+import { joinCommand } from "./join-command.js";
 import { kubeconfig } from "./kubeconfig.js";
 import { create, get } from "./tenants.js";
 
@@ -16,6 +17,7 @@ Commands:
                  object was not copied (--tenant), or what a tenant has not synced
   decisions      read and follow Decisions from NATS
   kubeconfig     print a tenant's admin kubeconfig
+  join-command   print the command that joins a machine to a Private tenant as its node
   get tenants    list tenants: phase, conditions, endpoint, sync counts
   create tenant  create a TenantCluster
 
@@ -30,6 +32,7 @@ Examples:
   tenantplane explain configmap/settings-x-shop-x-payments-dev -n tp-payments-dev
   tenantplane explain pod/shop/web --tenant payments-dev
   tenantplane decisions --tenant payments-dev --since 10m --follow
+  tenantplane join-command tc/payments-dev
 
 ${EXIT_STATUS_HELP}
 Run 'tenantplane <command> --help' for a command's options and examples.
@@ -40,6 +43,7 @@ const COMMANDS: Record<string, (args: readonly string[], io: CliIo) => Promise<n
   explain,
   decisions,
   kubeconfig,
+  "join-command": joinCommand,
   get,
   create,
 };

@@ -6,6 +6,7 @@ export * from "./explain.js";
 export * from "./explain-format.js";
 export * from "./explain-sync.js";
 export * from "./format.js";
+export * from "./join-command.js";
 export * from "./kubeconfig.js";
 export * from "./memory-io.js";
 export * from "./read-manifests.js";

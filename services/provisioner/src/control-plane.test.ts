@@ -18,6 +18,7 @@ import {
   kubeconfigSecretName,
   loadBalancerAddresses,
   pkiSecretName,
+  PRIVATE_TENANT_CONTROLLERS,
   TENANT_CONTROLLERS,
   type ControlPlaneSource,
 } from "./control-plane.js";
@@ -29,6 +30,15 @@ function tenantCluster(controlPlane: Record<string, unknown> = {}, name = "acme"
     kind: "TenantCluster",
     metadata: { name },
     spec: { controlPlane },
+  });
+}
+
+function inMode(mode: string, extra: Record<string, unknown> = {}): ControlPlaneSource {
+  return parseTenantCluster({
+    apiVersion: "tenantplane.io/v1alpha1",
+    kind: "TenantCluster",
+    metadata: { name: "acme" },
+    spec: { controlPlane: {}, isolation: { mode, ...extra } },
   });
 }
 
@@ -454,5 +464,47 @@ describe("immutableChanges", () => {
     expect(reasons[0]).toContain("spec.serviceName");
     expect(reasons[0]).toContain("StatefulSet k3s in namespace tp-acme");
     expect(reasons[0]).toContain("delete the StatefulSet");
+  });
+});
+
+describe("k3s args by isolation mode", () => {
+  const dedicated = { dedicated: { nodeSelector: { "tenantplane.io/pool": "acme" } } };
+  const argsOf = (tc: ControlPlaneSource) => container(controlPlaneStatefulSet(tc), "k3s").args ?? [];
+
+  it.each([
+    ["unset", tenantCluster()],
+    ["Shared", inMode("Shared")],
+    ["Dedicated", inMode("Dedicated", dedicated)],
+  ])("keeps the scheduler, node controllers and CoreDNS off when the mode is %s", (_mode, tc) => {
+    const args = argsOf(tc);
+    expect(args).toContain("--disable-scheduler");
+    expect(args).toContain("--disable=traefik,servicelb,metrics-server,local-storage,coredns");
+    expect(args).toContain(`--kube-controller-manager-arg=controllers=${TENANT_CONTROLLERS.join(",")}`);
+  });
+
+  it("runs the tenant's own scheduler, k3s's full controller set and CoreDNS when Private, still without an agent", () => {
+    const args = argsOf(inMode("Private"));
+    expect(args).not.toContain("--disable-scheduler");
+    expect(args).toContain("--disable=traefik,servicelb,metrics-server,local-storage");
+    expect(args).toContain("--kube-controller-manager-arg=controllers=*,tokencleaner");
+    expect(PRIVATE_TENANT_CONTROLLERS).toEqual(["*", "tokencleaner"]);
+    expect(args).toContain("--disable-agent");
+    expect(
+      args.filter((a) => a.startsWith("--disable=") || a.startsWith("--kube-controller-manager-arg=")),
+    ).toHaveLength(2);
+  });
+
+  it("changes nothing but the k3s container's args, so a change of mode rolls the pod and keeps its data claim", () => {
+    const shared = controlPlaneStatefulSet(inMode("Shared"), { pkiFingerprint: "f" });
+    const privateSts = controlPlaneStatefulSet(inMode("Private"), { pkiFingerprint: "f" });
+    const withoutArgs = (sts: V1StatefulSet) => {
+      const copy = structuredClone(sts);
+      for (const c of copy.spec!.template.spec!.containers) if (c.name === "k3s") delete c.args;
+      return copy;
+    };
+    expect(withoutArgs(privateSts)).toEqual(withoutArgs(shared));
+    expect(privateSts.spec?.volumeClaimTemplates).toEqual(shared.spec?.volumeClaimTemplates);
+    expect(immutableChanges(shared, privateSts)).toEqual([]);
+    expect(immutableChanges(privateSts, shared)).toEqual([]);
   });
 });

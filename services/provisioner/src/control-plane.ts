@@ -14,7 +14,13 @@ import {
   MANAGED_BY,
   hostNamespaceFor,
 } from "@tenantplane/mapping";
-import { ANNOTATION_TENANT_UID, type ControlPlaneSpec, type TenantCluster } from "@tenantplane/api";
+import {
+  ANNOTATION_TENANT_UID,
+  isolationModeOf,
+  type ControlPlaneSpec,
+  type IsolationMode,
+  type TenantCluster,
+} from "@tenantplane/api";
 import { PKI_FILES } from "./pki.js";
 import { quantitiesEqual } from "./internal/quantity.js";
 
@@ -63,6 +69,40 @@ export const TENANT_CONTROLLERS: readonly string[] = [
   "-node-lifecycle-controller",
   "-node-ipam-controller",
 ];
+
+/**
+ * The controllers of a Private tenant's kube-controller-manager: k3s's own set, unchanged. Its
+ * Nodes are real k3s agents: the node lifecycle controller must mark a lost one and evict its
+ * Pods, and flannel on each agent takes its pod range from the Node's `spec.podCIDR`, which the
+ * node IPAM controller assigns. `tokencleaner` deletes expired bootstrap tokens (the join credential).
+ */
+export const PRIVATE_TENANT_CONTROLLERS: readonly string[] = ["*", "tokencleaner"];
+
+/** k3s packaged components every control plane disables: the host (or nobody) provides them. */
+const DISABLED_COMPONENTS = ["traefik", "servicelb", "metrics-server", "local-storage"] as const;
+
+/**
+ * The k3s server arguments that depend on the isolation mode, so the control plane's args follow
+ * `spec.isolation.mode` (a change rolls the pod; the data volume stays).
+ * - Shared and Dedicated: the host schedules the tenant's Pods (through their synced copies), so
+ *   the tenant's scheduler is off; its Nodes are virtual, so the node controllers are off; host
+ *   copies resolve names through the tenant DNS server in the host namespace, so CoreDNS is off.
+ * - Private: the tenant's own nodes join its API, its own scheduler places its Pods on them, the
+ *   node controllers manage them, and k3s's packaged CoreDNS (scheduled onto those nodes, at k3s's
+ *   cluster DNS address that every joining kubelet is given) answers for the tenant's Services,
+ *   whose ClusterIPs only the private nodes' kube-proxy serves.
+ */
+export function modeDependentArgs(mode: IsolationMode): string[] {
+  const isPrivate = mode === "Private";
+  const disabled = isPrivate ? DISABLED_COMPONENTS : [...DISABLED_COMPONENTS, "coredns"];
+  const controllers = isPrivate ? PRIVATE_TENANT_CONTROLLERS : TENANT_CONTROLLERS;
+  return [
+    `--disable=${disabled.join(",")}`,
+    ...(isPrivate ? [] : ["--disable-scheduler"]),
+    // Replaces k3s's default `*,tokencleaner`, hence the full list.
+    `--kube-controller-manager-arg=controllers=${controllers.join(",")}`,
+  ];
+}
 
 /** Secret in the host namespace holding the tenant's CAs and service-account key. */
 export function pkiSecretName(tenant: string): string {
@@ -159,8 +199,9 @@ export const ANNOTATION_PKI_FINGERPRINT = "tenantplane.io/pki-fingerprint";
 export const CONTROL_PLANE_UID = 1000;
 
 /**
- * The tenant's control plane: one k3s server pod (no agent, no bundled add-ons) whose data
- * directory lives on a PVC, started on the CAs from the tenant's PKI Secret.
+ * The tenant's control plane: one k3s server pod (no agent; scheduler, node controllers and
+ * CoreDNS only for a Private tenant) whose data directory lives on a PVC, started on the CAs from
+ * the tenant's PKI Secret. The isolation mode changes only the k3s container's args.
  */
 export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: StatefulSetOptions = {}): V1StatefulSet {
   const tenant = tc.metadata.name;
@@ -184,16 +225,14 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
       // not writable by a non-root user; the data volume is both writable and private.
       `--write-kubeconfig=${K3S_DATA_DIR}/kubeconfig.yaml`,
       "--write-kubeconfig-mode=0600",
-      // Tenant workloads run on the host through the sync engine; the tenant never has nodes.
+      // No node of its own in this pod: Shared and Dedicated tenants run their workloads on the
+      // host through the sync engine, Private ones on nodes that join as separate k3s agents.
       "--disable-agent",
-      "--disable=traefik,servicelb,metrics-server,local-storage,coredns",
       "--disable-network-policy",
       "--disable-cloud-controller",
       "--disable-helm-controller",
-      // The host schedules tenant Pods; the sync worker binds each to the virtual Node of its host node.
-      "--disable-scheduler",
-      // Replaces k3s's default `*,tokencleaner`, hence the full list.
-      `--kube-controller-manager-arg=controllers=${TENANT_CONTROLLERS.join(",")}`,
+      // Scheduler, node controllers and CoreDNS follow spec.isolation.mode (see modeDependentArgs).
+      ...modeDependentArgs(isolationModeOf(tc.spec)),
       // k3s only signs its serving certificate for names it is told about.
       ...unique(sans).map((san) => `--tls-san=${san}`),
     ],

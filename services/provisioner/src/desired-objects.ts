@@ -5,9 +5,20 @@ export {
   controlPlaneStatefulSet,
   headlessService,
   hostNamespaceManifest,
+  modeDependentArgs,
+  PRIVATE_TENANT_CONTROLLERS,
   TENANT_CONTROLLERS,
   type ControlPlaneSource,
 } from "./control-plane.js";
+export {
+  bootstrapTokenSecret,
+  caHash,
+  joinSecret,
+  joinSecretName,
+  k3sJoinToken,
+  parseK3sJoinToken,
+  JOIN_KEYS,
+} from "./join-credential.js";
 export { buildKubeconfig, kubeconfigSecret } from "./kubeconfig.js";
 export { pkiSecret } from "./pki-secret.js";
 export { generateTenantPki, signClientCertificate } from "./pki.js";

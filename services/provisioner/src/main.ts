@@ -32,16 +32,22 @@ if (roleBindings.length === 0) {
 } else {
   svc.logger.info({ roleBindings }, "binding these ClusterRoles in every tenant namespace");
 }
-// One timer per tenant at most; the pass it runs re-reads everything, like any other wake.
-const wakeTimers = new Map<string, NodeJS.Timeout>();
+// One timer per tenant at most, the earliest asked for; the pass it runs re-reads everything,
+// like any other wake, and asks again for any later moment (a join token's rotation, days away).
+const wakeTimers = new Map<string, { timer: NodeJS.Timeout; due: number }>();
+const MAX_TIMER_MS = 2 ** 31 - 1;
 function wakeAfter(tenant: string, ms: number): void {
-  if (wakeTimers.has(tenant)) return;
+  const delay = Math.min(Math.max(ms, 0), MAX_TIMER_MS);
+  const due = Date.now() + delay;
+  const held = wakeTimers.get(tenant);
+  if (held && held.due <= due) return;
+  if (held) clearTimeout(held.timer);
   const timer = setTimeout(() => {
     wakeTimers.delete(tenant);
     wake(tenant);
-  }, ms);
+  }, delay);
   timer.unref();
-  wakeTimers.set(tenant, timer);
+  wakeTimers.set(tenant, { timer, due });
 }
 const { wake } = consumeTenantChanges(
   svc,
@@ -71,7 +77,7 @@ const { wake } = consumeTenantChanges(
 svc.cache?.onChange((event) => {
   // A deleted tenant's pass would find nothing to do: its timer goes with it.
   if (event.type === "delete" && event.object.kind === "TenantCluster") {
-    clearTimeout(wakeTimers.get(event.object.metadata.name));
+    clearTimeout(wakeTimers.get(event.object.metadata.name)?.timer);
     wakeTimers.delete(event.object.metadata.name);
   }
   const tenant = tenantToWake(event, [

@@ -93,6 +93,16 @@ describe("phaseFor", () => {
 describe("controlPlaneReadyInput", () => {
   const observations: Array<[ControlPlaneObservation, string, string, RegExp]> = [
     [{ state: "ready", server: "https://k3s.tp-acme.svc:6443" }, "True", "Ready", /ready at https:\/\/k3s\.tp-acme/],
+    [
+      {
+        state: "ready",
+        server: "https://k3s.tp-acme.svc:6443",
+        join: "bootstrap token abc123 is not in the tenant API yet",
+      },
+      "True",
+      "Ready",
+      /ready at https:\/\/k3s\.tp-acme\.svc:6443; bootstrap token abc123 is not in the tenant API yet$/,
+    ],
     [{ state: "waiting-for-pod", readyReplicas: 0 }, "False", "WaitingForPod", /StatefulSet k3s: 0\/1 pods ready/],
     [
       { state: "waiting-for-pod", readyReplicas: 0, pod: "pod k3s-0 is not scheduled: Unschedulable: 0/1 nodes" },

@@ -104,7 +104,8 @@ export function isCurrentAndTrue(condition: PhaseSignal | undefined, generation?
 
 /** What the provisioner observed about one tenant's control plane in a reconcile pass. */
 export type ControlPlaneObservation =
-  | { state: "ready"; server: string }
+  /** `join`: what keeps a Private tenant's join credential from being in place, said after the API's readiness. */
+  | { state: "ready"; server: string; join?: string }
   | { state: "waiting-for-pod"; readyReplicas: number; pod?: string }
   | { state: "waiting-for-load-balancer" }
   | { state: "api-unreachable"; error: string }
@@ -189,7 +190,7 @@ export function describeControlPlane(observation: ControlPlaneObservation): Omit
       return {
         status: "True",
         reason: CONTROL_PLANE_REASONS.ready,
-        message: `tenant API is ready at ${observation.server}`,
+        message: `tenant API is ready at ${observation.server}` + (observation.join ? `; ${observation.join}` : ""),
       };
     case "waiting-for-pod":
       return {

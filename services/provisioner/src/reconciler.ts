@@ -13,6 +13,7 @@ import {
   KIND_ISOLATION_PROFILE,
   KIND_TENANT_CLUSTER,
   ValidationError,
+  isolationModeOf,
   type Condition,
   type TenantCluster,
   type TenantClusterStatus,
@@ -29,11 +30,12 @@ import {
 import { type EventRecorder, type NamespaceWatches, type Objects } from "@tenantplane/kube";
 import { LABEL_CONTROL_PLANE, LABEL_MANAGED_BY, MANAGED_BY, hostNamespaceFor } from "@tenantplane/mapping";
 import type { PlannedDecision } from "@tenantplane/messaging";
-import { TransientError, httpStatusOf, type Logger } from "@tenantplane/runtime";
+import { TransientError, describe, httpStatusOf, type Logger } from "@tenantplane/runtime";
 import {
   applyTenantStatus,
   applyTracked,
   createTracked,
+  deleteTracked,
   publishRecordedDecision,
   statusUpToDate,
   tenantDecider,
@@ -78,6 +80,17 @@ import { API_PROBE_RETRY_MS, POD_LOOK_AFTER_MS, apiProbeRetryMs } from "./pod-wa
 import { decodeSecretData } from "./secret-data.js";
 import { ensureRoleBindings, type TenantRoleGrant } from "./role-bindings.js";
 import { ApiProbes } from "./api-probes.js";
+import { BootstrapTokens } from "./bootstrap-tokens.js";
+import {
+  BOOTSTRAP_TOKEN_NAMESPACE,
+  bootstrapTokenSecretName,
+  joinReasons,
+  joinSecret,
+  JOIN_TOKEN_TTL_MS,
+  joinSecretName,
+  planJoinCredential,
+  type JoinCredential,
+} from "./join-credential.js";
 import { ProbeClients } from "./probe-clients.js";
 import { teardown } from "./teardown.js";
 import { dnsConfigMap, dnsDeployment, dnsService } from "./tenant-dns.js";
@@ -88,7 +101,11 @@ export const FINALIZER = "tenantplane.io/teardown";
 export const DEFAULT_ADMIN_CERT_LIFETIME_MS = 365 * 24 * 60 * 60 * 1000;
 const ADMIN_USER = "tenantplane-admin";
 const READY_PROBE_TIMEOUT_MS = 5_000;
-const apiProbes = new ApiProbes(new ProbeClients(READY_PROBE_TIMEOUT_MS), READY_PROBE_TIMEOUT_MS);
+// One admin client per tenant, shared by the readiness probe and the join credential's writes.
+const tenantClients = new ProbeClients(READY_PROBE_TIMEOUT_MS);
+const apiProbes = new ApiProbes(tenantClients, READY_PROBE_TIMEOUT_MS);
+// When a join credential the tenant API did not take is tried again.
+const JOIN_RETRY_MS = 10_000;
 // How often a terminating namespace is looked at again.
 const NOT_READY_POLL_MS = 3_000;
 
@@ -110,6 +127,8 @@ export interface ProvisionerDeps {
   namespaceWatches?: NamespaceWatches | undefined;
   /** The authenticated readiness probes; one module-wide set when not given. */
   apiProbes?: ApiProbes;
+  /** Admin clients of the tenant APIs (bootstrap tokens of Private tenants); one module-wide set when not given. */
+  tenantClients?: ProbeClients;
   /** Runs a pass for the tenant in its turn (a readiness probe ended). */
   wake: (tenant: string) => void;
   /**
@@ -187,6 +206,7 @@ export async function reconcileTenant(tenant: string, deps: ProvisionerDeps): Pr
     // Its namespace is going (or kept for someone else's objects): nothing more to watch there.
     deps.namespaceWatches?.unwatchNamespace(hostNamespaceFor(tenant));
     (deps.apiProbes ?? apiProbes).forget(tenant);
+    (deps.tenantClients ?? tenantClients).forget(tenant);
     // Gone without our finalizer having run (e.g. force-removed): clean up what is ours anyway.
     return teardown(tenant, raw, deps, FINALIZER);
   }
@@ -241,11 +261,114 @@ async function provision(pass: Pass): Promise<ControlPlaneObservation> {
   // (a later address would change the certificate's names and restart the pod at birth).
   if (pass.tc.spec.controlPlane.expose.loadBalancer.enabled && external === undefined)
     throw new Halt({ state: "waiting-for-load-balancer" });
-  const kubeconfig = await ensureKubeconfig(pass, pki, external ?? endpointFor(pass.tenant));
+  const server = external ?? endpointFor(pass.tenant);
+  const kubeconfig = await ensureKubeconfig(pass, pki, server);
   const sts = await ensureControlPlane(pass, isolation, pki, [...loadBalancerAddresses(api), ...clusterIps(api)]);
   // Like the control plane, the DNS server runs only in an isolated namespace (ensureControlPlane checked it).
   await ensureOwned(pass, dnsDeployment(pass.tenant, pass.deps.dnsImage), TENANT_DNS_REASON);
-  return observeControlPlane(pass, sts, kubeconfig);
+  const observation = await observeControlPlane(pass, sts, kubeconfig);
+  // The join credential lives partly in the tenant API: it is written only once that API answered.
+  if (observation.state !== "ready") return observation;
+  const join = await ensureJoinCredential(pass, pki, server, kubeconfig);
+  return join === undefined ? observation : { ...observation, join };
+}
+
+// A Private tenant's nodes join with a bootstrap token: the host Secret <tenant>-join holds it
+// (written first, so it is the record of which token is current) and the tenant API authenticates
+// it (kube-system/bootstrap-token-<id>, ensured from the host Secret on every pass). A tenant in
+// another mode has neither: its tokens are revoked in the tenant API, then the host Secret goes.
+// Returns what is still missing, for the condition; the pass retries it after JOIN_RETRY_MS.
+async function ensureJoinCredential(
+  pass: Pass,
+  pki: TenantPki,
+  server: string,
+  kubeconfig: string,
+): Promise<string | undefined> {
+  const { deps, tenant, namespace } = pass;
+  const name = joinSecretName(tenant);
+  const stored = await deps.objects.get<V1Secret>("v1", "Secret", name, namespace);
+  if (stored) haltIfForeign(pass, stored, "Secret");
+  const now = deps.now?.() ?? new Date();
+  const plan = planJoinCredential({
+    mode: isolationModeOf(pass.tc.spec),
+    stored,
+    server,
+    serverCaPem: pki.serverCa.certPem,
+    now,
+  });
+  if (plan.action === "none") return undefined;
+  const tokens = new BootstrapTokens((deps.tenantClients ?? tenantClients).for(tenant, kubeconfig).client);
+  const retry = (what: string, err: unknown) => {
+    deps.wakeAfter?.(tenant, JOIN_RETRY_MS);
+    return `${what}: the tenant API did not take it (${describe(err)}); retrying in ${JOIN_RETRY_MS / 1000} s`;
+  };
+
+  if (plan.action === "remove") {
+    let revoked: string[];
+    try {
+      revoked = await tokens.revokeAll();
+    } catch (err) {
+      return retry(
+        `the join credential of Secret ${name} is not revoked yet (spec.isolation.mode is ${plan.mode})`,
+        err,
+      );
+    }
+    for (const id of revoked) await publishTokenDecision(pass, "Delete", id, joinReasons.tokenRevoked(plan.mode, id));
+    await deleteTracked(
+      deps.objects,
+      { apiVersion: "v1", kind: "Secret", name, namespace },
+      {
+        decide: pass.decide,
+        reason: joinReasons.removed(plan.mode),
+        anchor: pass.raw,
+        ifResourceVersion: stored?.metadata?.resourceVersion,
+      },
+    );
+    return undefined;
+  }
+
+  const credential: JoinCredential = plan.credential;
+  if (plan.action === "issue" || plan.action === "rewrite") {
+    const desired = joinSecret(tenant, credential);
+    const reason =
+      plan.action === "issue" ? joinReasons.issued(credential, plan.why) : joinReasons.rewritten(credential, plan.why);
+    if (stored) await updateOwned(pass, stored, desired, reason);
+    else await createOrHalt(pass, desired, reason);
+  }
+  let action: "Create" | "Update" | undefined;
+  try {
+    action = await tokens.ensure(tenant, credential);
+  } catch (err) {
+    return retry(`bootstrap token ${credential.token.id} of Secret ${name} is not in the tenant API yet`, err);
+  }
+  if (action !== undefined)
+    await publishTokenDecision(
+      pass,
+      action,
+      credential.token.id,
+      action === "Create" ? joinReasons.tokenCreated(tenant, credential) : joinReasons.tokenReplaced(credential),
+    );
+  // Rotation is the one moment no watch event marks.
+  const renewAt = credential.expiresAt.getTime() - JOIN_TOKEN_TTL_MS / 2;
+  deps.wakeAfter?.(tenant, Math.max(renewAt - now.getTime(), 1_000));
+  return undefined;
+}
+
+// A Decision about the tenant API's bootstrap token Secret; the host object it belongs with is the join Secret.
+async function publishTokenDecision(
+  pass: Pass,
+  action: "Create" | "Update" | "Delete",
+  id: string,
+  reason: string,
+): Promise<void> {
+  await pass.deps.publish({
+    tenant: pass.tenant,
+    action,
+    kind: "Secret",
+    tenantRef: { namespace: BOOTSTRAP_TOKEN_NAMESPACE, name: bootstrapTokenSecretName(id) },
+    hostRef: { namespace: pass.namespace, name: joinSecretName(pass.tenant) },
+    reason,
+  });
 }
 
 async function ensureFinalizer(pass: Pass): Promise<void> {
