@@ -139,7 +139,6 @@ describe("planJoinCredential", () => {
     const plan = planJoinCredential({ ...base, mode: "Private", stored: undefined });
     expect(plan).toEqual({
       action: "issue",
-      first: true,
       why: "no join credential yet",
       credential: {
         token: mint(),
@@ -160,7 +159,6 @@ describe("planJoinCredential", () => {
     const plan = planJoinCredential({ ...base, now: later, mode: "Private", stored: stored() });
     expect(plan).toMatchObject({
       action: "issue",
-      first: false,
       why: "less than half of its lifetime remains (token abc123 expires 2026-05-08T12:00:00Z)",
       credential: { token: mint(), expiresAt: new Date("2026-05-12T00:00:00Z") },
     });

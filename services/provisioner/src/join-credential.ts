@@ -158,7 +158,7 @@ export function readJoinSecret(secret: Pick<V1Secret, "data" | "metadata">): Joi
 export type JoinPlan =
   | { action: "none" }
   | { action: "remove"; mode: IsolationMode }
-  | { action: "issue"; credential: JoinCredential; why: string; first: boolean }
+  | { action: "issue"; credential: JoinCredential; why: string }
   | { action: "rewrite"; credential: JoinCredential; why: string }
   | { action: "keep"; credential: JoinCredential; renewAt: Date };
 
@@ -188,7 +188,6 @@ export function planJoinCredential(input: JoinInputs): JoinPlan {
   const issue = (why: string): JoinPlan => ({
     action: "issue",
     why,
-    first: input.stored === undefined,
     credential: {
       token: (input.mint ?? generateBootstrapToken)(),
       server: input.server,
