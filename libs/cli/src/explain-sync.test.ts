@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { runCli } from "./cli.js";
 import { defaultSyncPolicySpec } from "@tenantplane/api";
-import { plan } from "@tenantplane/sync";
+import { defaultHostRules, plan, PRIVATE_PLACEMENT, privateModeReason, withPlacement } from "@tenantplane/sync";
 import { notReadyNote, podNetworkWrites } from "./explain-sync.js";
 import type { CliIo } from "./cli-io.js";
 
@@ -417,6 +417,34 @@ describe("podNetworkWrites", () => {
       "tenant DNS zone cluster.local with 2 names (kubernetes.default.svc.cluster.local 10.96.0.10, " +
         "web.shop.svc.cluster.local <ClusterIP of tp-dev/web-x-shop-x-dev>), nothing of another tenant",
     );
+  });
+
+  it("in Private mode predicts the Pod's Skip naming the mode, and the zone and links deleted once no host Pod is left", () => {
+    const rules = withPlacement(defaultHostRules, PRIVATE_PLACEMENT);
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "api", namespace: "shop" },
+      spec: { containers: [{ name: "c", image: "nginx" }] },
+    };
+    const before = plan({ tenant: "dev", policy: defaultSyncPolicySpec, tenantObjects: [web], hostObjects: hosts });
+    const records = podNetworkWrites("dev", [web], hosts, before, true)!.map((d) => d.object!);
+    const hostObjects = [...hosts, ...records.map((r) => ({ ...r, kind: "ConfigMap" }))];
+    const result = plan({
+      tenant: "dev",
+      policy: defaultSyncPolicySpec,
+      rules,
+      tenantObjects: [web, pod],
+      hostObjects,
+    });
+    const skip = result.decisions.find((d) => d.kind === "Pod");
+    expect(skip).toMatchObject({ action: "Skip", reason: privateModeReason("shop", "api") });
+    const writes = podNetworkWrites("dev", [web, pod], hostObjects, result, true, true)!;
+    expect(writes.map((d) => `${d.action} ${d.hostRef.name}`)).toEqual([
+      "Delete service-links.shop",
+      "Delete tenant-dns-records",
+    ]);
+    expect(writes[1]?.reason).toContain("TenantCluster spec.isolation.mode is Private");
   });
 
   it("predicts nothing while the tenant's API and DNS Services have no addresses", () => {

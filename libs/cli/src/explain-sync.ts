@@ -1,6 +1,8 @@
 import {
   CONDITION_CONTROL_PLANE_READY,
   defaultSyncPolicySpec,
+  type IsolationMode,
+  IsolationStatusSchema,
   TENANT_NAME_MESSAGE,
   TenantNameSchema,
 } from "@tenantplane/api";
@@ -8,6 +10,7 @@ import { type Decision, DecisionSchema } from "@tenantplane/messaging";
 import {
   applyServiceQuota,
   compileHostRules,
+  withEffectiveMode,
   contentHash,
   defaultHostRules,
   explanation,
@@ -253,17 +256,19 @@ async function planLive(
     desired = stored.objects;
     templateObjects = storedTemplates.objects;
   }
+  // What a host load balancer cannot serve follows the mode in effect, as the worker plans it.
+  const rules = withEffectiveMode(context.rules, effectiveModeOf(context.tenantCluster));
   const input = {
     tenant: options.tenant,
     policy: context.policy,
-    rules: context.rules,
+    rules,
     hostObjects,
     ...(hashKey === undefined ? {} : { hashKey }),
   };
   const tenantObjects = applyManifest(desired, tenant.objects, { prune: options.prune });
   const planned = plan({ ...input, tenantObjects, completeKinds: deletableKinds(policyKinds, tenant.listed) });
   // Load balancers and node ports are counted across Services, as the worker's full pass does.
-  const result = applyServiceQuota(planned, context.rules, options.tenant, hostObjects);
+  const result = applyServiceQuota(planned, rules, options.tenant, hostObjects);
   const fromTemplates = plan({ ...input, tenantObjects: templateObjects, completeKinds: [] });
   // The host's admission judges each write: refusals become Fails before anything is derived from the writes.
   const checked = await dryRunEntries(host, [...result.decisions, ...fromTemplates.decisions], hostObjects);
@@ -276,7 +281,14 @@ async function planLive(
   };
   // Derived from all of the tenant's Services and Pods: a manifest alone would drop the others' names.
   if (!tenant.listed) return prediction;
-  const network = podNetworkWrites(options.tenant, tenantObjects, hostObjects, { ...result, decisions }, true);
+  const network = podNetworkWrites(
+    options.tenant,
+    tenantObjects,
+    hostObjects,
+    { ...result, decisions },
+    true,
+    rules.placement?.mode === "Private",
+  );
   if (network === undefined) {
     note(
       "the tenant API and DNS Services have no ClusterIPs yet: the tenant's DNS zone and service links are not predicted",
@@ -300,6 +312,7 @@ export function podNetworkWrites(
   hostObjects: readonly RawObject[],
   result: PlanResult,
   complete: boolean,
+  privateMode = false,
 ): PlannedDecisionWithObject[] | undefined {
   const environment = podEnvironmentFrom(hostObjects, tenant);
   if (environment === "unknown") return undefined;
@@ -315,7 +328,14 @@ export function podNetworkWrites(
     hostPods: ofKind(hosts, "Pod"),
     hostConfigMaps: ofKind(hosts, "ConfigMap"),
     complete,
+    privateMode,
   }).decisions;
+}
+
+/** TenantCluster status.isolation.mode (the mode in effect), or undefined when it shows none. */
+function effectiveModeOf(tenantCluster: RawObject): IsolationMode | undefined {
+  const shown = IsolationStatusSchema.safeParse(tenantCluster.status?.["isolation"] ?? {});
+  return shown.success ? shown.data.mode : undefined;
 }
 
 /** Every row of a live plan: decisions, ignored objects and copies already in sync (action `InSync`), in plan order. */

@@ -1,5 +1,6 @@
 import {
   defaultIsolationProfileSpec,
+  type IsolationMode,
   type IsolationProfileSpec,
   type PodSecurityLevel,
   type Toleration,
@@ -93,12 +94,25 @@ export interface HostRules {
    * dedicated-node taint (see {@link Placement}).
    */
   placement?: Placement | undefined;
+  /**
+   * The mode in effect (TenantCluster status.isolation.mode), set only when it is Private:
+   * what must stay off the host while Pods still run there (a Service of type LoadBalancer,
+   * which a host load balancer could no longer serve) follows the mode in effect, not the
+   * one asked for, so a move to Private keeps serving traffic until the Pods have moved.
+   */
+  effectiveMode?: IsolationMode | undefined;
 }
 
 /** `rules` with Pods placed as `placement` says (Shared leaves the field out, as the profile compiles). */
 export function withPlacement(rules: HostRules, placement: Placement): HostRules {
   const { placement: _previous, ...rest } = rules;
   return placement.mode === "Shared" ? rest : { ...rest, placement };
+}
+
+/** `rules` under the mode in effect (TenantCluster status.isolation.mode): only Private is recorded (see {@link HostRules.effectiveMode}). */
+export function withEffectiveMode(rules: HostRules, mode: IsolationMode | undefined): HostRules {
+  const { effectiveMode: _previous, ...rest } = rules;
+  return mode === "Private" ? { ...rest, effectiveMode: "Private" } : rest;
 }
 
 /** The host cluster DNS domain assumed when none is configured. */

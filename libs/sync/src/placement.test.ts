@@ -44,7 +44,7 @@ describe("placement text", () => {
     expect(parsePlacement(placementText(dedicated))).toEqual(dedicated);
     expect(placementText(SHARED_PLACEMENT)).toBeUndefined();
     expect(parsePlacement(undefined)).toEqual(SHARED_PLACEMENT);
-    expect(parsePlacement("Private")).toBeUndefined();
+    expect(parsePlacement("Exclusive")).toBeUndefined();
     expect(parsePlacement("Dedicated =x")).toBeUndefined();
   });
 });

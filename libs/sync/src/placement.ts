@@ -4,12 +4,19 @@ import { dedicatedToleration, TAINT_KEY_DEDICATED, type IsolationSpec, type Tole
  * Where a tenant's host Pods run (TenantCluster spec.isolation): the host's shared nodes
  * (the profile's node selector and tolerations), or the host nodes reserved for the tenant:
  * the dedicated node selector merged in, and the toleration of the tenant's own
- * `tenantplane.io/dedicated=<tenant>:NoSchedule` taint.
+ * `tenantplane.io/dedicated=<tenant>:NoSchedule` taint. Private: on no host node at all; the
+ * tenant's own scheduler places its Pods on nodes joined to its own API, and the planner
+ * makes no new host copy (those made before stay until the migration evicts their Pods).
  */
-export type Placement = { mode: "Shared" } | { mode: "Dedicated"; nodeSelector: Readonly<Record<string, string>> };
+export type Placement =
+  | { mode: "Shared" }
+  | { mode: "Dedicated"; nodeSelector: Readonly<Record<string, string>> }
+  | { mode: "Private" };
 
 /** Today's placement, and that of every tenant whose spec names none. */
 export const SHARED_PLACEMENT: Placement = { mode: "Shared" };
+/** The placement of a Private tenant: no host node. */
+export const PRIVATE_PLACEMENT: Placement = { mode: "Private" };
 
 /**
  * Annotation on a Dedicated host Pod copy naming the placement it was made for
@@ -26,12 +33,14 @@ export const ISOLATION_MODE_FIELD = "TenantCluster spec.isolation.mode";
 export const DEDICATED_SELECTOR_FIELD = "TenantCluster spec.isolation.dedicated.nodeSelector";
 
 /**
- * The placement as the annotation writes it: undefined for Shared (no annotation), else
- * `Dedicated` and the node selector as sorted `key=value` pairs. Label keys and values hold no
- * space, comma or `=`, so the text reads back exactly ({@link parsePlacement}).
+ * The placement as the annotation writes it: undefined for Shared (no annotation), `Private`,
+ * else `Dedicated` and the node selector as sorted `key=value` pairs. Label keys and values
+ * hold no space, comma or `=`, so the text reads back exactly ({@link parsePlacement}). No
+ * host copy is ever made Private; the text exists so placements compare as text.
  */
 export function placementText(placement: Placement): string | undefined {
   if (placement.mode === "Shared") return undefined;
+  if (placement.mode === "Private") return "Private";
   const pairs = Object.entries(placement.nodeSelector)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([key, value]) => `${key}=${value}`);
@@ -41,6 +50,7 @@ export function placementText(placement: Placement): string | undefined {
 /** The placement a host copy's annotation names (absent: Shared); undefined when the text cannot be read. */
 export function parsePlacement(text: string | undefined): Placement | undefined {
   if (text === undefined) return SHARED_PLACEMENT;
+  if (text === "Private") return PRIVATE_PLACEMENT;
   const match = /^Dedicated (.*)$/.exec(text);
   if (match === null) return undefined;
   const nodeSelector: Record<string, string> = {};
@@ -99,6 +109,7 @@ export function isDedicatedToleration(toleration: { key?: unknown }): boolean {
 
 /** The placement a TenantCluster's parsed `spec.isolation` asks for (absent: Shared). */
 export function placementOf(isolation: IsolationSpec | undefined): Placement {
+  if (isolation?.mode === "Private") return PRIVATE_PLACEMENT;
   if (isolation?.mode !== "Dedicated") return SHARED_PLACEMENT;
   return { mode: "Dedicated", nodeSelector: { ...isolation.dedicated?.nodeSelector } };
 }

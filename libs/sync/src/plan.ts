@@ -13,7 +13,13 @@ import {
 import type { ObjectRef, PlannedDecision } from "@tenantplane/messaging";
 import { hostRulesReason } from "./check-host-rules.js";
 import { defaultHostRules, type HostRules, withPlacement } from "./host-rules.js";
-import { ANNOTATION_PLACEMENT, parsePlacement, samePlacement, SHARED_PLACEMENT } from "./placement.js";
+import {
+  ANNOTATION_PLACEMENT,
+  ISOLATION_MODE_FIELD,
+  parsePlacement,
+  samePlacement,
+  SHARED_PLACEMENT,
+} from "./placement.js";
 import { keepStoredClaimClasses, storedClaimClasses, type StoredClaimClasses } from "./internal/claim-rules.js";
 import { isJsonObject, type JsonObject } from "./internal/json.js";
 import { boundedReason, describeViolations } from "./internal/violation.js";
@@ -63,6 +69,12 @@ export interface PlanInput {
    * Pods are held back with a Skip until the caller knows both addresses.
    */
   podEnvironment?: PodEnvironmentInput;
+  /**
+   * Names of the tenant's own Nodes: Nodes in its API without the virtual-node label, joined
+   * to it by the tenant (Private mode). A Pod bound to one runs there, scheduled by the
+   * tenant's own scheduler, and is never copied to the host. Absent: none known.
+   */
+  privateNodes?: ReadonlySet<string> | undefined;
 }
 
 /** What reading and translating one tenant object gave, before any host object is looked at. */
@@ -152,6 +164,12 @@ export interface PlannedDecisionWithObject extends PlannedDecision, PlannedTarge
   object?: HostObject;
   /** Set on the Skip of a tenant object that cannot be read or translated: bad input, not a rule. */
   malformed?: true;
+  /**
+   * Set on a Skip that states how the tenant runs rather than a problem (a Pod its own
+   * scheduler places, see {@link privateModeReason}): news once per object (its uid), not on
+   * every change of it, and no warning.
+   */
+  once?: true;
 }
 
 /** The planner's answer; every list is sorted by virtual namespace, name, kind, host name and action. */
@@ -258,6 +276,7 @@ class Pass {
   private readonly rules: HostRules;
   private readonly memo: PlanMemo | undefined;
   private readonly podEnvironment: PodEnvironment | "unknown";
+  private readonly privateNodes: ReadonlySet<string>;
   private readonly hosts = new Map<string, HostEntry>();
   /** The rules with each other placement a host Pod copy was found in, by its annotation's text. */
   private readonly placementRules = new Map<string, HostRules>();
@@ -275,6 +294,7 @@ class Pass {
     this.hashKey = input.hashKey;
     this.rules = input.rules ?? defaultHostRules;
     this.podEnvironment = resolvePodEnvironment(input);
+    this.privateNodes = input.privateNodes ?? new Set();
     this.memo = input.memo?.for(this.tenant, this.rules, this.hashKey, this.podEnvironment, this.kinds);
     for (const value of hostObjects) {
       const entry = this.hostEntry(value);
@@ -328,6 +348,14 @@ class Pass {
     const source: SourceRecord = { item };
     if (raw.name !== undefined) this.sources.set(key, source);
 
+    const own =
+      systemNamespaceReason(id.namespace) === undefined ? this.ownNodesReason(kind, value, target) : undefined;
+    if (own !== undefined) {
+      // Never copied, and a host copy it has (made while it was pending) is a duplicate: it goes.
+      source.ignoredReason = own;
+      this.decisions.push({ ...target, action: "Skip", reason: boundedReason(own), once: true });
+      return;
+    }
     source.ignoredReason = systemNamespaceReason(id.namespace) ?? this.lostPodReason(kind, value, target);
     if (source.ignoredReason !== undefined) {
       this.ignore(target, source.ignoredReason);
@@ -383,6 +411,31 @@ class Pass {
     }
   }
 
+  /** Whether a tenant Pod has a host Pod: at its host name, or a copy naming it. */
+  private hasPodCopy(target: PlannedTarget): boolean {
+    const { namespace, name } = target.tenantRef;
+    return this.hosts.has(hostKey("Pod", target.hostRef.name)) || this.podsWithCopy.has(`${namespace}/${name}`);
+  }
+
+  /**
+   * Why a tenant Pod runs on the tenant's own nodes and is not copied: bound to a Node joined
+   * to the tenant's API (not a virtual node), in any mode, or in Private mode any Pod without a
+   * host copy (the tenant's own scheduler places it). A Pod with a host copy made before keeps
+   * it in Private mode until the migration evicts it: deleting a running copy would bypass the
+   * tenant's PodDisruptionBudgets. Undefined for any other object.
+   */
+  private ownNodesReason(kind: string, value: JsonObject, target: PlannedTarget): string | undefined {
+    if (kind !== "Pod") return undefined;
+    const spec = value["spec"];
+    const node = isJsonObject(spec) && typeof spec["nodeName"] === "string" ? spec["nodeName"] : "";
+    const onOwnNode = node !== "" && this.privateNodes.has(node);
+    const { namespace, name } = target.tenantRef;
+    if (this.rules.placement?.mode === "Private" && (onOwnNode || (node === "" && !this.hasPodCopy(target)))) {
+      return privateModeReason(namespace, name);
+    }
+    return onOwnNode ? privateNodeReason(namespace, name, node) : undefined;
+  }
+
   /**
    * Why a tenant Pod is never made again: it is bound to a node (back-sync binds it only
    * after its host copy was scheduled) and no host Pod is left, so the host lost it
@@ -398,9 +451,7 @@ class Pass {
     const node = isJsonObject(spec) ? spec["nodeName"] : undefined;
     if (typeof node !== "string" || node === "") return undefined;
     const { namespace, name } = target.tenantRef;
-    if (this.hosts.has(hostKey("Pod", target.hostRef.name)) || this.podsWithCopy.has(`${namespace}/${name}`)) {
-      return undefined;
-    }
+    if (this.hasPodCopy(target)) return undefined;
     // Binding (what back-sync does once the host placed the copy) sets PodScheduled; a Pod
     // created with spec.nodeName has none: the tenant chose a host node, which never passes.
     const conditions = isJsonObject(value["status"]) ? value["status"]["conditions"] : undefined;
@@ -571,7 +622,7 @@ class Pass {
     const label = `${host.kind} ${source.namespace}/${source.name}`;
     const ignoredReason = this.sources.get(sourceKey(host.kind, source.namespace, source.name))?.ignoredReason;
     if (ignoredReason !== undefined) return `source ${label} is not synced: ${ignoredReason}`;
-    return `source ${label} gone from tenant ${this.tenant}`;
+    return `source ${label} gone from tenant ${this.tenant}${host.kind === "Pod" ? privateDeleteNote(this.rules) : ""}`;
   }
 
   private hostEntry(value: unknown): HostEntry | undefined {
@@ -620,6 +671,28 @@ class Pass {
   private ignore(target: PlannedTarget, why: string): void {
     this.ignored.push({ ...target, action: "Skip", reason: boundedReason(why) });
   }
+}
+
+/**
+ * The Skip reason of a tenant Pod that a Private tenant's own scheduler places: it names the
+ * mode, so it answers "why is there no host copy".
+ */
+export function privateModeReason(namespace: string, name: string): string {
+  return `Pod ${namespace}/${name} has no host copy: ${ISOLATION_MODE_FIELD} is Private, so the tenant's own scheduler places it on nodes joined to the tenant's API and tenantplane syncs no Pod to the host`;
+}
+
+/** The Skip reason of a tenant Pod bound to a Node joined to the tenant's API (not a virtual node). */
+export function privateNodeReason(namespace: string, name: string, node: string): string {
+  return `Pod ${namespace}/${name} runs on node ${node}, which joined the tenant's own API (not a virtual node of tenantplane): it is never copied to the host`;
+}
+
+/**
+ * What the Delete of a host Pod copy adds in Private mode: no copy is made again, and what
+ * only host Pods needed (its token Secret, which the host Pod owns) goes with it.
+ */
+export function privateDeleteNote(rules: HostRules | undefined): string {
+  if (rules?.placement?.mode !== "Private") return "";
+  return `; ${ISOLATION_MODE_FIELD} is Private: no host copy is made again, and its token Secret (owned by the host Pod) goes with it`;
 }
 
 // Explicit, else the host namespace's Services, else placeholders for offline planning.

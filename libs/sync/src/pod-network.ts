@@ -1,7 +1,15 @@
-import { hostNamespaceFor, LABEL_MANAGED_BY, LABEL_TENANT, labelValue, MANAGED_BY } from "@tenantplane/mapping";
+import {
+  hostNamespaceFor,
+  LABEL_MANAGED_BY,
+  LABEL_TENANT,
+  labelValue,
+  MANAGED_BY,
+  reverseLookup,
+} from "@tenantplane/mapping";
 import { isJsonObject } from "./internal/json.js";
 import type { HostObject } from "./kube-object.js";
 import type { PlannedDecisionWithObject, PlannedTarget } from "./plan.js";
+import { ISOLATION_MODE_FIELD } from "./placement.js";
 import { serviceLinksConfigMapName, TENANT_CLUSTER_DOMAIN, type PodEnvironment } from "./pod-environment.js";
 import { serviceDnsEntries, type ExplainedDnsEntry } from "./service-dns.js";
 import {
@@ -37,6 +45,12 @@ export interface PodNetworkInput {
   /** Every listing above is complete and current; otherwise no ConfigMap is planned for deletion. */
   complete: boolean;
   /**
+   * TenantCluster spec.isolation.mode is Private: once the host holds no Pod copy of the
+   * tenant (and every listing is complete), nothing on the host reads the zone or the service
+   * links, and both are deleted; they come back with the first host Pod copy.
+   */
+  privateMode?: boolean | undefined;
+  /**
    * The Service addresses and DNS entries, when the caller computed them already (in slices:
    * `serviceAddressesSliced`, `serviceDnsEntriesSliced`); computed here otherwise.
    */
@@ -64,6 +78,9 @@ export interface PodNetworkPlan {
 export function planPodNetwork(input: PodNetworkInput): PodNetworkPlan {
   const { tenant } = input;
   const namespace = hostNamespaceFor(tenant);
+  if (input.privateMode === true && input.complete && !hasPodCopy(input.hostPods, tenant)) {
+    return planPrivateRemoval(input);
+  }
   const services = input.computed?.services ?? serviceAddresses(input.tenantServices, input.hostServices, tenant);
   const entries = input.computed?.entries ?? serviceDnsEntries(input);
   const desired: Array<{ name: string; role: PodNetworkRole; data: Record<string, string>; summary: string }> = [
@@ -144,6 +161,45 @@ export function planPodNetwork(input: PodNetworkInput): PodNetworkPlan {
   plan.inSync.sort((a, b) => compare(a.hostRef.name, b.hostRef.name));
   return plan;
 }
+
+/** Whether the host holds a Pod copy of one of `tenant`'s Pods. */
+function hasPodCopy(hostPods: readonly unknown[], tenant: string): boolean {
+  return hostPods.some((value) => {
+    if (!isJsonObject(value) || !isJsonObject(value["metadata"])) return false;
+    const metadata = value["metadata"] as { labels?: Record<string, string>; annotations?: Record<string, string> };
+    const source = reverseLookup({ labels: metadata.labels, annotations: metadata.annotations });
+    return source?.kind === "Pod" && source.tenant === labelValue(tenant);
+  });
+}
+
+/** Private mode with no host Pod copy left: every pod network ConfigMap of the tenant goes. */
+function planPrivateRemoval(input: PodNetworkInput): PodNetworkPlan {
+  const { tenant } = input;
+  const namespace = hostNamespaceFor(tenant);
+  const plan: PodNetworkPlan = { decisions: [], inSync: [] };
+  for (const value of input.hostConfigMaps) {
+    const cm = viewOf(value, tenant);
+    if (cm === undefined || !cm.ours || (cm.role !== "dns-records" && cm.role !== "service-links")) continue;
+    const what =
+      cm.role === "dns-records"
+        ? `tenant DNS zone ${TENANT_CLUSTER_DOMAIN}`
+        : `service links of tenant namespace ${cm.name.slice(serviceLinksConfigMapName("").length)}`;
+    plan.decisions.push({
+      tenant,
+      kind: "ConfigMap",
+      tenantRef: { namespace: "", name: tenant },
+      hostRef: { namespace, name: cm.name },
+      hashed: false,
+      action: "Delete",
+      reason: `${what}: ${PRIVATE_RECORDS_NOTE}`,
+    });
+  }
+  plan.decisions.sort((a, b) => compare(a.hostRef.name, b.hostRef.name));
+  return plan;
+}
+
+/** Why the pod network ConfigMaps go in Private mode. */
+export const PRIVATE_RECORDS_NOTE = `${ISOLATION_MODE_FIELD} is Private and no host Pod copy of the tenant is left: only host Pods read it`;
 
 /** Most names a reason lists; the rest are counted. */
 const LISTED_NAMES = 40;

@@ -3,6 +3,7 @@ import { hostName, hostNamespaceFor, LABEL_KIND, LABEL_TENANT, labelValue, rever
 import {
   plan,
   planKey as planOneKey,
+  privateDeleteNote,
   type HostRules,
   type PlanMemo,
   type PlannedDecisionWithObject,
@@ -46,6 +47,8 @@ export interface TenantPlanContext {
    * before is kept (never updated, never deleted): a limit must not turn into an outage.
    */
   heldBack?: ((key: SourceKey) => string | undefined) | undefined;
+  /** Names of the tenant's own Nodes (joined to its API, not virtual): a Pod bound to one is never copied. */
+  privateNodes?: ReadonlySet<string> | undefined;
 }
 
 /** What planning one source needs: the source as the tenant cache holds it and the host objects it touches. */
@@ -89,7 +92,7 @@ export function planKey(input: KeyInput): KeyPlan {
   );
   const gone = input.namespaceDeleted ? namespaceReason : deleting ? deletingReason : undefined;
   const planned = {
-    decisions: gone === undefined ? result.decisions : result.decisions.map((d) => gone(d, input.tenant)),
+    decisions: gone === undefined ? result.decisions : result.decisions.map((d) => gone(d, input.tenant, input.rules)),
     inSync: result.inSync,
     ignored: result.ignored,
   };
@@ -119,8 +122,9 @@ export function planPass(input: PassInput): KeyPlan {
   });
   const result = plan({ ...planInput(input), tenantObjects: sources, hostObjects: input.hosts });
   const decisions = result.decisions.map((d) => {
-    if (input.deletedNamespaces.has(d.tenantRef.namespace)) return namespaceReason(d, input.tenant);
-    if (deleting.has(`${d.kind}/${d.tenantRef.namespace}/${d.tenantRef.name}`)) return deletingReason(d, input.tenant);
+    if (input.deletedNamespaces.has(d.tenantRef.namespace)) return namespaceReason(d, input.tenant, input.rules);
+    if (deleting.has(`${d.kind}/${d.tenantRef.namespace}/${d.tenantRef.name}`))
+      return deletingReason(d, input.tenant, input.rules);
     return d;
   });
   const planned = { decisions, inSync: result.inSync, ignored: result.ignored };
@@ -180,19 +184,22 @@ function planInput(context: TenantPlanContext) {
     ...(context.hashKey === undefined ? {} : { hashKey: context.hashKey }),
     ...(context.memo === undefined ? {} : { memo: context.memo }),
     ...(context.podEnvironment === undefined ? {} : { podEnvironment: context.podEnvironment }),
+    ...(context.privateNodes === undefined ? {} : { privateNodes: context.privateNodes }),
   };
 }
 
-function namespaceReason(d: PlannedDecisionWithObject, tenant: string): PlannedDecisionWithObject {
+function namespaceReason(d: PlannedDecisionWithObject, tenant: string, rules: HostRules): PlannedDecisionWithObject {
   if (d.action !== "Delete") return d;
-  return { ...d, reason: `namespace ${d.tenantRef.namespace} deleted in tenant ${tenant}` };
+  const note = d.kind === "Pod" ? privateDeleteNote(rules) : "";
+  return { ...d, reason: `namespace ${d.tenantRef.namespace} deleted in tenant ${tenant}${note}` };
 }
 
-function deletingReason(d: PlannedDecisionWithObject, tenant: string): PlannedDecisionWithObject {
+function deletingReason(d: PlannedDecisionWithObject, tenant: string, rules: HostRules): PlannedDecisionWithObject {
   if (d.action !== "Delete") return d;
+  const note = d.kind === "Pod" ? privateDeleteNote(rules) : "";
   return {
     ...d,
-    reason: `source ${d.kind} ${d.tenantRef.namespace}/${d.tenantRef.name} is being deleted in tenant ${tenant}`,
+    reason: `source ${d.kind} ${d.tenantRef.namespace}/${d.tenantRef.name} is being deleted in tenant ${tenant}${note}`,
   };
 }
 

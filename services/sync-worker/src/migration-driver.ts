@@ -18,7 +18,14 @@ import {
 import { decisionId, type PlannedDecision } from "@tenantplane/messaging";
 import { describe, httpStatusOf, type Logger } from "@tenantplane/runtime";
 import { placementOf } from "@tenantplane/sync";
-import { planMigration, type MigrationNote, type MigrationPod, type MigrationState } from "./migration-plan.js";
+import {
+  planMigration,
+  type MigrationNote,
+  type MigrationObject,
+  type MigrationPod,
+  type MigrationState,
+} from "./migration-plan.js";
+import { openTenantNodes, privateNodeNames } from "./tenant-nodes.js";
 import type { SharedWatches } from "./shared-watches.js";
 import { hostAnswerOf } from "./write-failure.js";
 
@@ -59,6 +66,10 @@ export interface MigrationDriverDeps {
 export class MigrationDriver {
   private tenantPods: ListWatch | undefined;
   private hostPods: ListWatch | undefined;
+  /** The tenant's Nodes: its own (joined to its API) are where Private runs its Pods. */
+  private tenantNodes: ListWatch | undefined;
+  /** Host copies of the tenant's claims: storage that cannot follow a Pod to its own nodes. */
+  private hostClaims: ListWatch | undefined;
   private timer: NodeJS.Timeout | undefined;
   private debounce: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -94,6 +105,16 @@ export class MigrationDriver {
       logger: logger.child({ side: "host", kind: "Pod" }),
       onEvent: () => this.poke(),
     });
+    this.tenantNodes = openTenantNodes(this.deps.watches, this.deps.tenantClient, logger, () => this.poke());
+    this.hostClaims = this.deps.watches.open({
+      client: this.deps.hostClient,
+      path: resourcePath("v1", "persistentvolumeclaims", hostNs),
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_TENANT}=${labelValue(tenant)}`,
+      logger: logger.child({ side: "host", kind: "PersistentVolumeClaim" }),
+      onEvent: () => this.poke(),
+    });
     this.timer = setInterval(() => this.poke(), PASS_INTERVAL_MS);
     this.timer.unref();
     this.poke();
@@ -105,6 +126,8 @@ export class MigrationDriver {
     clearTimeout(this.debounce);
     this.tenantPods?.stop();
     this.hostPods?.stop();
+    this.tenantNodes?.stop();
+    this.hostClaims?.stop();
   }
 
   /** Asks for a pass soon (the TenantCluster changed, Pods changed). */
@@ -138,9 +161,12 @@ export class MigrationDriver {
   private async pass(): Promise<void> {
     const tenantPods = this.tenantPods;
     const hostPods = this.hostPods;
-    if (this.stopped || !this.deps.mayWrite() || tenantPods === undefined || hostPods === undefined) return;
-    // An absent Pod proves nothing until both listings are complete and current.
-    if (!tenantPods.current() || !hostPods.current()) return;
+    const nodes = this.tenantNodes;
+    const claims = this.hostClaims;
+    if (this.stopped || !this.deps.mayWrite()) return;
+    if (tenantPods === undefined || hostPods === undefined || nodes === undefined || claims === undefined) return;
+    // An absent Pod (a node, a claim) proves nothing until every listing is complete and current.
+    if (!tenantPods.current() || !hostPods.current() || !nodes.current() || !claims.current()) return;
     const tc = this.deps.tenantCluster();
     if (tc === undefined || tc.metadata.deletionTimestamp) return;
     const spec = IsolationSpecSchema.safeParse((tc["spec"] as { isolation?: unknown } | undefined)?.isolation ?? {});
@@ -166,6 +192,8 @@ export class MigrationDriver {
       status,
       tenantPods: tenantPods.list() as unknown as MigrationPod[],
       hostPods: hostPods.list() as unknown as MigrationPod[],
+      privateNodes: privateNodeNames(nodes.list()),
+      hostClaims: claims.list() as unknown as MigrationObject[],
     });
     const salt = `migration:${step.status?.migration?.startedAt ?? status.migration?.startedAt ?? ""}`;
     for (const note of step.notes) await this.announce(note, salt);

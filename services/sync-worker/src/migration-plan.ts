@@ -19,7 +19,29 @@ export interface MigrationPod {
     annotations?: Record<string, string> | undefined;
     ownerReferences?: ReadonlyArray<{ kind?: string; name?: string; uid?: string; controller?: boolean }> | undefined;
   };
+  spec?:
+    | {
+        nodeName?: string | undefined;
+        volumes?:
+          | ReadonlyArray<{
+              name?: string | undefined;
+              persistentVolumeClaim?: { claimName?: string | undefined } | undefined;
+              ephemeral?: unknown;
+            }>
+          | undefined;
+      }
+    | undefined;
   status?: { phase?: string; conditions?: ReadonlyArray<{ type?: string; status?: string }> } | undefined;
+}
+
+/** The metadata of a host copy the planner reads (a claim's). */
+export interface MigrationObject {
+  metadata: {
+    name: string;
+    namespace?: string | undefined;
+    labels?: Record<string, string> | undefined;
+    annotations?: Record<string, string> | undefined;
+  };
 }
 
 /** The migration driver's part of `status.isolation`: the effective mode and the migration block. */
@@ -40,6 +62,13 @@ export interface MigrationInput {
   tenantPods: readonly MigrationPod[];
   /** The host copies of the tenant's Pods (in its host namespace). */
   hostPods: readonly MigrationPod[];
+  /**
+   * Names of the tenant's own Nodes (joined to its API, not virtual nodes): where Private
+   * runs its Pods. Absent: none.
+   */
+  privateNodes?: ReadonlySet<string> | undefined;
+  /** The host copies of the tenant's PersistentVolumeClaims: storage that cannot follow a Pod to its own nodes. */
+  hostClaims?: readonly MigrationObject[] | undefined;
 }
 
 /** A tenant Pod to evict through the tenant API (its uid a precondition, so a replacement is never hit). */
@@ -73,13 +102,17 @@ export interface MigrationStep {
 /** The reason a bare Pod blocks a migration. */
 export const BARE_POD_REASON = "bare Pod: nobody recreates it; delete it or set spec.isolation.migration.evictBarePods";
 
-/** Where a tenant Pod stands in a migration. */
+/**
+ * Where a tenant Pod stands in a migration. Going Private, a Pod with a host copy is stale and
+ * one bound to the tenant's own node is placed once Running and Ready; leaving Private, a Pod
+ * on the tenant's own node (no host copy) is stale.
+ */
 type Standing =
-  /** Its host copy runs in the old placement. */
+  /** It runs in the old placement: its host copy's, or the tenant's own node when leaving Private. */
   | "stale"
-  /** Terminating, not copied yet, or copied for the new placement and not Running and Ready yet. */
+  /** Terminating, not placed yet, or placed as asked and not Running and Ready yet. */
   | "inFlight"
-  /** Copied for the new placement, Running and Ready. */
+  /** Placed as asked (copied for the new placement, or on the tenant's own node for Private), Running and Ready. */
   | "placed";
 
 interface PodWork {
@@ -89,6 +122,8 @@ interface PodWork {
   /** `<namespace>/<Kind>/<name>` of its controller, or undefined for a bare Pod. */
   owner: string | undefined;
   ownerLabel: string;
+  /** Why it cannot move (going Private, its claims' storage is on the host), or undefined. */
+  stuck: string | undefined;
 }
 
 /**
@@ -145,6 +180,10 @@ export function planMigration(input: MigrationInput): MigrationStep {
 
   const blocked: Array<BlockedWorkload & { uid: string | undefined }> = [];
   const movable = stale.filter((p) => {
+    if (p.stuck !== undefined) {
+      blocked.push({ namespace: p.namespace, name: p.pod.metadata.name, reason: p.stuck, uid: p.pod.metadata.uid });
+      return false;
+    }
     if (p.owner !== undefined || spec.evictBarePods) return true;
     blocked.push({
       namespace: p.namespace,
@@ -160,13 +199,15 @@ export function planMigration(input: MigrationInput): MigrationStep {
       action: "Skip",
       kind: "Pod",
       tenantRef: { namespace: b.namespace, name: b.name },
-      reason: `isolation migration ${label} cannot move Pod ${b.namespace}/${b.name}: ${BARE_POD_REASON}: true`,
+      reason: `isolation migration ${label} cannot move Pod ${b.namespace}/${b.name}: ${b.reason === BARE_POD_REASON ? `${BARE_POD_REASON}: true` : b.reason}`,
     });
   }
 
   // Per controller (a bare Pod evicted on request is a group of its own).
   const groups = new Map<string, PodWork[]>();
   for (const p of pods) {
+    // A Pod that cannot move is never evicted, whatever its controller's other Pods do.
+    if (p.stuck !== undefined) continue;
     const key =
       p.owner ??
       (p.standing === "stale" && spec.evictBarePods ? `${p.namespace}/Pod/${p.pod.metadata.name}` : undefined);
@@ -276,6 +317,14 @@ function standings(input: MigrationInput, startedAt: string): PodWork[] {
     if (source === undefined || source.tenant !== tenantLabel || source.kind !== "Pod") continue;
     copies.set(`${source.namespace}/${source.name}`, host);
   }
+  const claimCopies = new Map<string, string>();
+  for (const host of input.hostClaims ?? []) {
+    const source = reverseLookup(host.metadata);
+    if (source === undefined || source.tenant !== tenantLabel || source.kind !== "PersistentVolumeClaim") continue;
+    claimCopies.set(`${source.namespace}/${source.name}`, `${host.metadata.namespace ?? ""}/${host.metadata.name}`);
+  }
+  const privateNodes = input.privateNodes ?? new Set<string>();
+  const toPrivate = input.spec.mode === "Private";
   const found: PodWork[] = [];
   for (const pod of input.tenantPods) {
     const phase = pod.status?.phase;
@@ -283,12 +332,20 @@ function standings(input: MigrationInput, startedAt: string): PodWork[] {
     if (phase === "Succeeded" || phase === "Failed") continue;
     const namespace = pod.metadata.namespace ?? "default";
     const copy = copies.get(`${namespace}/${pod.metadata.name}`);
-    if (copy === undefined && !isTerminating(pod) && !createdSince(pod, startedAt)) continue;
+    const node = pod.spec?.nodeName;
+    const onOwnNode = copy === undefined && node !== undefined && privateNodes.has(node);
+    if (copy === undefined && !onOwnNode && !isTerminating(pod) && !createdSince(pod, startedAt)) continue;
     const owner = pod.metadata.ownerReferences?.find((r) => r.controller === true && r.kind && r.name);
+    const standing = toPrivate
+      ? privateStanding(pod, copy, onOwnNode)
+      : onOwnNode && !isTerminating(pod)
+        ? "stale"
+        : standingOf(pod, copy, input.spec.placement);
     found.push({
       pod,
       namespace,
-      standing: standingOf(pod, copy, input.spec.placement),
+      standing,
+      stuck: toPrivate && standing === "stale" ? hostStorage(pod, namespace, claimCopies) : undefined,
       owner: owner === undefined ? undefined : `${namespace}/${owner.kind}/${owner.name}`,
       ownerLabel:
         owner === undefined ? `Pod ${namespace}/${pod.metadata.name}` : `${owner.kind} ${namespace}/${owner.name}`,
@@ -298,6 +355,45 @@ function standings(input: MigrationInput, startedAt: string): PodWork[] {
     compare(`${a.namespace}/${a.pod.metadata.name}`, `${b.namespace}/${b.pod.metadata.name}`),
   );
 }
+
+/** Going Private: a host copy is the old placement; the tenant's own node, Running and Ready, the new one. */
+function privateStanding(pod: MigrationPod, copy: MigrationPod | undefined, onOwnNode: boolean): Standing {
+  if (isTerminating(pod)) return "inFlight";
+  if (copy !== undefined) return copy.metadata.deletionTimestamp === undefined ? "stale" : "inFlight";
+  return onOwnNode && isRunningAndReady(pod) ? "placed" : "inFlight";
+}
+
+/**
+ * Why a Pod cannot follow to the tenant's own nodes: it mounts claims (its own, or those of its
+ * ephemeral volumes, named `<pod>-<volume>`) whose storage the host holds; undefined when none.
+ */
+function hostStorage(
+  pod: MigrationPod,
+  namespace: string,
+  claimCopies: ReadonlyMap<string, string>,
+): string | undefined {
+  const held: string[] = [];
+  for (const volume of pod.spec?.volumes ?? []) {
+    const claim =
+      volume.persistentVolumeClaim?.claimName ??
+      (volume.ephemeral !== undefined && volume.name !== undefined ? `${pod.metadata.name}-${volume.name}` : undefined);
+    if (claim === undefined) continue;
+    const copy = claimCopies.get(`${namespace}/${claim}`);
+    if (copy !== undefined && !held.some((h) => h.startsWith(`${claim} `))) held.push(`${claim} (host copy ${copy})`);
+  }
+  if (held.length === 0) return undefined;
+  // status.isolation.migration.blocked[].reason holds 1024 characters: a few claims named, the rest counted.
+  const named = held.slice(0, LISTED_CLAIMS).join(", ");
+  const more = held.length > LISTED_CLAIMS ? `, and ${held.length - LISTED_CLAIMS} more` : "";
+  return `${HOST_STORAGE_REASON}: PersistentVolumeClaim ${named}${more}`;
+}
+
+/** Most claims a blocked Pod's reason names. */
+const LISTED_CLAIMS = 3;
+
+/** How the reason of a Pod that cannot go Private for its storage begins. */
+export const HOST_STORAGE_REASON =
+  "host-backed storage cannot follow to the tenant's own nodes (move the data to a claim there and recreate the workload, or stay Shared or Dedicated)";
 
 function isTerminating(pod: MigrationPod): boolean {
   return pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null;

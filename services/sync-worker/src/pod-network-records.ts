@@ -29,6 +29,8 @@ export interface PodNetworkDeps {
   hostConfigMaps(): RawObject[];
   /** True while every listing the records come from is complete; otherwise nothing is deleted. */
   complete(): boolean;
+  /** TenantCluster spec.isolation.mode is Private: the records go once no host Pod copy is left. */
+  privateMode?: boolean | undefined;
   mayWrite(): boolean;
   writeToken(): Promise<void>;
   publish(decision: PlannedDecision): Promise<void>;
@@ -108,6 +110,7 @@ export class PodNetworkRecords {
       hostPods: this.deps.hostPods(),
       hostConfigMaps,
       complete: this.deps.complete(),
+      privateMode: this.deps.privateMode ?? false,
     };
     // Services x Pods of a big tenant take seconds: computed in slices, the loop served between them.
     const slicer = new TimeSlicer();

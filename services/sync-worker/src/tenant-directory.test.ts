@@ -50,6 +50,24 @@ describe("planTenant", () => {
     expect(new Set(ids).size).toBe(3);
   });
 
+  it("plans Private asked for as Private placement, and the mode in effect only when it is Private", () => {
+    const withStatus = (mode: string | undefined): RawObject => {
+      const base = tc({ spec: { isolation: { mode: "Private" } } });
+      return { ...base, status: { ...(base["status"] as object), ...(mode ? { isolation: { mode } } : {}) } };
+    };
+    const asked = planTenant(withStatus("Shared"), () => undefined);
+    const inEffect = planTenant(withStatus("Private"), () => undefined);
+    expect(asked.run && asked.rules.placement).toEqual({ mode: "Private" });
+    expect(asked.run && asked.rules.effectiveMode).toBeUndefined();
+    expect(inEffect.run && inEffect.rules.effectiveMode).toBe("Private");
+    // Private coming into effect restarts the syncer (its LoadBalancer Services leave the host).
+    const ids = [asked, inEffect].map((p) => (p.run ? syncerIdentity(p, "h") : ""));
+    expect(new Set(ids).size).toBe(2);
+    // No status yet: nothing in effect is assumed Private.
+    const fresh = planTenant(withStatus(undefined), () => undefined);
+    expect(fresh.run && fresh.rules.effectiveMode).toBeUndefined();
+  });
+
   it("runs a Ready tenant with the default policy when it names none", () => {
     const plan = planTenant(tc(), () => undefined);
     expect(plan).toMatchObject({ run: true, secret, policyName: undefined });

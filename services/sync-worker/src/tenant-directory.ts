@@ -10,7 +10,7 @@ import {
 } from "@tenantplane/api";
 import type { RawObject } from "@tenantplane/kube";
 import { hostNamespaceFor } from "@tenantplane/mapping";
-import { compileHostRules, placementOf, withPlacement, type HostRules } from "@tenantplane/sync";
+import { compileHostRules, placementOf, withEffectiveMode, withPlacement, type HostRules } from "@tenantplane/sync";
 
 /** What the supervisor should do about one tenant, decided from host state alone. */
 export type TenantPlan =
@@ -94,6 +94,8 @@ export function planTenant(
   }
   // Where its Pods run (spec.isolation): a change of mode or dedicated selector restarts the syncer.
   rules = withPlacement(rules, placementOf(parsed.data.spec.isolation));
+  // What a host load balancer cannot serve follows the mode in effect (a change restarts the syncer too).
+  rules = withEffectiveMode(rules, status?.isolation?.mode);
   const policyName = parsed.data.spec.syncPolicyRef?.name;
   if (policyName === undefined) return { run: true, secret, policy: defaultSyncPolicySpec, policyName, rules };
   const policy = policies(policyName);

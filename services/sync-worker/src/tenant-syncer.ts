@@ -41,6 +41,7 @@ import { admitSkip } from "./paced-skip.js";
 import { deleteId, newRecord, recordOf, republishable, withRecord } from "./decision-record.js";
 import { PodNetworkRecords } from "./pod-network-records.js";
 import { PodTokenKeeper } from "./pod-tokens.js";
+import { openTenantNodes, privateNodeNames } from "./tenant-nodes.js";
 import { Readmission } from "./readmission.js";
 import { statusOnlyChange } from "./status-only.js";
 import { decodeKey, encodeKey, type SourceKey } from "./source-key.js";
@@ -131,6 +132,10 @@ export class TenantSyncer {
   private readonly tenantWatches = new Map<string, ListWatch>();
   private readonly hostWatches = new Map<string, ListWatch>();
   private namespaces!: ListWatch;
+  /** The tenant's Nodes (Pods only): a Pod bound to one of its own (not virtual) is never copied. */
+  private nodes: ListWatch | undefined;
+  /** Names of those Nodes, worked out again after a Node event (undefined until then). */
+  private privateNodes: ReadonlySet<string> | undefined;
   private readonly outcomes = new Map<string, Outcome>();
   private readonly skips = new SkipMemory();
   private readonly failures = new FailureMemory();
@@ -186,7 +191,11 @@ export class TenantSyncer {
       hostServices: () => this.hostWatches.get("Service")?.list() ?? [],
       hostPods: () => this.hostWatches.get("Pod")?.list() ?? [],
       hostConfigMaps: () => this.hostWatches.get("ConfigMap")?.list() ?? [],
-      complete: () => this.deleteAllowed("Service") && (this.hostWatches.get("ConfigMap")?.current() ?? false),
+      complete: () =>
+        this.deleteAllowed("Service") &&
+        (this.hostWatches.get("ConfigMap")?.current() ?? false) &&
+        (this.hostWatches.get("Pod")?.current() ?? false),
+      privateMode: deps.rules.placement?.mode === "Private",
       logger: deps.logger.child({ part: "pod-network" }),
     });
     this.podTokens = new PodTokenKeeper({
@@ -261,6 +270,17 @@ export class TenantSyncer {
       },
       onCurrent: onTenantCurrent,
     });
+    if (this.kinds.has("Pod")) {
+      this.nodes = openTenantNodes(this.deps.watches, this.deps.tenantClient, logger, (e) => {
+        this.privateNodes = undefined;
+        // A node joined or left the tenant's API (or lost its virtual-node label): its Pods are judged again.
+        if (!this.started) return;
+        for (const pod of this.tenantWatches.get("Pod")?.list() ?? []) {
+          if ((pod["spec"] as { nodeName?: string } | undefined)?.nodeName === e.object.metadata.name)
+            this.deps.enqueue(encodeKey(keyOf(pod)));
+        }
+      });
+    }
     for (const kind of SYNC_KINDS) {
       this.hostWatches.set(
         kind,
@@ -333,6 +353,7 @@ export class TenantSyncer {
     this.podNetwork.stop();
     this.podTokens.stop();
     for (const w of [...this.tenantWatches.values(), ...this.hostWatches.values(), this.namespaces]) w?.stop();
+    this.nodes?.stop();
   }
 
   get isStopped(): boolean {
@@ -532,7 +553,17 @@ export class TenantSyncer {
       const source = this.tenantWatches.get(key.kind)?.get(key.namespace, key.name);
       // A Skip costs the tenant's write budget like a write (paced-skip.ts).
       const gate = { writeToken: () => this.deps.writeToken(), mayWrite: () => !this.stopped && this.deps.mayWrite() };
-      if (await admitSkip(this.skips, text, source?.metadata.resourceVersion ?? "", d.reason, gate)) {
+      // A Skip that says how the tenant runs (its own scheduler places the Pod) is news once per
+      // object, under an id its uid fixes (a successor's repeat is a duplicate), without warnings.
+      const version = d.once ? `uid:${source?.metadata.uid ?? ""}` : (source?.metadata.resourceVersion ?? "");
+      if (d.once) {
+        if (await admitSkip(this.skips, text, version, d.reason, gate)) {
+          await this.publish({ ...d, id: decisionId(d, SERVICE, version) });
+        }
+        this.deps.observe.outcome("skip");
+        return "skipped";
+      }
+      if (await admitSkip(this.skips, text, version, d.reason, gate)) {
         await this.publish(d);
         await this.deps.warn(
           "SyncSkipped",
@@ -759,6 +790,7 @@ export class TenantSyncer {
       memo: this.memo,
       podEnvironment: this.podEnvironment(),
       heldBack: (key) => this.heldBack(key),
+      privateNodes: (this.privateNodes ??= privateNodeNames(this.nodes?.list() ?? [])),
     };
   }
 
@@ -770,9 +802,10 @@ export class TenantSyncer {
 
   private async firstPass(): Promise<void> {
     await Promise.all(
-      [...this.tenantWatches.values(), ...this.hostWatches.values(), this.namespaces].map((w) => w.synced),
+      [...this.tenantWatches.values(), ...this.hostWatches.values(), this.namespaces, this.nodes].map((w) => w?.synced),
     );
     if (this.stopped) return;
+    this.privateNodes = undefined;
     this.started = true;
     this.deps.logger.info("tenant caches listed; first full pass");
     this.republishRecent();

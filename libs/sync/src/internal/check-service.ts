@@ -9,6 +9,9 @@ const TYPE_RULES: Record<string, keyof ServiceTypeRules> = {
   LoadBalancer: "loadBalancer",
   ExternalName: "externalName",
 };
+/** Why a LoadBalancer Service stays off the host while the tenant is Private. */
+export const PRIVATE_LOAD_BALANCER_PROBLEM =
+  "LoadBalancer is not made on the host while TenantCluster status.isolation.mode is Private: a host load balancer cannot reach Pods on the tenant's own nodes; expose the Service on those nodes' own network instead (a NodePort Service on them, or a load balancer in front of them)";
 const HOST_NAMESPACE = /^tp-([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/;
 
 /**
@@ -24,6 +27,9 @@ export function serviceViolations(service: JsonObject, rules: HostRules, tenant:
   const rule = typeof type === "string" ? TYPE_RULES[type] : undefined;
   if (rule !== undefined && !rules.services[rule]) {
     found.push({ field: "spec.type", problem: `${String(type)} Services are not allowed by ${SERVICE_TYPES}.${rule}` });
+  }
+  if (type === "LoadBalancer" && rules.effectiveMode === "Private") {
+    found.push({ field: "spec.type", problem: PRIVATE_LOAD_BALANCER_PROBLEM });
   }
   if (type === "LoadBalancer" && rules.serviceQuota.loadBalancers === 0) {
     found.push({ field: "spec.type", problem: "LoadBalancer exceeds resourceQuota services.loadbalancers (0)" });

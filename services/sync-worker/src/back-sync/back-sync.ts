@@ -13,6 +13,7 @@ import { decodeKey, encodeKey } from "../source-key.js";
 import type { SharedWatches } from "../shared-watches.js";
 import type { HostNodes } from "./host-nodes.js";
 import type { BackSyncMetrics } from "./metrics.js";
+import { openTenantNodes } from "../tenant-nodes.js";
 import { LABEL_VIRTUAL_NODE, planNodes, virtualNode, type NodeLike } from "./nodes.js";
 import { isTerminal, planPod, schedulingProblem, type PodLike } from "./pods.js";
 import { LABEL_VIRTUAL_VOLUME, orphanedVolumes, planClaim, virtualVolumeName, type VolumeObject } from "./pvcs.js";
@@ -79,6 +80,8 @@ export class BackSync {
   private readonly tenantWatches = new Map<string, ListWatch>();
   private readonly hostWatches = new Map<string, ListWatch>();
   private tenantNodes!: ListWatch;
+  /** Every tenant Node (name and labels): Pods bound to the tenant's own nodes are left alone. */
+  private allNodes: ListWatch | undefined;
   private tenantVolumes: ListWatch | undefined;
   private quota: QuotaMirror | undefined;
   /** Last state of host copies that vanished, until their tenant Pod has been planned. */
@@ -152,6 +155,15 @@ export class BackSync {
       logger: logger.child({ side: "tenant", kind: "Node", direction: "back" }),
       onEvent: () => this.enqueue(NODES_KEY),
     });
+    if (this.deps.kinds.has("Pod")) {
+      this.allNodes = openTenantNodes(this.deps.watches, this.deps.tenantClient, logger, (e) => {
+        // A Pod whose node joined (or left) the tenant's API is judged again.
+        if (!this.started) return;
+        for (const pod of this.tenantWatches.get("Pod")?.list() ?? []) {
+          if ((pod as PodLike).spec?.nodeName === e.object.metadata.name) this.enqueue(encodeKey(keyOf(pod)));
+        }
+      });
+    }
     if (this.deps.kinds.has("PersistentVolumeClaim")) {
       this.tenantVolumes = this.deps.watches.open({
         client: this.deps.tenantClient,
@@ -191,6 +203,7 @@ export class BackSync {
       ...this.hostWatches.values(),
       this.tenantNodes,
       this.tenantVolumes,
+      this.allNodes,
     ]) {
       w?.stop();
     }
@@ -219,6 +232,7 @@ export class BackSync {
   private async firstPass(): Promise<void> {
     const watches = [...this.tenantWatches.values(), ...this.hostWatches.values(), this.tenantNodes];
     if (this.tenantVolumes !== undefined) watches.push(this.tenantVolumes);
+    if (this.allNodes !== undefined) watches.push(this.allNodes);
     await Promise.all([...watches.map((w) => w.synced), this.deps.hostNodes.synced, this.quota?.start()]);
     if (this.stopped) return;
     this.started = true;
@@ -291,6 +305,14 @@ export class BackSync {
     else await this.syncClaim(tenantObj as VolumeObject, host as VolumeObject | undefined, since);
   }
 
+  /** The Pod is bound to a tenant Node that is not a virtual node (one joined to the tenant's API). */
+  private onOwnNode(pod: PodLike): boolean {
+    const node = pod.spec?.nodeName;
+    if (node === undefined || node === "") return false;
+    const found = this.allNodes?.get(undefined, node);
+    return found !== undefined && found.metadata.labels?.[LABEL_VIRTUAL_NODE] !== "true";
+  }
+
   private async syncPod(text: string, pod: PodLike, host: PodLike | undefined, since: number): Promise<void> {
     const steps = planPod({
       tenant: pod,
@@ -298,6 +320,7 @@ export class BackSync {
       lastHost: this.lastHost.get(text) as PodLike | undefined,
       hostListed: this.hostWatches.get("Pod")?.current() ?? false,
       syncFailure: this.deps.syncFailure?.(text),
+      onOwnNode: this.onOwnNode(pod),
     });
     const ns = pod.metadata.namespace ?? "default";
     const path = resourcePath("v1", "pods", ns, pod.metadata.name);

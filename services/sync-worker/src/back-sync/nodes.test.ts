@@ -153,3 +153,26 @@ describe("planNodes", () => {
     });
   });
 });
+
+describe("planNodes and the tenant's own nodes", () => {
+  it("never deletes, updates or shadows a Node without the virtual-node label, even with nothing on it", () => {
+    const own: NodeLike = { metadata: { name: "own-1", labels: { "kubernetes.io/hostname": "own-1" } }, status: {} };
+    const plan = planNodes({
+      hostNode: () => undefined,
+      tenantNodes: [own],
+      tenantPods: [
+        { metadata: { name: "p", namespace: "shop" }, spec: { nodeName: "own-1" }, status: { phase: "Running" } },
+      ],
+      hostPods: [],
+    });
+    expect(plan).toEqual({ create: [], updateStatus: [], delete: [] });
+    // A host copy placed on a host node of the same name does not take it over either.
+    const same = planNodes({
+      hostNode: () => hostNode,
+      tenantNodes: [own],
+      tenantPods: [],
+      hostPods: [{ metadata: { name: "c", namespace: "tp-t" }, spec: { nodeName: "own-1" } }],
+    });
+    expect(same).toEqual({ create: [], updateStatus: [], delete: [] });
+  });
+});

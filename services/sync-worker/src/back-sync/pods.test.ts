@@ -182,3 +182,20 @@ describe("a refused or unschedulable host copy", () => {
     ]);
   });
 });
+
+describe("planPod for a Pod on the tenant's own node", () => {
+  const onOwn = tenantPod({ status: running }, "own-1");
+
+  it("never marks it Failed nor deletes it: that node's kubelet owns it", () => {
+    expect(planPod({ tenant: onOwn, host: undefined, hostListed: true, onOwnNode: true })).toEqual([]);
+    const deleting = { ...onOwn, metadata: { ...onOwn.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" } };
+    expect(planPod({ tenant: deleting, host: undefined, hostListed: true, onOwnNode: true })).toEqual([]);
+    // Nor mirrors a host copy's status onto it (a duplicate copy the planner deletes).
+    expect(planPod({ tenant: onOwn, host: hostPod("node-a"), hostListed: true, onOwnNode: true })).toEqual([]);
+  });
+
+  it("still marks a Pod bound to a virtual node Failed when its copy vanished", () => {
+    const steps = planPod({ tenant: tenantPod({ status: running }, "node-a"), host: undefined, hostListed: true });
+    expect(steps).toMatchObject([{ action: "Status", patch: { phase: "Failed" } }]);
+  });
+});

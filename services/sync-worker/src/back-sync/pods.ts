@@ -69,6 +69,11 @@ export interface PodInput {
   hostListed: boolean;
   /** Why the host refused to create the copy, while it does (a published Fail). */
   syncFailure?: string | undefined;
+  /**
+   * The tenant Pod is bound to one of the tenant's own Nodes (joined to its API, not a virtual
+   * node): that node's kubelet owns its status and its deletion, so back-sync never touches it.
+   */
+  onOwnNode?: boolean | undefined;
 }
 
 /**
@@ -81,10 +86,13 @@ export interface PodInput {
  * - a pending tenant Pod whose copy the host refused shows `PodScheduled=False` with reason
  *   SyncFailed and the host's words, as a scheduler would say why; the condition goes once the
  *   refusal ends (the copy's own conditions replace it when the copy exists).
- * Returns no steps when the tenant already shows what the host has.
+ * Returns no steps when the tenant already shows what the host has, and never any for a Pod
+ * bound to one of the tenant's own nodes (`onOwnNode`).
  */
 export function planPod(input: PodInput): PodStep[] {
   const { tenant, host } = input;
+  // Run by the tenant's own node: marking it Failed or deleting it would fight its kubelet.
+  if (input.onOwnNode === true) return [];
   const deleting = tenant.metadata.deletionTimestamp !== undefined && tenant.metadata.deletionTimestamp !== null;
   if (host === undefined) {
     if (!input.hostListed) return [];
