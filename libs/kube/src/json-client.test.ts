@@ -1,17 +1,21 @@
+import { spawn } from "node:child_process";
 import https from "node:https";
+import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubeConfigFor, localCertificate } from "./internal/test-tls.js";
-import { JsonClient } from "./json-client.js";
+import { JsonClient, LineSplitter } from "./json-client.js";
 
 // A local TLS endpoint (the client pools only TLS connections itself, as API servers speak
 // TLS): watches stay open until the client leaves; anything else answers at once.
 let server: https.Server;
 let ca: string;
+let caKey: string;
 let openWatches = 0;
 
 beforeAll(async () => {
   const { cert, key } = localCertificate();
   ca = cert;
+  caKey = key;
   server = https.createServer({ cert: ca, key }, (req, res) => {
     const url = new URL(req.url ?? "", "https://x");
     res.writeHead(200, { "Content-Type": "application/json" });
@@ -49,3 +53,69 @@ describe("JsonClient connections", () => {
     await Promise.all(reading);
   });
 });
+
+describe("LineSplitter", () => {
+  it("gives each line once, whole, however the bytes are cut", () => {
+    const text = '{"a":1}\n\n  {"b":"é€😀"}  \n{"c":[1,2]}\n{"partial":';
+    const bytes = Buffer.from(text, "utf8");
+    for (const size of [1, 2, 3, 5, 7, bytes.length]) {
+      const split = new LineSplitter();
+      const lines: string[] = [];
+      for (let i = 0; i < bytes.length; i += size) lines.push(...split.push(bytes.subarray(i, i + size)));
+      expect(lines, `chunks of ${size} bytes`).toEqual(['{"a":1}', '{"b":"é€😀"}', '{"c":[1,2]}']);
+      expect(split.push("1}\n")).toEqual(['{"partial":1}']);
+    }
+  });
+});
+
+describe("JsonClient watch stream", () => {
+  it("gives every event of a backlog of megabyte events whole, each cut over many TLS records", async () => {
+    const events = 30;
+    // The server in a process of its own, so only the client's work holds this event loop.
+    const server = spawn(process.execPath, ["-e", BIG_WATCH_SERVER], {
+      env: { ...process.env, CERT: ca, KEY: caKey, EVENTS: String(events) },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        server.stdout.once("data", (d: Buffer) => resolve(Number(d.toString())));
+        server.once("exit", (code) => reject(new Error(`watch server exited with ${code}`)));
+      });
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: "c", server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca).toString("base64") }],
+        users: [{ name: "u", token: "t" }],
+        contexts: [{ name: "x", cluster: "c", user: "u" }],
+        currentContext: "x",
+      });
+      const c = new JsonClient(kc, { timeoutMs: 5_000 });
+      const names: string[] = [];
+      try {
+        for await (const e of c.stream("/api/v1/configmaps", { watch: true }, new AbortController().signal)) {
+          const { object } = e as { object: { metadata: { name: string }; data: { payload: string } } };
+          expect(object.data.payload).toHaveLength(1_000_000);
+          names.push(object.metadata.name);
+        }
+      } finally {
+        c.close();
+      }
+      expect(names).toEqual(Array.from({ length: events }, (_, i) => `c${i}`));
+    } finally {
+      server.kill();
+    }
+  });
+});
+
+/** Answers one watch with EVENTS events of 1 MB in one write: the whole backlog at once. */
+const BIG_WATCH_SERVER = `
+const https = require("node:https");
+const payload = "x".repeat(1000000);
+const events = Number(process.env.EVENTS);
+const body = Buffer.from(Array.from({ length: events }, (_, i) =>
+  JSON.stringify({ type: "ADDED", object: { metadata: { name: "c" + i }, data: { payload } } }) + "\\n").join(""));
+const server = https.createServer({ cert: process.env.CERT, key: process.env.KEY }, (req, res) => {
+  res.writeHead(200, { "Content-Type": "application/json" });
+  res.end(body);
+});
+server.listen(0, "127.0.0.1", () => process.stdout.write(String(server.address().port)));
+`;

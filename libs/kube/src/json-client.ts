@@ -101,25 +101,23 @@ export class JsonClient {
     if ((res.statusCode ?? 0) !== 200) {
       throw new ApiError(res.statusCode ?? 0, await readAll(res), `watch ${path}`);
     }
-    res.setEncoding("utf8");
-    let buffer = "";
+    const lines = new LineSplitter();
     let slice = performance.now();
+    // A backlog of large events (a tenant writing megabytes) would otherwise be read, parsed and
+    // handled in microtasks only: hand the event loop back every few ms, or timers and other
+    // sockets (lease renewals, other tenants) wait for the whole backlog.
+    const yieldIfDue = async () => {
+      if (performance.now() - slice < STREAM_SLICE_MS) return;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    };
     try {
-      for await (const chunk of res as AsyncIterable<string>) {
-        buffer += chunk;
-        let nl: number;
-        while ((nl = buffer.indexOf("\n")) !== -1) {
-          const line = buffer.slice(0, nl).trim();
-          buffer = buffer.slice(nl + 1);
-          if (line !== "") yield JSON.parse(line);
-          // A backlog of large events (a tenant writing megabytes) is parsed and handled in
-          // microtasks only: hand the event loop back every 10 ms, or timers and other sockets
-          // (lease renewals, other tenants) wait for the whole backlog.
-          if (performance.now() - slice > STREAM_SLICE_MS) {
-            await new Promise<void>((resolve) => setImmediate(resolve));
-            slice = performance.now();
-          }
+      for await (const chunk of res as AsyncIterable<Buffer>) {
+        for (const line of lines.push(chunk)) {
+          yield JSON.parse(line);
+          await yieldIfDue();
         }
+        await yieldIfDue();
       }
     } catch (err) {
       if (signal.aborted) return;
@@ -180,6 +178,35 @@ export class JsonClient {
 
 /** Longest run of watch events handled before the event loop is served. */
 const STREAM_SLICE_MS = 10;
+
+/**
+ * Splits a byte stream into its non-empty lines, each read once: a chunk is searched for a
+ * newline only itself and the pieces of a line are joined once, when its end arrives. (Appending
+ * each chunk to one string and searching it from the start copies a megabyte line once per
+ * chunk: tens of milliseconds of one synchronous stretch per event.) A newline byte never occurs
+ * inside a multi-byte UTF-8 character, so lines split on bytes decode whole.
+ */
+export class LineSplitter {
+  private pieces: Buffer[] = [];
+
+  /** The lines `chunk` completes, trimmed, blank ones left out. */
+  push(chunk: Buffer | string): string[] {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    const out: string[] = [];
+    let from = 0;
+    for (let nl = bytes.indexOf(NEWLINE); nl !== -1; nl = bytes.indexOf(NEWLINE, from)) {
+      this.pieces.push(bytes.subarray(from, nl));
+      const line = (this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces)).toString("utf8").trim();
+      this.pieces = [];
+      if (line !== "") out.push(line);
+      from = nl + 1;
+    }
+    if (from < bytes.length) this.pieces.push(bytes.subarray(from));
+    return out;
+  }
+}
+
+const NEWLINE = 0x0a;
 
 class TimeoutError extends Error {
   readonly code = "ETIMEDOUT";
