@@ -22,7 +22,13 @@ const cm = (name: string, bytes: number) => ({
 describe("LeanPlanMemo", () => {
   it("keeps no payload of a large translation, and plans exactly as the plain memo", () => {
     const sources = [cm("big", LEAN_PAYLOAD_BYTES + 10), cm("small", 10)];
-    const lean = planPass({ ...ctx, memo: new LeanPlanMemo(), sources, hosts: [], deletedNamespaces: new Set() });
+    const memo = new LeanPlanMemo();
+    // The pass that translates gets the translations whole; the memo keeps the large one lean.
+    const first = planPass({ ...ctx, memo, sources, hosts: [], deletedNamespaces: new Set() });
+    const firstBig = first.decisions.find((d) => d.tenantRef.name === "big")!;
+    expect(needsFullTranslation(firstBig.object)).toBe(false);
+    expect((firstBig.object as { data?: { k: string } }).data?.k).toHaveLength(LEAN_PAYLOAD_BYTES + 10);
+    const lean = planPass({ ...ctx, memo, sources, hosts: [], deletedNamespaces: new Set() });
     const full = planPass({ ...ctx, memo: new PlanMemo(), sources, hosts: [], deletedNamespaces: new Set() });
     const big = lean.decisions.find((d) => d.tenantRef.name === "big")!;
     const small = lean.decisions.find((d) => d.tenantRef.name === "small")!;
@@ -40,6 +46,13 @@ describe("LeanPlanMemo", () => {
     const memo = new LeanPlanMemo();
     const source = cm("big", LEAN_PAYLOAD_BYTES * 2);
     const key = { kind: "ConfigMap", namespace: "shop", name: "big" };
+    // The plan that translates it writes it whole, without a second translation.
+    const translating = planKey({ ...ctx, memo, key, source, namespaceDeleted: false, hosts: [] });
+    expect(needsFullTranslation(translating.decisions[0]?.object)).toBe(false);
+    expect((translating.decisions[0]!.object as unknown as { data: { k: string } }).data.k).toHaveLength(
+      LEAN_PAYLOAD_BYTES * 2,
+    );
+    // Planned from the memo later (the full pass translated it first): lean, so planned again.
     const first = planKey({ ...ctx, memo, key, source, namespaceDeleted: false, hosts: [] });
     expect(needsFullTranslation(first.decisions[0]?.object)).toBe(true);
     const again = planKey({ ...ctx, memo: undefined, key, source, namespaceDeleted: false, hosts: [] });

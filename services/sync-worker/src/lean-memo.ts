@@ -14,13 +14,17 @@ const lean = new WeakSet<object>();
  * The planner's memo, without the payload of large ConfigMap and Secret translations: the
  * memo keeps each cached tenant object's translation for as long as the object is cached, so
  * a 1 MiB ConfigMap would be held twice (tenant cache and translation). What a plan compares
- * (the content hash, in the metadata) is kept; a Create or Update of such an object is planned
- * again without the memo (see {@link needsFullTranslation}), which costs one translation per
- * write and none per pass.
+ * (the content hash, in the metadata) is kept. The plan that translates an object gets the
+ * translation whole (only the memo's copy goes without the payload): a change planned and
+ * written at once (a watch event) translates its object once. A Create or Update planned later
+ * from the lean entry is planned again without the memo (see {@link needsFullTranslation}),
+ * which costs one translation per such write and none per pass.
  */
 export class LeanPlanMemo extends PlanMemo {
   override source(value: object, compute: Compute): Work {
-    return super.source(value, () => withoutLargePayload(compute()));
+    let whole: Work | undefined;
+    const kept = super.source(value, () => withoutLargePayload((whole = compute())));
+    return whole ?? kept;
   }
 }
 

@@ -134,3 +134,33 @@ describe("leanHostCopy", () => {
     expect(leanHostCopy(pod, "tenantplane.io/kind")).toBe(pod);
   });
 });
+
+describe("sizeOf", () => {
+  it("is the UTF-8 length of the object's JSON, whatever it holds", () => {
+    const objects = [
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a" }, data: { payload: "x".repeat(100_000) } },
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "é€😀", namespace: "n", labels: { "a/b": 'q"uote\\back' } },
+        data: { ctl: "tab\there\nline\u0001\u001f", lone: "\ud800x\udfff", pair: "😀" },
+        binaryData: {},
+      },
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "p", generation: 3, deletionGracePeriodSeconds: 0, ratio: -1.5e-7, big: 1e21 },
+        spec: { containers: [{ name: "c", args: [], ports: [1, 2.5, null], ok: true, no: false }], empty: [[], [{}]] },
+        odd: {
+          nan: Number.NaN,
+          inf: Number.POSITIVE_INFINITY,
+          skipped: undefined,
+          fn: () => 1,
+          list: [undefined, () => 1],
+        },
+        date: new Date(0),
+      },
+    ];
+    for (const obj of objects) expect(sizeOf(obj as never)).toBe(Buffer.byteLength(JSON.stringify(obj)));
+  });
+});

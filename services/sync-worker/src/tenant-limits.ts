@@ -182,10 +182,51 @@ function trim(n: number): string {
   return n.toFixed(1).replace(/\.0$/, "");
 }
 
-/** An object's size as the API server serialises it (the JSON the worker received). */
+/**
+ * An object's size as the API server serialises it (the JSON the worker received): the UTF-8
+ * length of `JSON.stringify(obj)`, counted without writing that text (a megabyte object would
+ * cost a megabyte string and milliseconds of the event loop for one number).
+ */
 export function sizeOf(obj: RawObject): number {
-  return Buffer.byteLength(JSON.stringify(obj));
+  return jsonBytes(obj) ?? 0;
 }
+
+/** UTF-8 bytes of `JSON.stringify(value)`; undefined where it writes nothing (undefined, functions). */
+function jsonBytes(value: unknown): number | undefined {
+  switch (typeof value) {
+    case "string":
+      // Plain text is its UTF-8 bytes and two quotes; only text that JSON escapes is written out.
+      return PLAIN.test(value) ? Buffer.byteLength(value) + 2 : Buffer.byteLength(JSON.stringify(value));
+    case "number":
+      return Number.isFinite(value) ? String(value).length : 4;
+    case "boolean":
+      return value ? 4 : 5;
+    case "object": {
+      if (value === null) return 4;
+      if (typeof (value as { toJSON?: unknown }).toJSON === "function") return Buffer.byteLength(JSON.stringify(value));
+      if (Array.isArray(value)) {
+        let n = 2 + Math.max(0, value.length - 1);
+        for (const item of value) n += jsonBytes(item) ?? 4;
+        return n;
+      }
+      let n = 2;
+      let fields = 0;
+      for (const [k, v] of Object.entries(value)) {
+        const bytes = jsonBytes(v);
+        if (bytes === undefined) continue;
+        n += (jsonBytes(k) ?? 0) + 1 + bytes;
+        fields++;
+      }
+      return n + Math.max(0, fields - 1);
+    }
+    default:
+      // bigint throws in JSON.stringify; the API server never sends one.
+      return undefined;
+  }
+}
+
+/** Text JSON.stringify writes as it is: no quote, backslash, control character or lone surrogate half. */
+const PLAIN = /^[\u0020\u0021\u0023-\u005b\u005d-\ud7ff\ue000-\uffff]*$/;
 
 /**
  * What the worker keeps of a held-back tenant object: its identity and version, nothing the
