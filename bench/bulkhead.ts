@@ -6,11 +6,14 @@
 //              and the worker lists, judges and passes over them (several full passes);
 //   and throughout: the worker's resident memory (peak, VmHWM) against the chart's memory limit,
 //   its event-loop delay (tenantplane_sync_event_loop_delay_seconds, scraped each second), and
-//   whether it ever exited (restarts must be 0).
+//   whether it ever exited (restarts must be 0);
+//   profile    a V8 CPU profile of the worker over the big phase (bench/worker-profile.ts): its
+//              busiest functions and the longest stretches it held the event loop, with what
+//              ran in them (PROFILE_OUT=<file> keeps the .cpuprofile for DevTools).
 //
 //   npm run build && npm run bench:bulkhead          (BIG_MIB=1024 SAMPLES=200 by default;
 //                                                      stand-ins on 127.0.0.201-203)
-import { readFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
 import { JsonClient, resourcePath, startListWatch, type ListWatch } from "@tenantplane/kube";
@@ -33,6 +36,8 @@ import {
 import { ms, pct, pool } from "./stats.js";
 import { procStatusMib } from "./proc-status.js";
 import { createLogger } from "@tenantplane/runtime";
+import { formatSelfTimes, longestTasks, selfTimes, totalTimes } from "./cpu-profile.js";
+import { ProfileWindows } from "./worker-profile.js";
 
 const BIG_MIB = Number(process.env.BIG_MIB ?? 1024);
 const SAMPLES = Number(process.env.SAMPLES ?? 200);
@@ -70,6 +75,9 @@ const fleet = new ServiceFleet({
 });
 const standIns: TenantApiServer[] = [];
 const watches: ListWatch[] = [];
+const profiles = new ProfileWindows();
+// The heap cap the chart derives from the memory limit (3/4 of it).
+const workerProfile = profiles.env(`--max-old-space-size=${Math.floor((chartLimitMiB * 3) / 4)}`);
 /** When each small tenant's host copy (`<namespace>/<name>`) was first seen. */
 const seen = new Map<string, number>();
 
@@ -80,8 +88,7 @@ try {
     RESYNC_INTERVAL_SECONDS: String(RESYNC_SECONDS),
     PARTITIONS: "16",
     LEASE_TTL_SECONDS: "6",
-    // The heap cap the chart derives from the memory limit (3/4 of it).
-    NODE_OPTIONS: `--max-old-space-size=${Math.floor((chartLimitMiB * 3) / 4)}`,
+    ...workerProfile,
   });
   const watchdog = watchWorker(worker);
   for (const t of [BIG, ...SMALL]) standIns.push(await provisionTenant(host.kubeConfig, t, {}, { toolsDir }));
@@ -105,6 +112,7 @@ try {
 
   // The big tenant fills its API while the small tenants keep syncing.
   const loopBig = scrapeLoop(worker);
+  profiles.start(worker.process.pid);
   const count = Math.ceil((BIG_MIB * 1024 * 1024) / OBJECT_BYTES);
   const big = clients.get(BIG.name)!;
   const fillFrom = performance.now();
@@ -122,6 +130,8 @@ try {
   for (let end = performance.now() + RESYNC_SECONDS * 2 * 1000; performance.now() < end; )
     during.push(...(await latency(clients, `big${round++}`, 40)));
   const bigLoop = loopBig.stop();
+  const profile = await profiles.stop(worker.process.pid, workerProfile);
+  if (process.env.PROFILE_OUT) copyFileSync(workerProfile.CPU_PROFILE_PATH, process.env.PROFILE_OUT);
   const state = await syncedState(host.kubeConfig, BIG.name);
   const copies = await core.listNamespacedConfigMap({
     namespace: `tp-${BIG.name}`,
@@ -153,6 +163,16 @@ try {
     `  big tenant: ${copies.items.length} ConfigMaps copied to the host, Synced=${state.condition?.status} ${state.condition?.reason}: ${state.condition?.message}`,
   );
   console.log(`  worker restarts ${restarts} (must be 0)`);
+  const self = selfTimes(profile, 12);
+  console.log(`\nsync worker CPU profile of the big phase (${(self.busyMs / 1000).toFixed(2)}s busy), by self time:`);
+  for (const line of formatSelfTimes(self)) console.log(line);
+  console.log("  longest busy stretches (the event loop held), by inclusive time within each:");
+  for (const task of longestTasks(profile, 5, true)) {
+    console.log(`    ${task.ms.toFixed(0)} ms:`);
+    for (const line of formatSelfTimes({ busyMs: task.ms, rows: task.rows }, "      ")) console.log(line);
+  }
+  console.log("  by inclusive time:");
+  for (const line of formatSelfTimes(totalTimes(profile, 20))) console.log(line);
   console.log(`\nreproduce: ${command}`);
 } finally {
   for (const w of watches) w.stop();
@@ -160,6 +180,7 @@ try {
   for (const s of standIns) await s.stop();
   await nats.stop();
   await host.stop();
+  profiles.remove();
 }
 
 async function createWithRetry(client: JsonClient, name: string, payload: string): Promise<void> {

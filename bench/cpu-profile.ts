@@ -97,10 +97,10 @@ export interface LongTask {
 
 /**
  * The `top` longest stretches of consecutive busy samples (no idle sample between them), each
- * with its busiest functions: what held the event loop, which self time summed over the whole
- * profile does not show.
+ * with its busiest functions (by self time, or by inclusive time with `inclusive`): what held
+ * the event loop, which self time summed over the whole profile does not show.
  */
-export function longestTasks(profile: CpuProfile, top = 3): LongTask[] {
+export function longestTasks(profile: CpuProfile, top = 3, inclusive = false): LongTask[] {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];
@@ -131,7 +131,8 @@ export function longestTasks(profile: CpuProfile, top = 3): LongTask[] {
         timeDeltas: [0, ...t.times],
         endTime: profile.startTime,
       };
-      return { ms: t.ms, rows: selfTimes(stretch, 4).rows };
+      // Inclusive time names the caller that ran the stretch, not only the leaf it ended in.
+      return { ms: t.ms, rows: (inclusive ? totalTimes(stretch, 8) : selfTimes(stretch, 4)).rows };
     });
 }
 
