@@ -23,6 +23,8 @@ export interface TenantControllerManagerSpec {
   /** k3s `service.key`: signs the tokens of service-account token Secrets. */
   serviceAccountKeyPem: string;
   serviceClusterIpRange: string;
+  /** The controllers to run; defaults to {@link TENANT_CONTROLLERS}, what k3s runs for a Shared or Dedicated tenant. */
+  controllers?: readonly string[];
 }
 
 /**
@@ -63,7 +65,7 @@ export async function startTenantControllerManager(spec: TenantControllerManager
     args: [
       "kube-controller-manager",
       `--kubeconfig=${kubeconfig}`,
-      `--controllers=${TENANT_CONTROLLERS.join(",")}`,
+      `--controllers=${(spec.controllers ?? TENANT_CONTROLLERS).join(",")}`,
       "--use-service-account-credentials=true",
       `--service-account-private-key-file=${file("service.key", spec.serviceAccountKeyPem)}`,
       `--root-ca-file=${serverCa.cert}`,

@@ -2,6 +2,7 @@ import { CoreV1Api, type KubernetesObject } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
 import { resourcePath, type JsonClient, Objects } from "@tenantplane/kube";
 import { ANNOTATION_VIRTUAL_NAME, LABEL_MANAGED_BY, LABEL_TENANT, MANAGED_BY } from "@tenantplane/mapping";
+import { TENANT_CONTROLLERS } from "@tenantplane/provisioner/desired-objects";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   caHashOf,
@@ -455,6 +456,8 @@ describe("isolation Private", () => {
     expect(await k3sArgs()).toContain("--disable-scheduler");
     await scheduler.waitUntil(false, 5_000);
     expect(scheduler.starts).toBe(0);
+    expect(scheduler.controllers()).toEqual(TENANT_CONTROLLERS);
+    expect(scheduler.controllerManagerRestarts).toBe(0);
   });
 
   it(
@@ -489,6 +492,11 @@ describe("isolation Private", () => {
       });
       await scheduler.waitUntil(true, 120_000);
       expect(scheduler.starts).toBe(1);
+      // ... and k3s's own controller set, node lifecycle and IPAM included, as the Pod says.
+      await waitFor(() => scheduler.controllers().join(",") === "*,tokencleaner" || undefined, {
+        timeoutMs: 30_000,
+        description: "the tenant controller manager running *,tokencleaner",
+      });
 
       // The join credential: K10<sha256 of the server CA>::<bootstrap token>, and that token
       // authenticates to the tenant's API as a bootstrapping node.
@@ -591,6 +599,10 @@ describe("isolation Private", () => {
         description: "the k3s StatefulSet with --disable-scheduler again",
       });
       await scheduler.waitUntil(false, 120_000);
+      await waitFor(() => scheduler.controllers().join(",") === TENANT_CONTROLLERS.join(",") || undefined, {
+        timeoutMs: 30_000,
+        description: "the tenant controller manager back on the Shared/Dedicated controller set",
+      });
       await waitForMigration("Dedicated", "Complete");
       await waitPlaced("Dedicated", "app=web", 3);
       await budgetHeld(sampler, "Private → Dedicated");
