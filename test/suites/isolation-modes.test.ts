@@ -188,18 +188,18 @@ afterAll(async () => {
 });
 
 describe("the CRD", () => {
-  it("refuses Dedicated without a node selector and mode Private, naming the field", async () => {
+  it("refuses Dedicated without a node selector and an unknown mode, naming the field", async () => {
     const noSelector = await tryCreate(admin, tenantCluster("no-selector", { mode: "Dedicated" }));
     expect(noSelector.code).toBe(422);
     expect(noSelector.message).toContain("spec.isolation.dedicated.nodeSelector: Required value");
     expect(noSelector.message).toContain("is required when spec.isolation.mode is Dedicated");
     const empty = await tryCreate(admin, tenantCluster("empty-selector", dedicated({})));
     expect(empty.message).toContain("spec.isolation.dedicated.nodeSelector: Required value");
-    const privateMode = await tryCreate(admin, tenantCluster("private", { mode: "Private" }));
-    expect(privateMode.code).toBe(422);
-    expect(privateMode.message).toContain('spec.isolation.mode: Unsupported value: "Private"');
-    expect(privateMode.message).toContain('supported values: "Shared", "Dedicated"');
-    for (const name of ["no-selector", "empty-selector", "private"]) expect(await readTc(name)).toBeUndefined();
+    const unknownMode = await tryCreate(admin, tenantCluster("unknown-mode", { mode: "Exclusive" }));
+    expect(unknownMode.code).toBe(422);
+    expect(unknownMode.message).toContain('spec.isolation.mode: Unsupported value: "Exclusive"');
+    expect(unknownMode.message).toContain('supported values: "Shared", "Dedicated", "Private"');
+    for (const name of ["no-selector", "empty-selector", "unknown-mode"]) expect(await readTc(name)).toBeUndefined();
   });
 });
 
