@@ -38,6 +38,7 @@ import { StorageClassCopies } from "./storage-class-copies.js";
 import { syncFailedMessage, TenantEvents } from "./tenant-events.js";
 import type { TenantLimits } from "./tenant-limits.js";
 import { TenantSyncer } from "./tenant-syncer.js";
+import { TimeSlicer } from "./time-slice.js";
 import {
   ANNOTATION_RELEASE_QUARANTINE,
   REASON_QUARANTINE_RELEASED,
@@ -641,6 +642,9 @@ export class Supervisor {
     for (const waiter of [...this.waiters]) waiter();
   }
 
+  /** Shared by the work loops: the keys they plan in one turn of the event loop take a slice at most. */
+  private readonly slicer = new TimeSlicer();
+
   private async work(): Promise<void> {
     while (!this.stopping) {
       const item = this.queue.take(
@@ -676,6 +680,9 @@ export class Supervisor {
         // A tenant below its in-flight limit again may have work for a sleeping worker.
         this.wake();
       }
+      // A key planned without a write (in sync, or held back) ends without I/O, and the next
+      // starts in the same turn: a run of megabyte objects would hold the loop for all of them.
+      await this.slicer.yieldIfDue();
     }
   }
 
