@@ -358,7 +358,10 @@ beforeAll(async () => {
     metadata: { name: "settings" },
     data: { greeting: "hello" },
   });
-  await create("v1", "configmaps", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ticker" }, data: {} });
+  const ticker = await tenant.request<Obj>("POST", resourcePath("v1", "configmaps", NS), {
+    body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "ticker" }, data: {} },
+  });
+  tickerVersion = BigInt(ticker.metadata?.resourceVersion ?? "0");
   const web = { app: "web" };
   await create("apps/v1", "deployments", {
     apiVersion: "apps/v1",
