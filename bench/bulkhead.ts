@@ -13,6 +13,10 @@
 //
 //   npm run build && npm run bench:bulkhead          (BIG_MIB=1024 SAMPLES=200 by default;
 //                                                      stand-ins on 127.0.0.201-203)
+//   npm run build && BIG=dns npm run bench:bulkhead  the big tenant makes DNS_SERVICES headless
+//              Services (1000) and DNS_PODS Pods (10000) named by hostname and subdomain, spread
+//              over the Services, instead: its tenant DNS records and service links are computed
+//              over Services x Pods on every change (host kwok nodes for the Pods)
 import { copyFileSync, readFileSync } from "node:fs";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
@@ -39,7 +43,10 @@ import { createLogger } from "@tenantplane/runtime";
 import { formatSelfTimes, longestTasks, selfTimes, totalTimes } from "./cpu-profile.js";
 import { ProfileWindows } from "./worker-profile.js";
 
+const BIG_KIND = process.env.BIG ?? "configmaps";
 const BIG_MIB = Number(process.env.BIG_MIB ?? 1024);
+const DNS_SERVICES = Number(process.env.DNS_SERVICES ?? 1000);
+const DNS_PODS = Number(process.env.DNS_PODS ?? 10_000);
 const SAMPLES = Number(process.env.SAMPLES ?? 200);
 /** Each big ConfigMap's data: just under the API server's 1 MiB limit for a ConfigMap's data. */
 const OBJECT_BYTES = 1_000_000;
@@ -50,8 +57,13 @@ const SMALL = [
   { name: "bulk-b", address: "127.0.0.203" },
 ];
 if (!(BIG_MIB > 0 && BIG_MIB <= 1536) || !(SAMPLES >= 20)) throw new Error("BIG_MIB must be 1-1536, SAMPLES >= 20");
+if (BIG_KIND !== "configmaps" && BIG_KIND !== "dns") throw new Error("BIG must be configmaps (the default) or dns");
+if (!(DNS_SERVICES >= 1 && DNS_PODS >= DNS_SERVICES && DNS_PODS <= 20_000))
+  throw new Error("DNS_SERVICES must be at least 1 and DNS_PODS between DNS_SERVICES and 20000");
+const DNS = BIG_KIND === "dns";
 const command =
-  `npm run build && BIG_MIB=${BIG_MIB}` +
+  "npm run build && " +
+  (DNS ? `BIG=dns DNS_SERVICES=${DNS_SERVICES} DNS_PODS=${DNS_PODS}` : `BIG_MIB=${BIG_MIB}`) +
   (process.env.SAMPLES ? ` SAMPLES=${SAMPLES}` : "") +
   " npm run bench:bulkhead";
 
@@ -62,7 +74,12 @@ const chartLimit = chart.services["sync-worker"]!.resources.limits.memory;
 const chartLimitMiB = Number(/^(\d+)Mi$/.exec(chartLimit)?.[1] ?? Number.NaN);
 
 const toolsDir = await buildTools();
-const host = await startHostCluster({ name: "bench-bulkhead", toolsDir });
+// kwok nodes take 110 Pods each: room for the DNS case's Pods.
+const host = await startHostCluster({
+  name: "bench-bulkhead",
+  toolsDir,
+  ...(DNS ? { nodes: Math.ceil(DNS_PODS / 100) } : {}),
+});
 const nats = await startNats({ toolsDir });
 const core = host.kubeConfig.makeApiClient(CoreV1Api);
 const hostJson = new JsonClient(host.kubeConfig);
@@ -117,9 +134,21 @@ try {
   const big = clients.get(BIG.name)!;
   const fillFrom = performance.now();
   let filled = false;
-  const fill = pool(
-    Array.from({ length: count }, (_, i) => () => createWithRetry(big, `big-${i}`, "x".repeat(OBJECT_BYTES))),
-    4,
+  const fill = (
+    DNS
+      ? pool(
+          Array.from({ length: DNS_SERVICES }, (_, i) => () => createWithRetry(big, "services", headless(i))),
+          8,
+        ).then(() =>
+          pool(
+            Array.from({ length: DNS_PODS }, (_, i) => () => createWithRetry(big, "pods", peerPod(i))),
+            8,
+          ),
+        )
+      : pool(
+          Array.from({ length: count }, (_, i) => () => createWithRetry(big, "configmaps", bigConfigMap(i))),
+          4,
+        )
   ).then(() => (filled = true));
   const during: number[] = [];
   let round = 0;
@@ -133,17 +162,26 @@ try {
   const profile = await profiles.stop(worker.process.pid, workerProfile);
   if (process.env.PROFILE_OUT) copyFileSync(workerProfile.CPU_PROFILE_PATH, process.env.PROFILE_OUT);
   const state = await syncedState(host.kubeConfig, BIG.name);
-  const copies = await core.listNamespacedConfigMap({
-    namespace: `tp-${BIG.name}`,
-    labelSelector: "tenantplane.io/kind=ConfigMap",
-  });
+  const copies = DNS
+    ? await core.listNamespacedPod({ namespace: `tp-${BIG.name}`, labelSelector: "tenantplane.io/kind=Pod" })
+    : await core.listNamespacedConfigMap({
+        namespace: `tp-${BIG.name}`,
+        labelSelector: "tenantplane.io/kind=ConfigMap",
+      });
+  const records = DNS
+    ? await core
+        .readNamespacedConfigMap({ namespace: `tp-${BIG.name}`, name: "tenant-dns-records" })
+        .catch(() => undefined)
+    : undefined;
   const peak = procStatusMib(worker.process.pid, "VmHWM");
   const restarts = watchdog.stop();
 
   const baseP99 = pct(base, 99);
   const bigP99 = pct(during, 99);
   console.log(
-    `\nBulkhead: one tenant with ${count} ConfigMaps of ${(OBJECT_BYTES / 1e6).toFixed(1)} MB (${BIG_MIB} MiB) beside 2 small tenants, one sync worker`,
+    DNS
+      ? `\nBulkhead: one tenant with ${DNS_SERVICES} headless Services x ${DNS_PODS} Pods (hostname and subdomain) beside 2 small tenants, one sync worker`
+      : `\nBulkhead: one tenant with ${count} ConfigMaps of ${(OBJECT_BYTES / 1e6).toFixed(1)} MB (${BIG_MIB} MiB) beside 2 small tenants, one sync worker`,
   );
   console.log(`  big tenant filled in ${fillSeconds.toFixed(1)}s; resync every ${RESYNC_SECONDS}s`);
   console.log(
@@ -160,8 +198,14 @@ try {
       ` with the big tenant p99 max ${ms(bigLoop.p99 * 1000)}, longest ${ms(bigLoop.max * 1000)} (target <= 50 ms)`,
   );
   console.log(
-    `  big tenant: ${copies.items.length} ConfigMaps copied to the host, Synced=${state.condition?.status} ${state.condition?.reason}: ${state.condition?.message}`,
+    `  big tenant: ${copies.items.length} ${DNS ? "Pods" : "ConfigMaps"} copied to the host, Synced=${state.condition?.status} ${state.condition?.reason}: ${state.condition?.message}`,
   );
+  if (DNS) {
+    const zone = records?.data?.["zone"] ?? "";
+    console.log(
+      `  its DNS records (tenant-dns-records): ${zone.split("\n").filter((l) => / IN (A|SRV|CNAME) /.test(l)).length} records, ${(Buffer.byteLength(zone) / 1024).toFixed(0)} KiB`,
+    );
+  }
   console.log(`  worker restarts ${restarts} (must be 0)`);
   const self = selfTimes(profile, 12);
   console.log(`\nsync worker CPU profile of the big phase (${(self.busyMs / 1000).toFixed(2)}s busy), by self time:`);
@@ -183,12 +227,44 @@ try {
   profiles.remove();
 }
 
-async function createWithRetry(client: JsonClient, name: string, payload: string): Promise<void> {
+function bigConfigMap(i: number): object {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: `big-${i}`, namespace: "bench" },
+    data: { payload: "x".repeat(OBJECT_BYTES) },
+  };
+}
+
+function headless(i: number): object {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: `s-${i}`, namespace: "bench" },
+    spec: { clusterIP: "None", selector: { app: `s-${i}` }, ports: [{ port: 7000 }] },
+  };
+}
+
+/** Pod i, behind headless Service i mod DNS_SERVICES and named in it by hostname. */
+function peerPod(i: number): object {
+  const service = `s-${i % DNS_SERVICES}`;
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: `p-${i}`, namespace: "bench", labels: { app: service } },
+    spec: {
+      hostname: `p-${i}`,
+      subdomain: service,
+      automountServiceAccountToken: false,
+      containers: [{ name: "app", image: "busybox:1.37" }],
+    },
+  };
+}
+
+async function createWithRetry(client: JsonClient, plural: string, body: object): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await client.request("POST", resourcePath("v1", "configmaps", "bench"), {
-        body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "bench" }, data: { payload } },
-      });
+      await client.request("POST", resourcePath("v1", plural, "bench"), { body });
       return;
     } catch (err) {
       const code = (err as { code?: unknown }).code;
