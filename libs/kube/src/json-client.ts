@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest, type RequestOptions } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { tlsAgent, tlsOf } from "./internal/tls-agent.js";
@@ -164,8 +164,7 @@ export class JsonClient {
       if (!init.stream) {
         req.setTimeout(this.opts.timeoutMs ?? 30_000, () => req.destroy(new TimeoutError(`${method} ${url.pathname}`)));
       }
-      if (body !== undefined) req.write(body);
-      req.end();
+      writeBody(req, body).catch((err: unknown) => req.destroy(err instanceof Error ? err : new Error(String(err))));
     });
   }
 
@@ -178,6 +177,27 @@ export class JsonClient {
 
 /** Longest run of watch events handled before the event loop is served. */
 const STREAM_SLICE_MS = 10;
+
+/** A request body is written (and, over TLS, encrypted) this many bytes at a time. */
+const BODY_PIECE_BYTES = 64 * 1024;
+
+/**
+ * Sends `body` and ends the request. A large body goes in pieces with the event loop served
+ * between them: written whole, a megabyte object is encrypted in one synchronous stretch
+ * (tens of ms) when the socket takes it.
+ */
+async function writeBody(req: ClientRequest, body: string | undefined): Promise<void> {
+  if (body !== undefined && body.length > BODY_PIECE_BYTES) {
+    const bytes = Buffer.from(body, "utf8");
+    for (let at = 0; at < bytes.length; at += BODY_PIECE_BYTES) {
+      if (at > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      // Failed or timed out meanwhile: its error is already reported.
+      if (req.destroyed) return;
+      req.write(bytes.subarray(at, at + BODY_PIECE_BYTES));
+    }
+  } else if (body !== undefined) req.write(body);
+  req.end();
+}
 
 /**
  * Splits a byte stream into its non-empty lines, each read once: a chunk is searched for a
