@@ -10,6 +10,7 @@ import { type Decision, DecisionSchema } from "@tenantplane/messaging";
 import {
   applyServiceQuota,
   compileHostRules,
+  LABEL_VIRTUAL_NODE,
   withEffectiveMode,
   contentHash,
   defaultHostRules,
@@ -27,7 +28,7 @@ import { CliError, type CliIo, EXIT_INVALID_INPUT } from "./cli-io.js";
 import { clusterScopedKinds } from "./cluster-scoped.js";
 import { formatData, formatTable, OUTPUT_FORMATS, type OutputFormat, type PlanRow } from "./format.js";
 import { parseHashKeySecret, readHashKey } from "./hash-key.js";
-import { HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, openHost, openTenant } from "./host.js";
+import { type Cluster, HOST_FLAGS, HOST_FLAGS_HELP, type HostOptions, openHost, openTenant } from "./host.js";
 import { dryRunEntries } from "./host-dry-run.js";
 import { markTemplates, relabel, type TemplateOrigin, type ViewEntry, withTemplateRows } from "./plan-view.js";
 import { readManifests } from "./read-manifests.js";
@@ -247,8 +248,14 @@ async function planLive(
   // The worker hashes objects as the tenant API stores them (defaults, stringData folded into data).
   let desired: unknown[] = manifestObjects;
   let templateObjects: unknown[] = templates.map((t) => t.object);
+  let privateNodes: ReadonlySet<string> | undefined;
   if (tenant.kubeconfig !== undefined) {
     const api = openTenant(options.tenant, tenant.kubeconfig, options.fieldManager);
+    // A Pod bound to one of the tenant's own nodes (joined to its API) is never copied, as the worker plans it.
+    privateNodes = await listPrivateNodes(api).catch((error: unknown) => {
+      note(`cannot list the tenant's Nodes (${String(error)}): Pods bound to its own nodes are planned as if lost`);
+      return undefined;
+    });
     const stored = await asStored(api, manifestObjects, policyKinds);
     // A controller's Pods are stored with the tenant's defaults and admission too (its ServiceAccount's token volume).
     const storedTemplates = await asStored(api, templateObjects, policyKinds);
@@ -264,6 +271,7 @@ async function planLive(
     rules,
     hostObjects,
     ...(hashKey === undefined ? {} : { hashKey }),
+    ...(privateNodes === undefined ? {} : { privateNodes }),
   };
   const tenantObjects = applyManifest(desired, tenant.objects, { prune: options.prune });
   const planned = plan({ ...input, tenantObjects, completeKinds: deletableKinds(policyKinds, tenant.listed) });
@@ -330,6 +338,17 @@ export function podNetworkWrites(
     complete,
     privateMode,
   }).decisions;
+}
+
+/** Names of the tenant's Nodes without the virtual-node label: nodes joined to its own API. */
+async function listPrivateNodes(api: Cluster): Promise<Set<string>> {
+  const list = await api.client.request<{ items?: RawObject[] }>("GET", "/api/v1/nodes");
+  const names = new Set<string>();
+  for (const node of list.items ?? []) {
+    const name = node.metadata?.name;
+    if (name !== undefined && node.metadata?.labels?.[LABEL_VIRTUAL_NODE] !== "true") names.add(name);
+  }
+  return names;
 }
 
 /** TenantCluster status.isolation.mode (the mode in effect), or undefined when it shows none. */

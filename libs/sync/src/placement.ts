@@ -27,6 +27,13 @@ export const PRIVATE_PLACEMENT: Placement = { mode: "Private" };
  */
 export const ANNOTATION_PLACEMENT = "tenantplane.io/placement";
 
+/**
+ * Label on every virtual Node tenantplane makes in a tenant API (a host node mirrored there).
+ * A tenant Node without it joined the tenant's own API (Private mode): tenantplane never
+ * copies a Pod bound to one, nor touches the node.
+ */
+export const LABEL_VIRTUAL_NODE = "tenantplane.io/virtual-node";
+
 /** Where a TenantCluster asks for its mode, for reasons. */
 export const ISOLATION_MODE_FIELD = "TenantCluster spec.isolation.mode";
 /** Where a TenantCluster's dedicated node selector is set, for reasons. */

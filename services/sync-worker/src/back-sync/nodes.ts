@@ -1,9 +1,10 @@
 import { LABEL_MANAGED_BY, MANAGED_BY } from "@tenantplane/mapping";
+import { LABEL_VIRTUAL_NODE } from "@tenantplane/sync";
 import { isBound, isTerminal, type PodLike } from "./pods.js";
 import { sameJson, type Json } from "./same-json.js";
 
 /** Label on every virtual Node tenantplane made in a tenant API; nodes without it are never touched. */
-export const LABEL_VIRTUAL_NODE = "tenantplane.io/virtual-node";
+export { LABEL_VIRTUAL_NODE };
 
 /**
  * Taint on every virtual Node: a tenant scheduler (k3s runs one) must never place a Pod on
