@@ -1,4 +1,5 @@
 import {
+  AuthenticationV1Api,
   CoreV1Api,
   KubeConfig,
   KubernetesObjectApi,
@@ -11,7 +12,7 @@ import {
 } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
 import YAML from "yaml";
-import { X509Certificate } from "node:crypto";
+import { X509Certificate, createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ServiceFleet,
@@ -540,3 +541,108 @@ describe("PKI recovery", () => {
     expect(await versionThrough(await kubeconfigOf("sigma"))).toMatch(/^v1\.34\./);
   });
 });
+
+describe("Private mode", () => {
+  const args = async (tenant: string) =>
+    (await readSts(tenant))?.spec?.template.spec?.containers.find((c) => c.name === "k3s")?.args ?? [];
+  const joinSecretOf = (tenant: string) =>
+    read<V1Secret & KubernetesObject>("v1", "Secret", `${tenant}-join`, `tp-${tenant}`);
+  const text = (secret: V1Secret | undefined, key: string) =>
+    Buffer.from(secret?.data?.[key] ?? "", "base64").toString("utf8");
+  const spec = (mode: string) => ({
+    controlPlane: { expose: { loadBalancer: { enabled: true } } },
+    isolation: { mode },
+  });
+
+  it("runs the tenant's scheduler and issues a join credential the tenant API accepts; back to Shared, both are gone", async () => {
+    await createTenant("tau", spec("Shared"));
+    await setLoadBalancerIngress(host.kubeConfig, "tp-tau", "k3s", "127.0.0.132");
+    tenantApis.push(await startTenantStandIn(host.kubeConfig, "tau", "127.0.0.132"));
+    await waitForCondition("tau", "ControlPlaneReady", "True", undefined, 120_000);
+    expect(await args("tau")).toContain("--disable-scheduler");
+    const claim = await read<KubernetesObject>("v1", "PersistentVolumeClaim", "data-k3s-0", "tp-tau");
+    expect(claim?.metadata?.uid).toBeDefined();
+    const claimTemplates = (await readSts("tau"))?.spec?.volumeClaimTemplates;
+    expect(await joinSecretOf("tau")).toBeUndefined();
+
+    await createTenant("tau", spec("Private"));
+    await waitFor(async () => !(await args("tau")).includes("--disable-scheduler"), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      description: "tau's k3s args without --disable-scheduler",
+    });
+    expect(await args("tau")).toContain("--disable-agent");
+    // Only the args changed: the same claim template and the same claim hold the datastore.
+    expect((await readSts("tau"))?.spec?.volumeClaimTemplates).toEqual(claimTemplates);
+    await waitForControlPlanePod("tau", "the control plane rolled to Private's args");
+
+    const secret = await waitFor(() => joinSecretOf("tau"), {
+      timeoutMs: 90_000,
+      intervalMs: 500,
+      description: "host Secret tp-tau/tau-join",
+    });
+    expect(secret.metadata?.labels).toMatchObject({
+      "app.kubernetes.io/managed-by": "tenantplane",
+      "tenantplane.io/tenant": "tau",
+    });
+    const pki = await read<V1Secret & KubernetesObject>("v1", "Secret", "tau-pki", "tp-tau");
+    const serverCa = text(pki, "server-ca.crt");
+    expect(text(secret, "ca.crt")).toBe(serverCa);
+    expect(text(secret, "server")).toBe("https://127.0.0.132:6443");
+    const hash = createHash("sha256").update(serverCa).digest("hex");
+    const match = /^K10([0-9a-f]{64})::([a-z0-9]{6})\.([a-z0-9]{16})$/.exec(text(secret, "token"));
+    expect(match?.[1]).toBe(hash);
+    const [, , id, tokenSecret] = match!;
+
+    const tenantCore = tenantClient(await kubeconfigOf("tau")).makeApiClient(CoreV1Api);
+    const token = await waitFor(
+      () => tenantCore.readNamespacedSecret({ name: `bootstrap-token-${id}`, namespace: "kube-system" }),
+      { timeoutMs: 30_000, intervalMs: 500, description: `bootstrap-token-${id} in tau's API` },
+    );
+    expect(token.type).toBe("bootstrap.kubernetes.io/token");
+    expect(text(token, "token-secret")).toBe(tokenSecret);
+    expect(text(token, "auth-extra-groups")).toBe("system:bootstrappers:k3s:default-node-token");
+    expect(new Date(text(token, "expiration")).getTime() - Date.now()).toBeGreaterThan(6.9 * 24 * 3600_000);
+    // The tenant API authenticates a joining node by it, in k3s's node group.
+    const nodeKc = new KubeConfig();
+    nodeKc.loadFromOptions({
+      clusters: [{ name: "tau", server: "https://127.0.0.132:6443", caData: Buffer.from(serverCa).toString("base64") }],
+      users: [{ name: "node", token: `${id}.${tokenSecret}` }],
+      contexts: [{ name: "tau", cluster: "tau", user: "node" }],
+      currentContext: "tau",
+    });
+    const review = await nodeKc
+      .makeApiClient(AuthenticationV1Api)
+      .createSelfSubjectReview({ body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } });
+    expect(review.status?.userInfo?.username).toBe(`system:bootstrap:${id}`);
+    expect(review.status?.userInfo?.groups).toContain("system:bootstrappers:k3s:default-node-token");
+
+    await createTenant("tau", spec("Shared"));
+    await waitFor(async () => (await args("tau")).includes("--disable-scheduler"), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      description: "tau's k3s args with --disable-scheduler again",
+    });
+    await waitForControlPlanePod("tau", "the control plane rolled back to Shared's args");
+    await waitFor(async () => (await joinSecretOf("tau")) === undefined, {
+      timeoutMs: 90_000,
+      intervalMs: 500,
+      description: "host Secret tp-tau/tau-join to be deleted",
+    });
+    const left = await tenantCore.listNamespacedSecret({
+      namespace: "kube-system",
+      fieldSelector: "type=bootstrap.kubernetes.io/token",
+    });
+    expect(left.items.map((s) => s.metadata?.name)).toEqual([]);
+    // The datastore's claim outlived both rollouts.
+    const after = await read<KubernetesObject>("v1", "PersistentVolumeClaim", "data-k3s-0", "tp-tau");
+    expect(after?.metadata?.uid).toBe(claim?.metadata?.uid);
+    await deleteTenants("tau");
+  });
+});
+
+function tenantClient(kubeconfig: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(kubeconfig);
+  return kc;
+}
