@@ -626,6 +626,9 @@ describe("isolation Private", () => {
       expect(await k3sArgs()).toContain("--disable-scheduler");
       expect(scheduler.running()).toBe(false);
       expect(scheduler.starts).toBe(1);
+      // Into Private and out again: the controller manager followed both rolls.
+      expect(scheduler.controllerManagerRestarts).toBe(2);
+      expect(scheduler.controllers()).toEqual(TENANT_CONTROLLERS);
       await checkAfterMove("Dedicated", "Shared");
     },
     STEP_TIMEOUT_MS,
