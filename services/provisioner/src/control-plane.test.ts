@@ -475,16 +475,18 @@ describe("k3s args by isolation mode", () => {
     ["unset", tenantCluster()],
     ["Shared", inMode("Shared")],
     ["Dedicated", inMode("Dedicated", dedicated)],
-  ])("keeps the scheduler, node controllers and CoreDNS off when the mode is %s", (_mode, tc) => {
+  ])("keeps the scheduler, node controllers, CoreDNS and network policy off when the mode is %s", (_mode, tc) => {
     const args = argsOf(tc);
     expect(args).toContain("--disable-scheduler");
+    expect(args).toContain("--disable-network-policy");
     expect(args).toContain("--disable=traefik,servicelb,metrics-server,local-storage,coredns");
     expect(args).toContain(`--kube-controller-manager-arg=controllers=${TENANT_CONTROLLERS.join(",")}`);
   });
 
-  it("runs the tenant's own scheduler, k3s's full controller set and CoreDNS when Private, still without an agent", () => {
+  it("runs the tenant's own scheduler, k3s's full controller set, CoreDNS and network policy when Private, still without an agent", () => {
     const args = argsOf(inMode("Private"));
     expect(args).not.toContain("--disable-scheduler");
+    expect(args).not.toContain("--disable-network-policy");
     expect(args).toContain("--disable=traefik,servicelb,metrics-server,local-storage");
     expect(args).toContain("--kube-controller-manager-arg=controllers=*,tokencleaner");
     expect(PRIVATE_TENANT_CONTROLLERS).toEqual(["*", "tokencleaner"]);

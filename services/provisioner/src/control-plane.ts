@@ -90,7 +90,10 @@ const DISABLED_COMPONENTS = ["traefik", "servicelb", "metrics-server", "local-st
  * - Private: the tenant's own nodes join its API, its own scheduler places its Pods on them, the
  *   node controllers manage them, and k3s's packaged CoreDNS (scheduled onto those nodes, at k3s's
  *   cluster DNS address that every joining kubelet is given) answers for the tenant's Services,
- *   whose ClusterIPs only the private nodes' kube-proxy serves.
+ *   whose ClusterIPs only the private nodes' kube-proxy serves. k3s's network policy controller
+ *   runs on each agent: the tenant's own NetworkPolicies are enforced on its private nodes. In
+ *   Shared and Dedicated the tenant has no nodes, and its Pods' host copies are under the
+ *   host namespace's NetworkPolicies (the IsolationProfile), so k3s's controller stays off.
  */
 export function modeDependentArgs(mode: IsolationMode): string[] {
   const isPrivate = mode === "Private";
@@ -98,7 +101,7 @@ export function modeDependentArgs(mode: IsolationMode): string[] {
   const controllers = isPrivate ? PRIVATE_TENANT_CONTROLLERS : TENANT_CONTROLLERS;
   return [
     `--disable=${disabled.join(",")}`,
-    ...(isPrivate ? [] : ["--disable-scheduler"]),
+    ...(isPrivate ? [] : ["--disable-scheduler", "--disable-network-policy"]),
     // Replaces k3s's default `*,tokencleaner`, hence the full list.
     `--kube-controller-manager-arg=controllers=${controllers.join(",")}`,
   ];
@@ -228,10 +231,9 @@ export function controlPlaneStatefulSet(tc: ControlPlaneSource, options: Statefu
       // No node of its own in this pod: Shared and Dedicated tenants run their workloads on the
       // host through the sync engine, Private ones on nodes that join as separate k3s agents.
       "--disable-agent",
-      "--disable-network-policy",
       "--disable-cloud-controller",
       "--disable-helm-controller",
-      // Scheduler, node controllers and CoreDNS follow spec.isolation.mode (see modeDependentArgs).
+      // Scheduler, node controllers, CoreDNS and network policy follow spec.isolation.mode (see modeDependentArgs).
       ...modeDependentArgs(isolationModeOf(tc.spec)),
       // k3s only signs its serving certificate for names it is told about.
       ...unique(sans).map((san) => `--tls-san=${san}`),
