@@ -38,9 +38,11 @@ import {
 // scheduler places them on the private nodes; no host copy of any Pod remains. A Pod on a
 // host-backed claim blocks the move, named. After every move: no tenant object was made again,
 // the tenant datastore went on (a ConfigMap's resourceVersion only grows), the budget held at
-// every 200 ms sample, the admin kubeconfig still works, status.isolation tells the move. The
-// sync worker is SIGKILLed mid-move to Private. The k3s stand-in (API server, etcd, controller
-// manager) is not restarted by the StatefulSet's rolls: only the scheduler follows them.
+// every 200 ms sample, the admin kubeconfig still works, status.isolation tells the move. Every
+// move goes through a SIGKILL of the sync worker driving it, while the budget holds it in Moving,
+// and ends under the migration it started (same startedAt); the provisioner is SIGKILLed as the
+// tenant leaves Private, and its successor rolls k3s back. The k3s stand-in (API server, etcd,
+// controller manager) is not restarted by the StatefulSet's rolls: only the scheduler follows them.
 // Tenant API stand-in of this suite: 127.0.0.246 (range 127.0.0.246-249).
 
 const failures = trackFailures();
@@ -86,6 +88,7 @@ let core: CoreV1Api;
 let standIn: TenantApiServer;
 let tenant: JsonClient;
 let worker: RunningService;
+let provisioner: RunningService;
 let scheduler: TenantSchedulerFollower;
 let kwok: TenantKwok | undefined;
 /** Tenant objects (not Pods) by kind/name: uid@creationTimestamp, as first read. */
@@ -310,6 +313,29 @@ async function scheduledByTenantScheduler(pod: Obj): Promise<boolean> {
   });
 }
 
+/**
+ * The SIGKILL mid-move. The budget (minAvailable 3, set before the move) refuses every eviction,
+ * so the migration to `to` stays in Moving for as long as this takes: it waits for that, checks no
+ * web Pod was evicted, SIGKILLs the sync worker driving the move, starts another, then relaxes the
+ * budget to 2. Returns the parked migration's startedAt: the successor must finish that one.
+ */
+async function killWorkerWhileParked(to: Placement): Promise<string> {
+  const parked = await waitFor(
+    async () => {
+      const s = await isolationStatus();
+      return s.migration?.to === to && s.migration.phase === "Moving" ? s.migration : undefined;
+    },
+    { timeoutMs: MOVE_TIMEOUT_MS, intervalMs: 100, description: `the migration to ${to} Moving, held by the budget` },
+  );
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect((await tenantPods("app=web")).filter((p) => p.metadata?.deletionTimestamp === undefined)).toHaveLength(3);
+  await worker.kill();
+  worker = await fleet.start("sync-worker", workerEnv);
+  await setBudget(2);
+  expect(parked.startedAt).toBeTypeOf("string");
+  return parked.startedAt!;
+}
+
 /** The k3s container's arguments in the host StatefulSet `tp-<tenant>/k3s`, as the provisioner wrote them. */
 async function k3sArgs(): Promise<string[]> {
   const sts = await hostObjects.get<Obj>("apps/v1", "StatefulSet", "k3s", `tp-${TENANT}`);
@@ -334,7 +360,7 @@ beforeAll(async () => {
     natsUrl: nats.url,
     env: { RESYNC_INTERVAL_SECONDS: "30", LEASE_DURATION_SECONDS: "6", POD_NAMESPACE: "tenantplane-system" },
   });
-  [, , , , worker] = await Promise.all([
+  [, provisioner, , , worker] = await Promise.all([
     fleet.start("watcher"),
     fleet.start("provisioner"),
     fleet.start("isolation"),
@@ -464,11 +490,14 @@ describe("isolation Private", () => {
   });
 
   it(
-    "moves Shared → Dedicated: host copies on the dedicated nodes only, the budget held",
+    "moves Shared → Dedicated through a SIGKILL of the worker: host copies on the dedicated nodes only, the budget held",
     async () => {
       const sampler = sampleAvailable();
+      await setBudget(3);
       await setIsolation({ mode: "Dedicated", dedicated: { nodeSelector: POOL } });
-      await waitForMigration("Dedicated", "Complete");
+      const startedAt = await killWorkerWhileParked("Dedicated");
+      const done = await waitForMigration("Dedicated", "Complete");
+      expect(done.migration?.startedAt).toBe(startedAt);
       await waitPlaced("Dedicated", "app=web", 3);
       await waitPlaced("Dedicated", "app=db", 1);
       await budgetHeld(sampler, "Shared → Dedicated");
@@ -523,22 +552,7 @@ describe("isolation Private", () => {
       kwok = await startTenantKwok(host.kubeConfig, TENANT, standIn);
       for (const name of PRIVATE_NODES) await createPrivateNode(kwok, name, PRIVATE_LABELS);
 
-      await waitFor(
-        async () => {
-          const s = await isolationStatus();
-          return s.migration?.to === "Private" && s.migration.phase === "Moving" ? true : undefined;
-        },
-        {
-          timeoutMs: MOVE_TIMEOUT_MS,
-          intervalMs: 100,
-          description: "the migration to Private Moving, held by the budget",
-        },
-      );
-      await new Promise((r) => setTimeout(r, 1_000));
-      expect((await tenantPods("app=web")).filter((p) => p.metadata?.deletionTimestamp === undefined)).toHaveLength(3);
-      await worker.kill();
-      worker = await fleet.start("sync-worker", workerEnv);
-      await setBudget(2);
+      const startedAt = await killWorkerWhileParked("Private");
 
       // The web Pods move; the StatefulSet's Pod stays, its claim named.
       const blocked = await waitForMigration("Private", "Blocked");
@@ -555,7 +569,7 @@ describe("isolation Private", () => {
       await tenant.request("DELETE", resourcePath("apps/v1", "statefulsets", NS, "db"));
       deleted.add("statefulsets/db");
       const done = await waitForMigration("Private", "Complete");
-      expect(done.migration).toMatchObject({ from: "Dedicated", to: "Private", left: 0 });
+      expect(done.migration).toMatchObject({ from: "Dedicated", to: "Private", left: 0, startedAt });
       await waitFor(async () => ((await tenantPods("app=db")).length === 0 ? true : undefined), {
         timeoutMs: 60_000,
         description: "the StatefulSet's Pod gone",
@@ -592,10 +606,17 @@ describe("isolation Private", () => {
   );
 
   it(
-    "moves Private → Dedicated: k3s rolls back to --disable-scheduler, host copies on the dedicated nodes again",
+    "moves Private → Dedicated through SIGKILLs of the provisioner and the worker: k3s rolls back to --disable-scheduler, host copies on the dedicated nodes again",
     async () => {
       const sampler = sampleAvailable();
+      await setBudget(3);
       await setIsolation({ mode: "Dedicated", dedicated: { nodeSelector: POOL } });
+      // The provisioner dies as the mode changes, whether or not it has written the roll yet;
+      // its successor must leave k3s with --disable-scheduler either way.
+      await provisioner.kill();
+      const rolled = (await k3sArgs()).includes("--disable-scheduler");
+      console.error(`[e2e] Private → Dedicated: provisioner SIGKILLed ${rolled ? "after" : "before"} it rolled k3s`);
+      provisioner = await fleet.start("provisioner");
       await waitFor(async () => ((await k3sArgs()).includes("--disable-scheduler") ? true : undefined), {
         timeoutMs: 120_000,
         intervalMs: 250,
@@ -606,7 +627,9 @@ describe("isolation Private", () => {
         timeoutMs: 30_000,
         description: "the tenant controller manager back on the Shared/Dedicated controller set",
       });
-      await waitForMigration("Dedicated", "Complete");
+      const startedAt = await killWorkerWhileParked("Dedicated");
+      const done = await waitForMigration("Dedicated", "Complete");
+      expect(done.migration?.startedAt).toBe(startedAt);
       await waitPlaced("Dedicated", "app=web", 3);
       await budgetHeld(sampler, "Private → Dedicated");
       expect(scheduler.stops).toBe(1);
@@ -616,11 +639,14 @@ describe("isolation Private", () => {
   );
 
   it(
-    "moves Dedicated → Shared: host copies on the shared nodes",
+    "moves Dedicated → Shared through a SIGKILL of the worker: host copies on the shared nodes",
     async () => {
       const sampler = sampleAvailable();
+      await setBudget(3);
       await setIsolation({ mode: "Shared" });
-      await waitForMigration("Shared", "Complete");
+      const startedAt = await killWorkerWhileParked("Shared");
+      const done = await waitForMigration("Shared", "Complete");
+      expect(done.migration?.startedAt).toBe(startedAt);
       await waitPlaced("Shared", "app=web", 3);
       await budgetHeld(sampler, "Dedicated → Shared");
       expect(await k3sArgs()).toContain("--disable-scheduler");
