@@ -617,11 +617,15 @@ describe("isolation Private", () => {
       const rolled = (await k3sArgs()).includes("--disable-scheduler");
       console.error(`[e2e] Private → Dedicated: provisioner SIGKILLed ${rolled ? "after" : "before"} it rolled k3s`);
       provisioner = await fleet.start("provisioner");
+      const restarted = Date.now();
       await waitFor(async () => ((await k3sArgs()).includes("--disable-scheduler") ? true : undefined), {
         timeoutMs: 120_000,
         intervalMs: 250,
         description: "the k3s StatefulSet with --disable-scheduler again",
       });
+      console.error(
+        `[e2e] Private → Dedicated: k3s rolled back ${Date.now() - restarted} ms after the provisioner restarted`,
+      );
       await scheduler.waitUntil(false, 120_000);
       await waitFor(() => scheduler.controllers().join(",") === TENANT_CONTROLLERS.join(",") || undefined, {
         timeoutMs: 30_000,
