@@ -256,7 +256,14 @@ function peerPod(i: number): object {
       hostname: `p-${i}`,
       subdomain: service,
       automountServiceAccountToken: false,
-      containers: [{ name: "app", image: "busybox:1.37" }],
+      // Small enough that the tenant's host quota (limits.cpu and memory) holds every copy.
+      containers: [
+        {
+          name: "app",
+          image: "busybox:1.37",
+          resources: { requests: { cpu: "1m", memory: "1Mi" }, limits: { cpu: "1m", memory: "1Mi" } },
+        },
+      ],
     },
   };
 }
