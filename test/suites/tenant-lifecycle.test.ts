@@ -8,6 +8,7 @@ import {
   VersionApi,
   type CoreV1Event,
   type KubernetesObject,
+  type V1ConfigMap,
   type V1Secret,
 } from "@kubernetes/client-node";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -563,6 +564,33 @@ describe("resilience", () => {
     expect(sets.items).toHaveLength(1);
     const secrets = await objects.list("v1", "Secret", "tp-epsilon");
     expect(secrets.items.map((s) => s.metadata?.name).sort()).toEqual(["epsilon-kubeconfig", "epsilon-pki"]);
+  });
+
+  it("a provisioner that starts passes every tenant once, so what changed while it was down is mended with no message", async () => {
+    // No watcher runs, so no tenant change reaches NATS: only the start-up pass can look.
+    await Promise.all(
+      watchers
+        .splice(0)
+        .filter((w) => w.process.running())
+        .map((w) => w.kill()),
+    );
+    await services.provisioner!.kill();
+    const before = await read<V1ConfigMap>("v1", "ConfigMap", "tenant-dns", "tp-epsilon");
+    expect(before?.metadata?.uid).toBeDefined();
+    await core.deleteNamespacedConfigMap({ name: "tenant-dns", namespace: "tp-epsilon" });
+    const js = await jetstreamManager(nc);
+    const delivered = (await js.consumers.info("TENANTS", "provisioner")).delivered.stream_seq;
+    services.provisioner = await fleet.start("provisioner");
+    const mended = await waitFor(
+      async () => {
+        const cm = await read<V1ConfigMap>("v1", "ConfigMap", "tenant-dns", "tp-epsilon");
+        return cm && cm.metadata?.uid !== before?.metadata?.uid ? cm : undefined;
+      },
+      { timeoutMs: 60_000, description: "tenant-dns ConfigMap made again by the restarted provisioner" },
+    );
+    expect(mended.data).toEqual(before?.data);
+    expect((await js.consumers.info("TENANTS", "provisioner")).delivered.stream_seq).toBe(delivered);
+    watchers.push(...(await Promise.all([fleet.start("watcher"), fleet.start("watcher")])));
   });
 });
 

@@ -86,7 +86,25 @@ export function consumeTenantChanges<E>(
     },
   });
   svc.onShutdown({ name: "consumer", run: () => consuming });
-  return { wake: (tenant) => local.fire({ tenant, reason: "TenantChanged" }) };
+  const wake = (tenant: string) => local.fire({ tenant, reason: "TenantChanged" });
+  void wakeKnownTenants(svc, wake);
+  return { wake };
+}
+
+/**
+ * One pass per TenantCluster the cache holds, once it is filled. A change this service held
+ * unsettled when it last stopped (killed mid-pass) is redelivered only after ack_wait, and no
+ * watch event says anything changed: without this its successor would leave the tenant as the
+ * crash left it until then. A pass that finds everything in place writes nothing.
+ */
+async function wakeKnownTenants<E>(svc: ServiceContext<E>, wake: (tenant: string) => void): Promise<void> {
+  const cache = svc.cache;
+  if (cache === undefined) return;
+  await cache.synced();
+  if (svc.signal.aborted) return;
+  for (const tc of cache.list(API_VERSION, KIND_TENANT_CLUSTER) ?? []) {
+    if (tc.metadata?.name) wake(tc.metadata.name);
+  }
 }
 
 async function tenantExists(svc: ServiceContext<unknown>, tenant: string): Promise<boolean> {
