@@ -358,7 +358,14 @@ beforeAll(async () => {
   fleet = new ServiceFleet({
     kubeconfigPath: host.kubeconfigPath,
     natsUrl: nats.url,
-    env: { RESYNC_INTERVAL_SECONDS: "30", LEASE_DURATION_SECONDS: "6", POD_NAMESPACE: "tenantplane-system" },
+    env: {
+      RESYNC_INTERVAL_SECONDS: "30",
+      LEASE_DURATION_SECONDS: "6",
+      POD_NAMESPACE: "tenantplane-system",
+      // The worker is killed on purpose in every move, four times within minutes; with the default
+      // three a kill that lands while it is busy with the tenant quarantines it (suite quarantine).
+      QUARANTINE_CRASHES: "10",
+    },
   });
   [, provisioner, , , worker] = await Promise.all([
     fleet.start("watcher"),
