@@ -58,3 +58,4 @@ export {
   type ReviewedUser,
   type TenantKwok,
 } from "./tenant-nodes.js";
+export { isAvailable, sampleMinimum, type MinimumSampler, type PodReadiness } from "./availability.js";

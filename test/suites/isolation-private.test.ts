@@ -17,11 +17,14 @@ import {
   startNats,
   startTenantKwok,
   tenantJsonClient,
+  isAvailable,
+  sampleMinimum,
   trackFailures,
   waitFor,
   waitForSynced,
   waitForTenantServiceAccount,
   type HostCluster,
+  type MinimumSampler,
   type NatsServer,
   type RunningService,
   type TenantApiServer,
@@ -139,34 +142,11 @@ async function hostPods(): Promise<Map<string, Obj>> {
   );
 }
 
-const isReady = (pod: Obj) =>
-  pod.metadata?.deletionTimestamp === undefined &&
-  ((pod.status?.["conditions"] ?? []) as { type: string; status: string }[]).some(
-    (c) => c.type === "Ready" && c.status === "True",
-  );
+const isReady = (pod: Obj) => isAvailable(pod);
 
-/** Counts the web Pods Ready and not terminating every 200 ms until stopped. */
-function sampleAvailable(): { stop(): Promise<{ min: number; samples: number }> } {
-  let min = Number.POSITIVE_INFINITY;
-  let samples = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = Date.now();
-      const ready = (await tenantPods("app=web")).filter(isReady).length;
-      min = Math.min(min, ready);
-      samples++;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 200 - (Date.now() - started))));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-      return { min, samples };
-    },
-  };
-}
+/** Counts the web Pods Ready and not terminating (what the disruption budget counts) every 200 ms until stopped. */
+const sampleAvailable = (): MinimumSampler =>
+  sampleMinimum(async () => (await tenantPods("app=web")).filter(isReady).length);
 
 async function waitForMigration(to: string, phase: string, extra: (s: IsolationStatus) => boolean = () => true) {
   return waitFor(
