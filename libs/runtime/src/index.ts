@@ -1,6 +1,7 @@
 export * from "./errors.js";
 export * from "./abort.js";
 export * from "./backoff.js";
+export * from "./bounded.js";
 export * from "./logger.js";
 export * from "./config.js";
 export * from "./metrics.js";
