@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { defaultHostRules } from "./host-rules.js";
 import { KubeObjectSchema } from "./kube-object.js";
-import { plan, type PlanInput, planKey, PlanMemo, restrictToKey, type SourceKey } from "./plan.js";
+import { plan, type PlanInput, planKey, PlanMemo, prepareSource, restrictToKey, type SourceKey } from "./plan.js";
 import { transform } from "./transform.js";
 
 /** Property budget: random worlds in which every key is planned alone and compared with the full pass. */
@@ -164,6 +164,46 @@ describe("PlanMemo (property)", () => {
       }),
       { numRuns: WORLD_RUNS },
     );
+  });
+});
+
+describe("prepareSource (property)", () => {
+  it("changes no answer: every source prepared first, then planned from the memo, equals planning without one", () => {
+    fc.assert(
+      fc.property(world, fc.boolean(), (input, keyed) => {
+        const withKey = keyed ? { ...input, hashKey: "a-key-of-sixteen-chars" } : input;
+        const memoized = { ...withKey, memo: new PlanMemo() };
+        for (const value of withKey.tenantObjects) for (const _ of prepareSource(memoized, value));
+        expect(plan(memoized)).toEqual(plan(withKey));
+        for (const key of keysOf(withKey)) expect(planKey(memoized, key)).toEqual(planKey(withKey, key));
+      }),
+      { numRuns: WORLD_RUNS },
+    );
+  });
+});
+
+describe("prepareSource", () => {
+  it("hashes a megabyte ConfigMap in slices, and the plan after it takes the translation from the memo", () => {
+    const memo = new PlanMemo();
+    const big = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "big" }, data: { k: "x".repeat(1_000_000) } };
+    const input: PlanInput = {
+      tenant,
+      policy: { toHost: [{ kind: "ConfigMap" }] },
+      tenantObjects: [big],
+      hostObjects: [],
+      hashKey: "a-key-of-sixteen-chars",
+      memo,
+    };
+    let pauses = 0;
+    for (const _ of prepareSource(input, big)) pauses++;
+    expect(pauses).toBeGreaterThan(10);
+    // Remembered: planning now, and preparing again, translates nothing.
+    expect(memo.hasSource(big)).toBe(true);
+    expect([...prepareSource(input, big)]).toEqual([]);
+    const key = { kind: "ConfigMap", namespace: "default", name: "big" };
+    const planned = planKey(input, key).decisions[0]?.object;
+    expect(planKey(input, key).decisions[0]?.object).toBe(planned);
+    expect(planned).toEqual(planKey({ ...input, memo: undefined }, key).decisions[0]?.object);
   });
 });
 

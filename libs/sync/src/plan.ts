@@ -25,7 +25,8 @@ import { isJsonObject, type JsonObject } from "./internal/json.js";
 import { boundedReason, describeViolations } from "./internal/violation.js";
 import { DEFAULT_NAMESPACE, type HostObject, HostObjectEnvelopeSchema, parseTenantObject } from "./kube-object.js";
 import { nativeObjectReason, systemNamespaceReason } from "./system-objects.js";
-import { recordedContentHash, type Reference, type Translation, translate } from "./transform.js";
+import { runSteps } from "./content-hash.js";
+import { recordedContentHash, type Reference, type Translation, translateSteps } from "./transform.js";
 import {
   placeholderPodEnvironment,
   podEnvironmentFrom,
@@ -127,6 +128,11 @@ export class PlanMemo {
     return this;
   }
 
+  /** @internal Whether `value`'s work is remembered. */
+  hasSource(value: object): boolean {
+    return this.sources.has(value);
+  }
+
   /** @internal */
   source(value: object, compute: () => SourceWork): SourceWork {
     let work = this.sources.get(value);
@@ -201,6 +207,23 @@ export function plan(input: PlanInput): PlanResult {
   input.tenantObjects.forEach((value, index) => pass.planSource(value, index + 1));
   pass.collectGarbage(input.hostObjects);
   return pass.result();
+}
+
+/**
+ * Steps that fill `input.memo` with the expensive part of planning tenant object `value`
+ * (parsing, host-rule checks, translation and content hash), pausing (yielding) between slices
+ * of the hash, so a caller can serve its event loop while a megabyte object is hashed. A later
+ * {@link plan} or {@link planKey} with that memo and the same tenant, rules, hash key, pod
+ * environment and policy kinds takes the result from the memo and answers exactly as it
+ * would have without these steps. Nothing to do without a memo or when `value` is remembered;
+ * `value` must not change meanwhile (the memo's rule).
+ */
+export function* prepareSource(input: PlanInput, value: unknown): Generator<void, void, void> {
+  if (input.memo === undefined || !isJsonObject(value)) return;
+  if (!isValidTenantName(input.tenant)) {
+    throw new TypeError(`tenant name ${JSON.stringify(input.tenant)} ${TENANT_NAME_MESSAGE}`);
+  }
+  yield* new Pass(input, []).prepare(value);
 }
 
 /**
@@ -485,7 +508,21 @@ class Pass {
   }
 
   /** The host-independent part of planning one tenant object: parse, rule checks, translation. */
+  /** {@link prepareSource} for this pass's memo. */
+  *prepare(value: JsonObject): Generator<void, void, void> {
+    if (this.memo === undefined || this.memo.hasSource(value)) return;
+    if (typeof value["kind"] !== "string" || !this.kinds.has(value["kind"])) return;
+    // Never translated (planSource stops before the memo): a tenant system namespace.
+    if (systemNamespaceReason(rawEnvelope(value).namespace ?? DEFAULT_NAMESPACE) !== undefined) return;
+    const work = yield* this.workSteps(value);
+    this.memo.source(value, () => work);
+  }
+
   private work(value: unknown, rules: HostRules = this.rules): SourceWork {
+    return runSteps(this.workSteps(value, rules));
+  }
+
+  private *workSteps(value: unknown, rules: HostRules = this.rules): Generator<void, SourceWork, void> {
     const parsed = parseTenantObject(value);
     if (!parsed.ok) return { type: "malformed", problem: parsed.problem };
     const obj = parsed.object;
@@ -497,7 +534,7 @@ class Pass {
     try {
       return {
         type: "translated",
-        translation: translate(obj, this.tenant, {
+        translation: yield* translateSteps(obj, this.tenant, {
           hashKey: this.hashKey,
           rules,
           syncedKinds: [...this.kinds],

@@ -12,6 +12,19 @@ function object(kind: string, name: string, rest: Record<string, unknown> = {}, 
 const host = (name: string) => `${name}-x-shop-x-dev`;
 
 describe("transform", () => {
+  it("shares the source's string values: copies of megabyte ConfigMaps kept beside them cost no megabytes", () => {
+    // Parsed, as the worker gets them: flat strings of their own, each 1 MB.
+    const sources = Array.from({ length: 24 }, (_, i) =>
+      object("ConfigMap", `big-${i}`, JSON.parse(`{"data":{"k":"${String(i % 10).repeat(1_000_000)}"}}`)),
+    );
+    const before = process.memoryUsage().heapUsed;
+    const copies = sources.map((source) => transform(source, "dev", { hashKey: "k" }));
+    const grown = process.memoryUsage().heapUsed - before;
+    expect(copies.map((c) => (c["data"] as { k: string }).k.length)).toEqual(sources.map(() => 1_000_000));
+    // A copy of each payload would be 24 MB at least.
+    expect(grown).toBeLessThan(8 * 1024 * 1024);
+  });
+
   it("renames into the tenant's host namespace and adds the reverse mapping", () => {
     const result = transform(object("ConfigMap", "settings", { data: { a: "1" } }), "dev");
     expect(result.metadata.name).toBe("settings-x-shop-x-dev");

@@ -7,10 +7,10 @@ import {
   stripReserved,
   type VirtualIdentity,
 } from "@tenantplane/mapping";
-import { contentHash } from "./content-hash.js";
+import { contentHashSteps, runSteps } from "./content-hash.js";
 import { isHostActingKey } from "./host-acting-keys.js";
 import { defaultHostRules, type HostRules } from "./host-rules.js";
-import type { JsonObject } from "./internal/json.js";
+import { copyJson, type JsonObject } from "./internal/json.js";
 import { MAX_TENANT_KEY, tenantText } from "./internal/violation.js";
 import type { ReferencedKind, TranslateContext } from "./internal/translate-context.js";
 import { translatePod } from "./internal/translate-pod.js";
@@ -94,8 +94,22 @@ export function transform(obj: KubeObject, tenant: string, options: TransformOpt
 
 /** {@link transform}, also reporting which objects the host copy refers to. */
 export function translate(obj: KubeObject, tenant: string, options: TransformOptions = {}): Translation {
+  return runSteps(translateSteps(obj, tenant, options));
+}
+
+/**
+ * {@link translate} as steps: the generator pauses (yields) between slices of the content hash
+ * (see {@link contentHashSteps}), so a caller can serve its event loop while a megabyte object
+ * is hashed, and returns the translation. `obj` must not change meanwhile. The host copy shares
+ * the source's strings (its data values are the same strings, not copies).
+ */
+export function* translateSteps(
+  obj: KubeObject,
+  tenant: string,
+  options: TransformOptions = {},
+): Generator<void, Translation, void> {
   const id = virtualIdentity(obj, tenant);
-  const body = structuredClone(obj) as JsonObject;
+  const body = copyJson(obj) as JsonObject;
   const references = new Map<string, Reference>();
   const extraAnnotations: Record<string, string> = {};
   const rewrites: string[] = [];
@@ -141,7 +155,7 @@ export function translate(obj: KubeObject, tenant: string, options: TransformOpt
   for (const [key, value] of Object.entries(body)) {
     if (!SERVER_FIELDS.includes(key)) desired[key] = value;
   }
-  desired.metadata.annotations[ANNOTATION_CONTENT_HASH] = contentHash(desired, options.hashKey);
+  desired.metadata.annotations[ANNOTATION_CONTENT_HASH] = yield* contentHashSteps(desired, options.hashKey);
   return { object: desired, references: [...references.values()], rewrites, refusals };
 }
 

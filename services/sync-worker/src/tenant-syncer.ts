@@ -22,6 +22,7 @@ import { decisionRecords, faults } from "@tenantplane/service";
 import {
   applyServiceQuota,
   nativeObjectReason,
+  PlanMemo,
   podEnvironmentFrom,
   type HostObject,
   type HostRules,
@@ -31,9 +32,9 @@ import {
 } from "@tenantplane/sync";
 import { TENANT_API_SERVICE, TENANT_DNS_SERVICE } from "@tenantplane/mapping";
 import { pluralOf, type HostWriter, type TenantWriter } from "./host-writer.js";
-import { LeanPlanMemo, needsFullTranslation } from "./lean-memo.js";
 import { heldBackStub, leanHostCopy, sizeOf, TenantBudget, type TenantLimits } from "./tenant-limits.js";
 import { TimeSlicer } from "./time-slice.js";
+import { prepareSliced } from "./prepare-source.js";
 import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
 import type { SharedWatches } from "./shared-watches.js";
 import { SkipMemory } from "./skip-memory.js";
@@ -146,8 +147,12 @@ export class TenantSyncer {
   private readonly kinds: Set<string>;
   /** Source key → host copies (`kind/name`) whose reverse mapping names it. */
   private readonly copies = new Map<string, Set<string>>();
-  /** Translations of the cached tenant objects: the caches replace an object on change, never mutate it. */
-  private readonly memo = new LeanPlanMemo();
+  /**
+   * Translations of the cached tenant objects: the caches replace an object on change, never
+   * mutate it. A translation shares its source's strings, so a megabyte ConfigMap's copy here
+   * costs its metadata, not a second megabyte.
+   */
+  private readonly memo = new PlanMemo();
   /** What the tenant's cached objects weigh against its limits. */
   private readonly budget: TenantBudget;
   private readonly readmission: Readmission;
@@ -423,9 +428,11 @@ export class TenantSyncer {
     const context = this.context();
     const warm = { ...context, completeKinds: [], hosts: [], deletedNamespaces: new Set<string>() };
     const sources = [...this.tenantWatches.values()].flatMap((w) => w.list());
-    // One source at a time: translating and hashing one object of 1 MiB takes milliseconds.
+    // One source at a time, a large one in slices of its content hash (1 MiB: milliseconds).
     for (const source of sources) {
-      planPass({ ...warm, sources: [source] });
+      if (context.heldBack?.(keyOf(source)) === undefined) {
+        await prepareSliced(context, source, slicer, () => this.stopped);
+      }
       await slicer.yieldIfDue();
       if (this.stopped) return;
     }
@@ -482,10 +489,22 @@ export class TenantSyncer {
   private async converge(key: SourceKey, since: number, found?: RawObject, retried = false): Promise<void> {
     const text = encodeKey(key);
     const planning = performance.now();
+    const slicer = new TimeSlicer();
+    // A changed large object is translated and hashed in slices first; the plan then takes it from the memo.
+    const source = this.tenantWatches.get(key.kind)?.get(key.namespace, key.name);
+    if (source !== undefined && this.heldBack(key) === undefined) {
+      await prepareSliced(this.context(), source, slicer, () => this.stopped);
+      if (this.stopped) return;
+    }
     const plan = this.planOf(key, found);
     const planSeconds = (performance.now() - planning) / 1000;
-    if (plan.decisions.some((d) => d.action === "Create" || d.action === "Update"))
+    const writes = plan.decisions.some((d) => d.action === "Create" || d.action === "Update");
+    if (writes) {
       this.deps.observe.stage?.("plan", planSeconds);
+      // Planning that used its slice hands the loop back before the write's own work (its body's JSON).
+      await slicer.yieldIfDue();
+      if (this.stopped) return;
+    }
     if (plan.decisions.length === 0) {
       if (plan.inSync.length > 0) {
         this.outcomes.set(text, "inSync");
@@ -525,9 +544,7 @@ export class TenantSyncer {
       hosts.push(found);
     }
     const input = { ...this.context(), key, source, namespaceDeleted: this.namespaceGone(key.namespace), hosts };
-    let plan = planKey(input);
-    // The memo keeps large payloads out (lean-memo.ts): a write of one translates it again.
-    if (plan.decisions.some((d) => needsFullTranslation(d.object))) plan = planKey({ ...input, memo: undefined });
+    const plan = planKey(input);
     // Load balancers and node ports are counted across Services: against the host
     // namespace's Services as the cache holds them, this key claiming what is left.
     const growsServices = plan.decisions.some(

@@ -8,6 +8,24 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A deep copy of a JSON value whose objects and arrays are new and whose strings are shared:
+ * translators may change every object and list of it, and a megabyte string value (a
+ * ConfigMap's data) is neither copied nor left behind as garbage, as structuredClone would.
+ */
+export function copyJson<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyJson) as T;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(value)) {
+    // An assignment to "__proto__" would set the prototype and leave the key out.
+    if (k === "__proto__")
+      Object.defineProperty(out, k, { value: copyJson(v), enumerable: true, writable: true, configurable: true });
+    else out[k] = copyJson(v);
+  }
+  return out as T;
+}
+
 /** `parent[key]` when it is an object, undefined when absent; anything else is malformed. */
 export function objectAt(parent: JsonObject, key: string, path: string): JsonObject | undefined {
   const value = parent[key];
