@@ -63,6 +63,9 @@ describe("contentHash", () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.option(fc.string(), { nil: undefined }), (value, key) => {
         expect(contentHash(value, key)).toBe(wholeTextHash(value, key));
+        // Beside a long string, the value is written in pieces (a small one is printed whole).
+        const pieced = { value, pad: "p".repeat(HASH_SLICE_CHARS) };
+        expect(contentHash(pieced, key)).toBe(wholeTextHash(pieced, key));
       }),
       { numRuns: CANONICAL_RUNS },
     );
@@ -105,7 +108,11 @@ describe("contentHash", () => {
       12,
       null,
     ];
-    for (const value of values) expect(contentHash(value, "k")).toBe(wholeTextHash(value, "k"));
+    for (const value of values) {
+      expect(contentHash(value, "k")).toBe(wholeTextHash(value, "k"));
+      const pieced = [value, "p".repeat(HASH_SLICE_CHARS)];
+      expect(contentHash(pieced, "k")).toBe(wholeTextHash(pieced, "k"));
+    }
   });
 
   it("stays the hash host copies already carry (fixed vectors)", () => {

@@ -1,4 +1,5 @@
 import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
+import { canonicalJson } from "@tenantplane/api";
 
 /** Hex digits kept from the sha256 of the canonical object: 64 bits, so a missed update is out of reach. */
 export const CONTENT_HASH_LENGTH = 16;
@@ -26,6 +27,10 @@ export function contentHash(value: unknown, key?: string): string {
  */
 export function* contentHashSteps(value: unknown, key?: string): Generator<void, string, void> {
   const digest = key === undefined ? createHash("sha256") : createHmac("sha256", key);
+  // Most objects are far smaller than a slice: printed whole and natively, which is quicker.
+  if (!textExceeds(value, HASH_SLICE_CHARS)) {
+    return digest.update(canonicalJson(value)).digest("hex").slice(0, CONTENT_HASH_LENGTH);
+  }
   for (const piece of canonicalPieces(value)) {
     if (typeof piece === "string") digest.update(piece);
     else yield* hashLongString(digest, piece.text);
@@ -40,6 +45,28 @@ export function runSteps<T>(steps: Generator<void, T, void>): T {
     const next = steps.next();
     if (next.done === true) return next.value;
   }
+}
+
+/**
+ * Whether the strings and keys in `value` add up to more than `limit` code units (a bound on its
+ * JSON's length from below, within a few characters per value). Stops counting once beyond.
+ */
+function textExceeds(value: unknown, limit: number): boolean {
+  let left = limit;
+  const count = (v: unknown): boolean => {
+    if (typeof v === "string") return (left -= v.length + 2) < 0;
+    if (typeof v !== "object" || v === null) return (left -= 8) < 0;
+    if (Array.isArray(v)) return v.some(count);
+    // A toJSON value may print anything: counted as long, so it goes through canonicalPieces.
+    if (typeof (v as { toJSON?: unknown }).toJSON === "function") return true;
+    const keys = Object.keys(v);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      if ((left -= k.length + 4) < 0 || count((v as Record<string, unknown>)[k])) return true;
+    }
+    return false;
+  };
+  return count(value);
 }
 
 /** A string longer than one slice, hashed apart from the text around it. */
