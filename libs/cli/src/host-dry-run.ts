@@ -122,16 +122,7 @@ export function failedEntry(entry: PlannedDecisionWithObject, status: RefusalSta
 /** The Status a failed request answered with; undefined when the error is not an answer from the server. */
 export function statusOf(error: unknown): RefusalStatus | undefined {
   if (!(error instanceof ApiError)) return undefined;
-  try {
-    const body = JSON.parse(error.body) as { reason?: unknown; message?: unknown };
-    return {
-      code: error.code,
-      reason: typeof body.reason === "string" ? body.reason : undefined,
-      message: typeof body.message === "string" ? body.message : undefined,
-    };
-  } catch {
-    return { code: error.code, message: error.body.slice(0, 500) };
-  }
+  return { code: error.code, reason: error.body.reason, message: error.body.message };
 }
 
 /** Dry runs sent at once: enough to overlap round trips, few enough not to crowd the host API server. */

@@ -2,12 +2,14 @@ import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import { httpStatusOf } from "@tenantplane/runtime";
 import { ResourceDirectory, resourcePath } from "./internal/resource-paths.js";
 import type { RequestTarget } from "./api-error.js";
-import { RestClient } from "./internal/rest.js";
+import { JsonClient } from "./json-client.js";
 import type { ObjectCache } from "./object-cache.js";
 import type { RequestBudget } from "./token-bucket.js";
 
 const APPLY_PATCH = "application/apply-patch+yaml";
 const MERGE_PATCH = "application/merge-patch+json";
+/** Connections to the API server at once; more requests wait for one. */
+const MAX_SOCKETS = 32;
 
 interface ObjectList<T> {
   items?: T[];
@@ -20,7 +22,7 @@ interface ObjectList<T> {
  * server stores is exactly what the caller reads back.
  */
 export class Objects {
-  private readonly rest: RestClient;
+  private readonly client: JsonClient;
   private readonly resources: ResourceDirectory;
   private cache: ObjectCache | undefined;
 
@@ -29,8 +31,8 @@ export class Objects {
     readonly fieldManager: string,
     opts: { userAgent?: string; budget?: RequestBudget } = {},
   ) {
-    this.rest = new RestClient(kc, opts.userAgent, opts.budget);
-    this.resources = new ResourceDirectory(this.rest);
+    this.client = new JsonClient(kc, { userAgent: opts.userAgent, budget: opts.budget, maxSockets: MAX_SOCKETS });
+    this.resources = new ResourceDirectory(this.client);
   }
 
   /**
@@ -60,9 +62,7 @@ export class Objects {
     if (opts.ifResourceVersion) body.metadata!.resourceVersion = opts.ifResourceVersion;
     const path = await this.pathOf(obj);
     const send = () =>
-      this.rest.request<T>({
-        method: "PATCH",
-        path,
+      this.client.request<T>("PATCH", path, {
         query: { fieldManager: this.fieldManager, force: true, dryRun: opts.dryRun ? "All" : undefined },
         body,
         contentType: APPLY_PATCH,
@@ -75,9 +75,7 @@ export class Objects {
   async create<T extends KubernetesObject>(obj: T): Promise<T> {
     const info = await this.resources.lookup(obj.apiVersion!, obj.kind!);
     return this.write(obj, () =>
-      this.rest.request<T>({
-        method: "POST",
-        path: resourcePath(obj.apiVersion!, info, obj.metadata?.namespace),
+      this.client.request<T>("POST", resourcePath(obj.apiVersion!, info, obj.metadata?.namespace), {
         query: { fieldManager: this.fieldManager },
         body: obj,
         target: targetOf(obj),
@@ -92,9 +90,7 @@ export class Objects {
   async mergePatch<T extends KubernetesObject>(obj: KubernetesObject, patch: Record<string, unknown>): Promise<T> {
     const path = await this.pathOf(obj);
     return this.write<T>(obj, () =>
-      this.rest.request<T>({
-        method: "PATCH",
-        path,
+      this.client.request<T>("PATCH", path, {
         query: { fieldManager: this.fieldManager },
         body: patch,
         contentType: MERGE_PATCH,
@@ -120,7 +116,7 @@ export class Objects {
     }
     const path = await this.pathOf({ apiVersion, kind, metadata: { name, namespace } });
     try {
-      return await this.rest.request<T>({ method: "GET", path });
+      return await this.client.request<T>("GET", path);
     } catch (err) {
       if (httpStatusOf(err) === 404) return undefined;
       throw err;
@@ -140,9 +136,7 @@ export class Objects {
     const out: T[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await this.rest.request<ObjectList<T>>({
-        method: "GET",
-        path,
+      const page = await this.client.request<ObjectList<T>>("GET", path, {
         query: { labelSelector: opts.labelSelector, limit: 500, continue: continueToken },
       });
       // List items carry no apiVersion/kind of their own.
@@ -162,9 +156,7 @@ export class Objects {
     opts: { preconditions?: { uid?: string; resourceVersion?: string } } = {},
   ): Promise<boolean> {
     try {
-      await this.rest.request({
-        method: "DELETE",
-        path: await this.pathOf(obj),
+      await this.client.request("DELETE", await this.pathOf(obj), {
         body: {
           apiVersion: "v1",
           kind: "DeleteOptions",
@@ -195,14 +187,16 @@ export class Objects {
     const apiVersion = `${ref.group}/${ref.version}`;
     const obj = { apiVersion, kind: ref.kind, metadata: { name: ref.name } };
     await this.write(obj, () =>
-      this.rest.request<KubernetesObject>({
-        method: "PATCH",
-        path: resourcePath(apiVersion, { resource: ref.plural, namespaced: false }, undefined, ref.name, "status"),
-        query: { fieldManager: this.fieldManager, force: true },
-        body: { ...obj, status },
-        contentType: APPLY_PATCH,
-        target: { kind: ref.kind, name: ref.name },
-      }),
+      this.client.request<KubernetesObject>(
+        "PATCH",
+        resourcePath(apiVersion, { resource: ref.plural, namespaced: false }, undefined, ref.name, "status"),
+        {
+          query: { fieldManager: this.fieldManager, force: true },
+          body: { ...obj, status },
+          contentType: APPLY_PATCH,
+          target: { kind: ref.kind, name: ref.name },
+        },
+      ),
     );
   }
 

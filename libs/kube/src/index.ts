@@ -1,6 +1,6 @@
 export { loadKubeConfig, kubeConfigFromString } from "./kubeconfig.js";
 export { Objects } from "./apply.js";
-export { KubeApiError, type ApiStatus, type RequestTarget, type StatusCause } from "./api-error.js";
+export { ApiError, KubeApiError, type ApiStatus, type RequestTarget, type StatusCause } from "./api-error.js";
 export { EventRecorder, type RecordOutcome } from "./event-recorder.js";
 export {
   AggregatedEvents,
@@ -12,7 +12,7 @@ export {
   type Regarding,
 } from "./aggregated-events.js";
 export { LeadershipLostError, runWithLeaderElection, type LeaderElectionOptions } from "./leader-election.js";
-export { ApiError, JsonClient, resourcePath, type Query } from "./json-client.js";
+export { JsonClient, resourcePath, type JsonClientOptions, type JsonRequest, type Query } from "./json-client.js";
 export {
   startListWatch,
   type ListWatch,

@@ -1,31 +1,82 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
 import https from "node:https";
+import type { TLSSocket } from "node:tls";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
+import { httpStatusOf, normalizeError } from "@tenantplane/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiError, KubeApiError } from "./api-error.js";
 import { kubeConfigFor, localCertificate } from "./internal/test-tls.js";
 import { JsonClient, LineSplitter } from "./json-client.js";
+import { RequestBudget } from "./token-bucket.js";
 
 // A local TLS endpoint (the client pools only TLS connections itself, as API servers speak
-// TLS): watches stay open until the client leaves; anything else answers at once.
+// TLS). It asks for a client certificate (any will do) and answers with what it saw: the
+// certificate's name, the bearer token, the User-Agent. Watches stay open until the client
+// leaves or /end-watches ends them; /push sends every open watch an event naming its peer.
 let server: https.Server;
 let ca: string;
 let caKey: string;
-let openWatches = 0;
+let handshakes = 0;
+/** Open connections by the client certificate's common name ("" without one). */
+const connections = new Map<string, number>();
+const watches = new Set<{ res: ServerResponse; cn: string }>();
+
+function peerName(socket: TLSSocket): string {
+  return String(socket.getPeerCertificate().subject?.CN ?? "");
+}
 
 beforeAll(async () => {
   const { cert, key } = localCertificate();
   ca = cert;
   caKey = key;
-  server = https.createServer({ cert: ca, key }, (req, res) => {
+  server = https.createServer({ cert: ca, key, requestCert: true, rejectUnauthorized: false }, (req, res) => {
     const url = new URL(req.url ?? "", "https://x");
-    res.writeHead(200, { "Content-Type": "application/json" });
-    if (url.searchParams.get("watch") === "true") {
-      openWatches++;
-      res.write("\n");
-      req.on("close", () => openWatches--);
+    const cn = peerName(req.socket as TLSSocket);
+    if (url.pathname === "/slow") return;
+    if (url.pathname === "/refused") {
+      res.writeHead(422, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ kind: "Status", reason: "Invalid", message: 'ConfigMap "c" is invalid', code: 422 }));
       return;
     }
-    res.end(JSON.stringify({ kind: "Status", status: "Success" }));
+    if (url.pathname === "/gateway") {
+      res.writeHead(502, { "Content-Type": "text/html" });
+      res.end("<html>bad gateway</html>");
+      return;
+    }
+    if (url.pathname === "/push" || url.pathname === "/end-watches") {
+      for (const w of watches) {
+        if (url.pathname === "/push") w.res.write(JSON.stringify({ type: "ADDED", cn: w.cn }) + "\n");
+        else w.res.end();
+      }
+      if (url.pathname === "/end-watches") watches.clear();
+    }
+    res.writeHead(200, { "Content-Type": "application/json" });
+    if (url.searchParams.get("watch") === "true") {
+      const watch = { res, cn };
+      watches.add(watch);
+      res.write("\n");
+      req.on("close", () => watches.delete(watch));
+      return;
+    }
+    res.end(
+      JSON.stringify({
+        status: "Success",
+        cn,
+        url: req.url,
+        authorization: req.headers.authorization,
+        userAgent: req.headers["user-agent"],
+      }),
+    );
+  });
+  server.on("secureConnection", (socket: TLSSocket) => {
+    handshakes++;
+    const cn = peerName(socket);
+    connections.set(cn, (connections.get(cn) ?? 0) + 1);
+    socket.on("close", () => connections.set(cn, connections.get(cn)! - 1));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 });
@@ -35,6 +86,14 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
+interface Echo {
+  status: string;
+  cn: string;
+  url: string;
+  authorization?: string;
+  userAgent?: string;
+}
+
 function client(maxSockets: number): JsonClient {
   return new JsonClient(kubeConfigFor(server, ca), { maxSockets, timeoutMs: 5_000 });
 }
@@ -43,14 +102,177 @@ describe("JsonClient connections", () => {
   it("answers requests while more watches are open than its request pool has sockets", async () => {
     const c = client(2);
     const abort = new AbortController();
-    const watches = Array.from({ length: 5 }, () => c.stream("/api/v1/pods", { watch: true }, abort.signal));
+    const streams = Array.from({ length: 5 }, () => c.stream("/api/v1/pods", { watch: true }, abort.signal));
     // A watch opens its connection on the generator's first next().
-    const reading = watches.map((w) => w.next().catch(() => undefined));
-    await expect.poll(() => openWatches, { timeout: 5_000 }).toBe(5);
-    const answers = await Promise.all([1, 2, 3].map(() => c.request<{ status: string }>("GET", "/api/v1/pods/x")));
+    const reading = streams.map((w) => w.next().catch(() => undefined));
+    await expect.poll(() => watches.size, { timeout: 5_000 }).toBe(5);
+    const answers = await Promise.all([1, 2, 3].map(() => c.request<Echo>("GET", "/api/v1/pods/x")));
     expect(answers.map((a) => a.status)).toEqual(["Success", "Success", "Success"]);
     abort.abort();
     await Promise.all(reading);
+    c.close();
+    await expect.poll(() => watches.size).toBe(0);
+  });
+
+  it("keeps its TLS connections open across requests instead of one handshake per request", async () => {
+    const kc = kubeConfigFor(server, ca, "first");
+    const c = new JsonClient(kc);
+    const before = handshakes;
+    for (let i = 0; i < 20; i++) await c.request("GET", "/api/v1/namespaces/x");
+    expect(handshakes - before).toBe(1);
+    await Promise.all(Array.from({ length: 10 }, () => c.request("GET", "/api/v1/pods")));
+    expect(handshakes - before).toBeLessThanOrEqual(10);
+
+    // Credentials other than TLS ones are read per request, over the same connections.
+    kc.users[0] = { ...kc.users[0]!, token: "second" };
+    const opened = handshakes;
+    const answer = await c.request<Echo>("GET", "/version");
+    expect(answer.authorization).toBe("Bearer second");
+    expect(handshakes).toBe(opened);
+    c.close();
+  });
+
+  it("keeps the server URL's path prefix, leaves out unset query values and sends its User-Agent", async () => {
+    const kc = kubeConfigFor(server, ca);
+    kc.clusters[0] = { ...kc.clusters[0]!, server: `${kc.clusters[0]!.server}/k8s/clusters/c1/` };
+    const c = new JsonClient(kc, { userAgent: "tenantplane-test/1" });
+    const answer = await c.request<Echo>("GET", "/api/v1/pods", {
+      query: { labelSelector: "a=b", continue: "", limit: 5, fieldSelector: undefined },
+    });
+    expect(answer.url).toBe("/k8s/clusters/c1/api/v1/pods?labelSelector=a%3Db&limit=5");
+    expect(answer.userAgent).toBe("tenantplane-test/1");
+    c.close();
+  });
+
+  it("waits for its request budget before every request", async () => {
+    let now = 0;
+    const slept: number[] = [];
+    const budget = new RequestBudget(
+      2,
+      1,
+      () => now,
+      async (ms) => {
+        slept.push(ms);
+        now += ms;
+      },
+    );
+    const c = new JsonClient(kubeConfigFor(server, ca), { budget });
+    for (let i = 0; i < 3; i++) await c.request("GET", "/api/v1/pods");
+    expect(slept).toEqual([500, 500]);
+    c.close();
+  });
+
+  it("fails a request that gets no answer in time as ETIMEDOUT, naming it", async () => {
+    const c = client(2);
+    const err = await c.request("GET", "/slow", { timeoutMs: 100 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "ETIMEDOUT", message: "GET /slow: no answer within 100 ms" });
+    expect(normalizeError(err).transient).toBe(true);
+    c.close();
+  });
+});
+
+describe("JsonClient errors", () => {
+  it("throws a KubeApiError (an ApiError) naming method, path and the server's message, with the Status and target", async () => {
+    const c = client(2);
+    const target = { kind: "ConfigMap", name: "c", namespace: "a" };
+    const err = await c.request("PATCH", "/refused", { body: {}, target }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(KubeApiError);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({
+      code: 422,
+      message: 'PATCH /refused: HTTP 422: ConfigMap "c" is invalid',
+      body: { reason: "Invalid", message: 'ConfigMap "c" is invalid' },
+      method: "PATCH",
+      path: "/refused",
+      target,
+      isWrite: true,
+    });
+    expect(httpStatusOf(err)).toBe(422);
+    expect(normalizeError(err)).toMatchObject({ code: "HTTP422", transient: false });
+
+    const gateway = await c.request("GET", "/gateway").catch((e: unknown) => e);
+    expect(gateway).toMatchObject({
+      code: 502,
+      body: { message: "<html>bad gateway</html>" },
+      message: "GET /gateway: HTTP 502: <html>bad gateway</html>",
+      isWrite: false,
+    });
+    expect(normalizeError(gateway).transient).toBe(true);
+    c.close();
+  });
+
+  it("reads an ApiError's Status from the answer's text as given", () => {
+    const e = new ApiError(403, JSON.stringify({ reason: "Forbidden", message: "no" }), "POST /x");
+    expect(e).toMatchObject({
+      code: 403,
+      body: { reason: "Forbidden", message: "no" },
+      message: "POST /x: HTTP 403: no",
+    });
+    expect(new ApiError(500, "", "GET /y").message).toBe("GET /y: HTTP 500");
+  });
+});
+
+describe("JsonClient certificate rotation", () => {
+  it("presents a client certificate rotated in its files from the next request on, and retires the old connections", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "json-client-rotation-"));
+    const certFile = join(dir, "client.crt");
+    const keyFile = join(dir, "client.key");
+    const issue = (name: string) => {
+      const { cert, key } = localCertificate(name);
+      writeFileSync(certFile, cert);
+      writeFileSync(keyFile, key);
+    };
+    try {
+      issue("alice");
+      const c = new JsonClient(kubeConfigFor(server, ca, "", { certFile, keyFile }), { timeoutMs: 5_000 });
+      expect((await c.request<Echo>("GET", "/api/v1/x")).cn).toBe("alice");
+      const abort = new AbortController();
+      const before = c.stream("/api/v1/pods", { watch: true }, abort.signal);
+      const firstBefore = before.next();
+      await expect.poll(() => watches.size).toBe(1);
+      await c.request("GET", "/push");
+      expect((await firstBefore).value).toEqual({ type: "ADDED", cn: "alice" });
+      expect(connections.get("alice")).toBe(2);
+
+      // Caught between the two writes: the certificate does not match the key.
+      const alicesKey = readFileSync(keyFile);
+      issue("bob");
+      const bobsKey = readFileSync(keyFile);
+      writeFileSync(keyFile, alicesKey);
+      await expect(c.request("GET", "/api/v1/x")).rejects.toThrow(/key values mismatch/);
+      expect(connections.get("alice")).toBe(2);
+      writeFileSync(keyFile, bobsKey);
+      expect((await c.request<Echo>("GET", "/api/v1/x")).cn).toBe("bob");
+      // The old pool's idle connection closes; its watch's stays until the watch ends.
+      await expect.poll(() => connections.get("alice")).toBe(1);
+      const after = c.stream("/api/v1/pods", { watch: true }, abort.signal);
+      const firstAfter = after.next();
+      await expect.poll(() => watches.size).toBe(2);
+      const secondBefore = before.next();
+      await c.request("GET", "/push");
+      expect((await firstAfter).value).toEqual({ type: "ADDED", cn: "bob" });
+      expect((await secondBefore).value).toEqual({ type: "ADDED", cn: "alice" });
+
+      // Ended by the server, the old watch's connection closes instead of returning to a pool;
+      // the new one's is kept for the next watch.
+      const ends = [before.next(), after.next()];
+      await c.request("GET", "/end-watches");
+      expect((await Promise.all(ends)).map((r) => r.done)).toEqual([true, true]);
+      await expect.poll(() => connections.get("alice")).toBe(0);
+      const bobs = connections.get("bob");
+      const handshakesBefore = handshakes;
+      const again = c.stream("/api/v1/pods", { watch: true }, abort.signal);
+      const reading = again.next();
+      await expect.poll(() => watches.size).toBe(1);
+      expect(handshakes).toBe(handshakesBefore);
+      expect(connections.get("bob")).toBe(bobs);
+      abort.abort();
+      await reading;
+      c.close();
+      await expect.poll(() => connections.get("bob")).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
   });
 });
 

@@ -1,22 +1,48 @@
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type Agent,
+  type ClientRequest,
+  type IncomingMessage,
+} from "node:http";
 import { request as httpsRequest, type RequestOptions } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
-import { tlsAgent, tlsOf } from "./internal/tls-agent.js";
+import { KubeApiError, statusFromText, type RequestTarget } from "./api-error.js";
+import { secureContextOf, sameTls, tlsAgent, tlsOf, type TlsIdentity } from "./internal/tls-agent.js";
+import type { RequestBudget } from "./token-bucket.js";
 
-/** An API error with the server's HTTP status as `code`, as `httpStatusOf` and `normalizeError` expect. */
-export class ApiError extends Error {
-  constructor(
-    readonly code: number,
-    readonly body: string,
-    what: string,
-  ) {
-    super(`${what}: HTTP ${code}${statusMessage(body)}`);
-    this.name = "ApiError";
-  }
+/** Query parameters; undefined and empty values are left out (the API server reads both as unset). */
+export type Query = Record<string, string | number | boolean | undefined>;
+
+/** How a {@link JsonClient} connects and paces its requests. */
+export interface JsonClientOptions {
+  /** Milliseconds a request may wait for its answer (the socket idle) before it fails as ETIMEDOUT; default 30 s. */
+  timeoutMs?: number;
+  /** Sent as User-Agent, so the API server's audit log and metrics tell each service apart. */
+  userAgent?: string;
+  /** Request connections kept open at once (default 64); watches have their own, uncapped. */
+  maxSockets?: number;
+  /**
+   * Keep connections open between requests (default true). A client used now and then (a
+   * readiness probe) says false: it keeps only its TLS context, which is the costly part.
+   */
+  keepAlive?: boolean;
+  /** Paces every request and watch (QPS and burst), so many tenants at once cannot flood the API server. */
+  budget?: RequestBudget;
 }
 
-/** Query parameters; undefined values are left out. */
-export type Query = Record<string, string | number | boolean | undefined>;
+/** One request's parts beside method and path. */
+export interface JsonRequest {
+  query?: Query;
+  /** Sent exactly as `JSON.stringify` writes it. */
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+  /** The object the request is about, carried into the KubeApiError. */
+  target?: RequestTarget;
+  /** Overrides the client's `timeoutMs` for this request. */
+  timeoutMs?: number;
+}
 
 /** The core REST path of a namespaced kind's collection or object, e.g. `/api/v1/namespaces/a/pods/b`. */
 export function resourcePath(
@@ -31,64 +57,59 @@ export function resourcePath(
 }
 
 /**
- * A thin JSON client for one cluster: bodies are sent exactly as given (no typed model
- * serialiser, which drops keys such as `from` or `default`) and answers are parsed
- * JSON, never model instances. Credentials come from the KubeConfig and are never logged.
+ * The connections of one TLS identity: requests in a capped pool, watches in an uncapped one
+ * (each watch holds its connection for minutes; sharing the capped pool would let enough open
+ * watches take every socket and leave every request queued behind them for good).
+ */
+interface Pool {
+  tls: TlsIdentity;
+  requests: Agent;
+  watches: Agent;
+}
+
+/**
+ * The JSON client for one cluster, used by every service, Objects and the leader elector. The
+ * KubeConfig gives the server, TLS and credentials, applied per request: a rotated token, and a
+ * client certificate or CA read from files, are picked up by the next request (a new TLS
+ * identity gets new pools; the old pools' idle connections are closed, those in use finish).
+ * Bodies go out as plain `JSON.stringify` (never a typed model serialiser, which drops keys such
+ * as `from` or `default`) and answers are parsed JSON, never model instances. A non-2xx answer
+ * rejects with a {@link KubeApiError}. Credentials are never logged.
  */
 export class JsonClient {
-  private readonly server: URL;
-  /** One keep-alive pool per client, so requests reuse TLS connections whatever the Node default. */
-  private agent: HttpAgent | undefined;
-  /**
-   * Watches get their own uncapped pool: each holds its connection for minutes, and sharing
-   * the capped request pool would let enough open watches (one per kind per tenant) take
-   * every socket and leave every request queued behind them for good.
-   */
-  private watchAgent: HttpAgent | undefined;
+  /** The server URL without a trailing slash; request paths are appended (a path prefix stays). */
+  private readonly server: string;
+  private readonly proxied: boolean;
+  private pool: Pool | undefined;
 
   constructor(
     private readonly kc: KubeConfig,
-    private readonly opts: {
-      timeoutMs?: number;
-      userAgent?: string;
-      /** Request connections kept open at once (default 64); watches have their own, uncapped. */
-      maxSockets?: number;
-      /**
-       * Keep connections open between requests (default true). A client used now and then (a
-       * readiness probe) says false: it keeps only its TLS context, which is the costly part.
-       */
-      keepAlive?: boolean;
-    } = {},
+    private readonly opts: JsonClientOptions = {},
   ) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("kubeconfig has no current cluster");
-    this.server = new URL(cluster.server);
+    this.server = cluster.server.replace(/\/+$/, "");
+    this.proxied = !!cluster.proxyUrl;
   }
 
   /** The server URL without credentials, safe to log. */
   get serverUrl(): string {
-    return this.server.origin;
+    return new URL(this.server).origin;
   }
 
   /** Closes the pooled connections (a client for a one-off probe must not leave them open). */
   close(): void {
-    this.agent?.destroy();
-    this.watchAgent?.destroy();
-    this.agent = undefined;
-    this.watchAgent = undefined;
+    this.pool?.requests.destroy();
+    this.pool?.watches.destroy();
+    this.pool = undefined;
   }
 
-  /** One request; resolves with the parsed body, rejects with {@link ApiError} on a non-2xx status. */
-  async request<T>(
-    method: string,
-    path: string,
-    init: { query?: Query; body?: unknown; contentType?: string; signal?: AbortSignal } = {},
-  ) {
-    const res = await this.open(method, path, init);
+  /** One request; resolves with the parsed body, rejects with {@link KubeApiError} on a non-2xx status. */
+  async request<T>(method: string, path: string, init: JsonRequest = {}): Promise<T> {
+    const res = await this.open(method, path, init, false);
     const text = await readAll(res);
-    if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) {
-      throw new ApiError(res.statusCode ?? 0, text, `${method} ${path}`);
-    }
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) throw new KubeApiError(method, path, status, statusFromText(text), init.target);
     return (text === "" ? undefined : JSON.parse(text)) as T;
   }
 
@@ -97,9 +118,9 @@ export class JsonClient {
    * Ends when the server closes the stream or `signal` aborts.
    */
   async *stream(path: string, query: Query, signal: AbortSignal): AsyncGenerator<unknown> {
-    const res = await this.open("GET", path, { query, signal, stream: true });
+    const res = await this.open("GET", path, { query, signal }, true);
     if ((res.statusCode ?? 0) !== 200) {
-      throw new ApiError(res.statusCode ?? 0, await readAll(res), `watch ${path}`);
+      throw new KubeApiError("GET", path, res.statusCode ?? 0, statusFromText(await readAll(res)));
     }
     const lines = new LineSplitter();
     let slice = performance.now();
@@ -127,53 +148,84 @@ export class JsonClient {
     }
   }
 
-  private async open(
-    method: string,
-    path: string,
-    init: { query?: Query; body?: unknown; contentType?: string; signal?: AbortSignal; stream?: boolean },
-  ): Promise<IncomingMessage> {
-    const url = new URL(path, this.server);
+  private async open(method: string, path: string, init: JsonRequest, watch: boolean): Promise<IncomingMessage> {
+    const url = new URL(this.server + path);
     for (const [key, value] of Object.entries(init.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
+      if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
     }
-    const options: RequestOptions = {
-      method,
-      headers: {
-        Accept: "application/json",
-        ...(this.opts.userAgent ? { "User-Agent": this.opts.userAgent } : {}),
-      } as Record<string, string>,
-    };
-    // Per request: credentials (a token file may rotate) come from the KubeConfig each time.
+    await this.opts.budget?.wait();
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (this.opts.userAgent) headers["User-Agent"] = this.opts.userAgent;
+    const options: RequestOptions = { method, headers };
+    // Per request: a token, and certificate or CA files, may have rotated since the last one.
     await this.kc.applyToHTTPSOptions(options);
-    options.agent = init.stream
-      ? (this.watchAgent ??= this.newAgent(url, options, { keepAlive: false }))
-      : (this.agent ??= this.newAgent(url, options, {
-          keepAlive: this.opts.keepAlive ?? true,
-          maxSockets: this.opts.maxSockets ?? 64,
-        }));
-    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
-    const headers = options.headers as Record<string, string>;
+    const plain = url.protocol === "http:";
+    // Through a proxy the kubeconfig's own agent (a proxy agent it made for this request) carries
+    // the request; otherwise this client's pools do.
+    if (!this.proxied) options.agent = this.agentFor(options, plain, watch);
+    // One JSON.stringify per write; a large body is encoded to bytes once, and written in pieces.
+    const text = init.body === undefined ? undefined : JSON.stringify(init.body);
+    const body = text !== undefined && text.length > BODY_PIECE_BYTES ? Buffer.from(text, "utf8") : text;
     if (body !== undefined) {
       headers["Content-Type"] = init.contentType ?? "application/json";
-      headers["Content-Length"] = String(Buffer.byteLength(body));
+      headers["Content-Length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.length);
     }
-    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const send = plain ? httpRequest : httpsRequest;
     return new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(url, { ...options, ...(init.signal ? { signal: init.signal } : {}) }, resolve);
       req.on("error", reject);
-      if (!init.stream) {
-        req.setTimeout(this.opts.timeoutMs ?? 30_000, () => req.destroy(new TimeoutError(`${method} ${url.pathname}`)));
+      if (!watch) {
+        const timeoutMs = init.timeoutMs ?? this.opts.timeoutMs ?? REQUEST_TIMEOUT_MS;
+        req.setTimeout(timeoutMs, () =>
+          req.destroy(new TimeoutError(`${method} ${path}: no answer within ${timeoutMs} ms`)),
+        );
       }
       writeBody(req, body).catch((err: unknown) => req.destroy(err instanceof Error ? err : new Error(String(err))));
     });
   }
 
-  // The server's TLS settings (CA, client certificate) belong to the pool, not to each request.
-  private newAgent(url: URL, options: RequestOptions, pool: { keepAlive: boolean; maxSockets?: number }): HttpAgent {
-    if (url.protocol !== "https:") return new HttpAgent(pool);
-    return tlsAgent(tlsOf(options), pool);
+  // The TLS settings (CA, client certificate) belong to the pool, not to each request: a request
+  // with other ones (rotated files) gets a new pool, and the old one is retired.
+  private agentFor(options: RequestOptions, plain: boolean, watch: boolean): Agent {
+    const tls = tlsOf(options);
+    if (this.pool === undefined || !sameTls(this.pool.tls, tls)) {
+      // Made first: material that does not load (a new certificate whose key is not written yet)
+      // fails this request only, and the old pool stays until a new one is made.
+      const next = this.newPool(tls, plain);
+      if (this.pool) {
+        retire(this.pool.requests);
+        retire(this.pool.watches);
+      }
+      this.pool = next;
+    }
+    return watch ? this.pool.watches : this.pool.requests;
+  }
+
+  private newPool(tls: TlsIdentity, plain: boolean): Pool {
+    const keepAlive = this.opts.keepAlive ?? true;
+    const requests = { keepAlive, maxSockets: this.opts.maxSockets ?? MAX_SOCKETS };
+    const watches = { keepAlive };
+    if (plain) return { tls, requests: new HttpAgent(requests), watches: new HttpAgent(watches) };
+    const context = secureContextOf(tls);
+    return { tls, requests: tlsAgent(tls, context, requests), watches: tlsAgent(tls, context, watches) };
   }
 }
+
+/**
+ * Stops `agent` pooling: its idle connections close now, those in use (a request on its way, an
+ * open watch) when their answer ends, through Node's hook for whether a freed socket is kept.
+ */
+function retire(agent: Agent): void {
+  agent.keepSocketAlive = () => false;
+  for (const idle of Object.values(agent.freeSockets)) for (const socket of idle ?? []) socket.destroy();
+}
+
+/** Request connections per client by default; more requests wait for one. */
+const MAX_SOCKETS = 64;
+
+// A request the server does not answer in this time fails as ETIMEDOUT, which the error
+// normaliser treats as transient.
+const REQUEST_TIMEOUT_MS = 30_000;
 
 /** Longest run of watch events handled before the event loop is served. */
 const STREAM_SLICE_MS = 10;
@@ -186,14 +238,13 @@ const BODY_PIECE_BYTES = 64 * 1024;
  * between them: written whole, a megabyte object is encrypted in one synchronous stretch
  * (tens of ms) when the socket takes it.
  */
-async function writeBody(req: ClientRequest, body: string | undefined): Promise<void> {
-  if (body !== undefined && body.length > BODY_PIECE_BYTES) {
-    const bytes = Buffer.from(body, "utf8");
-    for (let at = 0; at < bytes.length; at += BODY_PIECE_BYTES) {
+async function writeBody(req: ClientRequest, body: string | Buffer | undefined): Promise<void> {
+  if (Buffer.isBuffer(body)) {
+    for (let at = 0; at < body.length; at += BODY_PIECE_BYTES) {
       if (at > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       // Failed or timed out meanwhile: its error is already reported.
       if (req.destroyed) return;
-      req.write(bytes.subarray(at, at + BODY_PIECE_BYTES));
+      req.write(body.subarray(at, at + BODY_PIECE_BYTES));
     }
   } else if (body !== undefined) req.write(body);
   req.end();
@@ -230,8 +281,8 @@ const NEWLINE = 0x0a;
 
 class TimeoutError extends Error {
   readonly code = "ETIMEDOUT";
-  constructor(what: string) {
-    super(`${what}: timed out`);
+  constructor(message: string) {
+    super(message);
     this.name = "TimeoutError";
   }
 }
@@ -241,13 +292,4 @@ async function readAll(res: IncomingMessage): Promise<string> {
   let text = "";
   for await (const chunk of res as AsyncIterable<string>) text += chunk;
   return text;
-}
-
-function statusMessage(body: string): string {
-  try {
-    const parsed = JSON.parse(body) as { message?: unknown };
-    return typeof parsed.message === "string" ? `: ${parsed.message}` : "";
-  } catch {
-    return "";
-  }
 }

@@ -1,7 +1,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { httpStatusOf, onAbort, sleep, type Logger } from "@tenantplane/runtime";
 import { LeaseObservation } from "./lease-observation.js";
-import { RestClient } from "./internal/rest.js";
+import { JsonClient } from "./json-client.js";
 
 /** The fields of a coordination.k8s.io/v1 Lease this elector reads and writes; times are MicroTime strings. */
 interface Lease {
@@ -57,7 +57,7 @@ export async function runWithLeaderElection(
   signal: AbortSignal,
   lead: (lost: AbortSignal) => Promise<void>,
 ): Promise<void> {
-  const rest = new RestClient(opts.kc, opts.userAgent);
+  const client = new JsonClient(opts.kc, { userAgent: opts.userAgent });
   const leases = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(opts.namespace)}/leases`;
   const leasePath = `${leases}/${encodeURIComponent(opts.name)}`;
   const leaseMs = opts.leaseDurationMs ?? 15_000;
@@ -72,9 +72,8 @@ export async function runWithLeaderElection(
   // next attempt reads. One request per renewal instead of two.
   let mine: Lease | undefined;
   // Every Lease call has a timeout shorter than the retry period.
-  const readLease = () => rest.request<Lease>({ method: "GET", path: leasePath, timeoutMs: callTimeoutMs });
-  const replaceLease = (body: Lease) =>
-    rest.request<Lease>({ method: "PUT", path: leasePath, body, timeoutMs: callTimeoutMs });
+  const readLease = () => client.request<Lease>("GET", leasePath, { timeoutMs: callTimeoutMs });
+  const replaceLease = (body: Lease) => client.request<Lease>("PUT", leasePath, { body, timeoutMs: callTimeoutMs });
   const now = () => performance.now();
 
   while (!signal.aborted) {
@@ -154,9 +153,7 @@ export async function runWithLeaderElection(
           renewTime: stamp,
           leaseTransitions: 0,
         };
-        mine = await rest.request<Lease>({
-          method: "POST",
-          path: leases,
+        mine = await client.request<Lease>("POST", leases, {
           body: {
             apiVersion: "coordination.k8s.io/v1",
             kind: "Lease",

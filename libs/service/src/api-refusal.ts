@@ -67,7 +67,7 @@ export function apiRefusalOf(err: unknown): ApiRefusal | undefined {
       ? `${target.kind} ${target.namespace ? `${target.namespace}/` : ""}${target.name}`
       : `${e.body.details?.kind ?? "object"} ${e.body.details?.name ?? ""}`.trim();
     const fields = [...new Set(causes.map((c) => c.field).filter((f): f is string => !!f))];
-    return { code: e.code, object, fields, message: e.message };
+    return { code: e.code, object, fields, message: e.body.message ?? e.message };
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { KubeApiError } from "../api-error.js";
-import type { RestClient } from "./rest.js";
+import type { JsonClient } from "../json-client.js";
 
 /** How a kind is addressed: its plural resource name and whether it lives in a namespace. */
 export interface ResourceInfo {
@@ -37,7 +37,7 @@ export function resourcePath(
 export class ResourceDirectory {
   private readonly cache = new Map<string, Promise<Map<string, ResourceInfo>>>();
 
-  constructor(private readonly rest: RestClient) {}
+  constructor(private readonly client: JsonClient) {}
 
   /** The resource of `kind` in `apiVersion`; throws (never with an HTTP status) when the server does not serve it. */
   async lookup(apiVersion: string, kind: string): Promise<ResourceInfo> {
@@ -58,7 +58,7 @@ export class ResourceDirectory {
   private async discover(apiVersion: string): Promise<Map<string, ResourceInfo>> {
     let list: ApiResourceList | undefined;
     try {
-      list = await this.rest.request<ApiResourceList>({ method: "GET", path: groupVersionPath(apiVersion) });
+      list = await this.client.request<ApiResourceList>("GET", groupVersionPath(apiVersion));
     } catch (err) {
       // An unserved group/version is "unknown kind", not "object not found": callers read 404 as absence.
       if (err instanceof KubeApiError && err.code === 404) return new Map();

@@ -6,17 +6,17 @@ import type { Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
+import { KubeConfig, type User } from "@kubernetes/client-node";
 
-/** A self-signed certificate (P-256) for 127.0.0.1, valid for a day. */
-export function localCertificate(): { cert: string; key: string } {
+/** A self-signed certificate (P-256) named `commonName`, for 127.0.0.1, valid for a day. */
+export function localCertificate(commonName = "127.0.0.1"): { cert: string; key: string } {
   const dir = mkdtempSync(join(tmpdir(), "kube-test-tls-"));
   try {
     execFileSync(
       "openssl",
       [
         ...["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"],
-        ...["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1"],
+        ...["-subj", `/CN=${commonName}`, "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1"],
         ...["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")],
       ],
       { stdio: "ignore" },
@@ -27,8 +27,11 @@ export function localCertificate(): { cert: string; key: string } {
   }
 }
 
-/** A KubeConfig for the listening `server`, trusting `ca`, authenticating with a bearer `token`. */
-export function kubeConfigFor(server: Server, ca: string, token = "t"): KubeConfig {
+/**
+ * A KubeConfig for the listening `server`, trusting `ca`, authenticating with a bearer `token`
+ * or, given `user`, with whatever that user entry holds (e.g. client certificate files).
+ */
+export function kubeConfigFor(server: Server, ca: string, token = "t", user?: Omit<User, "name">): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [
@@ -38,7 +41,7 @@ export function kubeConfigFor(server: Server, ca: string, token = "t"): KubeConf
         caData: Buffer.from(ca).toString("base64"),
       },
     ],
-    users: [{ name: "u", token }],
+    users: [{ name: "u", ...(user ?? { token }) }],
     contexts: [{ name: "x", cluster: "c", user: "u" }],
     currentContext: "x",
   });

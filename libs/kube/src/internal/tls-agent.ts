@@ -1,5 +1,5 @@
 import https from "node:https";
-import { createSecureContext } from "node:tls";
+import { createSecureContext, type SecureContext } from "node:tls";
 
 /** What a TLS connection is made with; a pool serves only requests with the same. */
 export type TlsIdentity = Pick<
@@ -28,16 +28,27 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 
 /**
- * An HTTPS agent for one TLS identity whose connections share one secure context. Without it
- * Node parses the CA, certificate and key again for every new connection (tls.connect makes a
- * context from the options), which costs a sync worker with a hundred watches seconds of CPU.
+ * The secure context of one TLS identity, shared by every agent (and so every connection) made
+ * with it. Without it Node parses the CA, certificate and key again for every new connection
+ * (tls.connect makes a context from the options), which costs a sync worker with a hundred
+ * watches seconds of CPU.
  */
-export function tlsAgent(tls: TlsIdentity, pool: { keepAlive: boolean; maxSockets?: number }): https.Agent {
-  const { rejectUnauthorized, servername, ...material } = tls;
+export function secureContextOf(tls: TlsIdentity): SecureContext {
+  const { rejectUnauthorized: _r, servername: _s, ...material } = tls;
+  return createSecureContext(material);
+}
+
+/** An HTTPS agent whose connections are made with `tls` and its `context` (see secureContextOf). */
+export function tlsAgent(
+  tls: TlsIdentity,
+  context: SecureContext,
+  pool: { keepAlive: boolean; maxSockets?: number },
+): https.Agent {
+  const { rejectUnauthorized, servername } = tls;
   return new https.Agent({
     ...pool,
     ...tls,
-    secureContext: createSecureContext(material),
+    secureContext: context,
     ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
     ...(servername === undefined ? {} : { servername }),
   });
