@@ -4,7 +4,16 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { defaultHostRules } from "./host-rules.js";
 import { KubeObjectSchema } from "./kube-object.js";
-import { plan, type PlanInput, planKey, PlanMemo, prepareSource, restrictToKey, type SourceKey } from "./plan.js";
+import {
+  plan,
+  type PlanInput,
+  planKey,
+  PlanMemo,
+  planSteps,
+  prepareSource,
+  restrictToKey,
+  type SourceKey,
+} from "./plan.js";
 import { transform } from "./transform.js";
 
 /** Property budget: random worlds in which every key is planned alone and compared with the full pass. */
@@ -204,6 +213,45 @@ describe("prepareSource", () => {
     const planned = planKey(input, key).decisions[0]?.object;
     expect(planKey(input, key).decisions[0]?.object).toBe(planned);
     expect(planned).toEqual(planKey({ ...input, memo: undefined }, key).decisions[0]?.object);
+  });
+});
+
+describe("planSteps", () => {
+  it("pauses after every object and gives plan's answer", () => {
+    fc.assert(
+      fc.property(world, (input) => {
+        const steps = planSteps(input);
+        let pauses = 0;
+        let next = steps.next();
+        for (; next.done !== true; next = steps.next()) pauses++;
+        expect(pauses).toBeGreaterThanOrEqual(input.tenantObjects.length + input.hostObjects.length);
+        expect(next.value).toEqual(plan(input));
+      }),
+      { numRuns: WORLD_RUNS },
+    );
+  });
+
+  it("a paused preparation stores nothing in a context another plan switched to meanwhile", () => {
+    const memo = new PlanMemo();
+    const big = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "big" }, data: { k: "x".repeat(300_000) } };
+    const input: PlanInput = {
+      tenant,
+      policy: { toHost: [{ kind: "ConfigMap" }] },
+      tenantObjects: [big],
+      hostObjects: [],
+      hashKey: "first-key-sixteen-chars",
+      memo,
+    };
+    const key = { kind: "ConfigMap", namespace: "default", name: "big" };
+    const steps = prepareSource(input, big);
+    steps.next();
+    // Another key's plan under another hash key switches the memo's context while this one waits.
+    const rekeyed = { ...input, hashKey: "other-key-sixteen-chars" };
+    planKey({ ...rekeyed, tenantObjects: [] }, key);
+    for (let next = steps.next(); next.done !== true; next = steps.next());
+    expect(planKey(rekeyed, key).decisions[0]?.object).toEqual(
+      planKey({ ...rekeyed, memo: undefined }, key).decisions[0]?.object,
+    );
   });
 });
 

@@ -94,20 +94,23 @@ type SourceWork =
  * for one tenant, rules object and hash key; asked with others, it forgets everything.
  */
 export class PlanMemo {
-  private sources = new WeakMap<object, SourceWork>();
-  private hosts = new WeakMap<object, HostEntry | null>();
+  private entries: MemoEntries = new MemoEntries();
   private context:
     | { tenant: string; rules: HostRules; hashKey: string | undefined; pods: string; kinds: string }
     | undefined;
 
-  /** @internal Entries valid for this context (a new context clears the memo). */
+  /**
+   * @internal Entries valid for this context (a new context clears the memo). A plan keeps the
+   * entries it was given: one that pauses (see {@link planSteps}) while another plan switches
+   * the context stores its work in the entries of its own context, never in the new ones.
+   */
   for(
     tenant: string,
     rules: HostRules,
     hashKey: string | undefined,
     podEnvironment: PodEnvironment | "unknown",
     syncedKinds: ReadonlySet<string>,
-  ): this {
+  ): MemoEntries {
     // Pod translations depend on the pod environment, which each pass resolves anew, and
     // on which kinds the policy syncs (references to the others are settled in translation).
     const pods = JSON.stringify(podEnvironment);
@@ -121,26 +124,33 @@ export class PlanMemo {
       c.pods !== pods ||
       c.kinds !== kinds
     ) {
-      this.sources = new WeakMap();
-      this.hosts = new WeakMap();
+      this.entries = new MemoEntries();
       this.context = { tenant, rules, hashKey, pods, kinds };
     }
-    return this;
+    return this.entries;
   }
 
-  /** @internal Whether `value`'s work is remembered. */
+  /** @internal Whether `value`'s work is remembered in the current context. */
+  hasSource(value: object): boolean {
+    return this.entries.hasSource(value);
+  }
+}
+
+/** @internal A {@link PlanMemo}'s entries for one context. */
+class MemoEntries {
+  private readonly sources = new WeakMap<object, SourceWork>();
+  private readonly hosts = new WeakMap<object, HostEntry | null>();
+
   hasSource(value: object): boolean {
     return this.sources.has(value);
   }
 
-  /** @internal */
   source(value: object, compute: () => SourceWork): SourceWork {
     let work = this.sources.get(value);
     if (work === undefined) this.sources.set(value, (work = compute()));
     return work;
   }
 
-  /** @internal */
   host(value: object, compute: () => HostEntry | undefined): HostEntry | undefined {
     let entry = this.hosts.get(value);
     if (entry === undefined) this.hosts.set(value, (entry = compute() ?? null));
@@ -200,12 +210,35 @@ export interface PlanResult {
  * never stops the pass. Host objects outside `tp-<tenant>` are never considered.
  */
 export function plan(input: PlanInput): PlanResult {
+  return runSteps(planSteps(input));
+}
+
+/**
+ * {@link plan} as steps: the generator pauses (yields) after each host object read, each
+ * source planned (a large one also between slices of its content hash, see
+ * {@link prepareSource}) and each host object judged for garbage collection, and returns the
+ * plan, so a caller can serve its event loop during a pass over tens of thousands of objects.
+ * The objects in `input` must not change meanwhile.
+ */
+export function* planSteps(input: PlanInput): Generator<void, PlanResult, void> {
   if (!isValidTenantName(input.tenant)) {
     throw new TypeError(`tenant name ${JSON.stringify(input.tenant)} ${TENANT_NAME_MESSAGE}`);
   }
-  const pass = new Pass(input, input.hostObjects);
-  input.tenantObjects.forEach((value, index) => pass.planSource(value, index + 1));
-  pass.collectGarbage(input.hostObjects);
+  const pass = new Pass(input, []);
+  for (const value of input.hostObjects) {
+    pass.addHost(value);
+    yield;
+  }
+  for (let i = 0; i < input.tenantObjects.length; i++) {
+    const value = input.tenantObjects[i];
+    if (isJsonObject(value)) yield* pass.prepare(value);
+    pass.planSource(value, i + 1);
+    yield;
+  }
+  for (const value of input.hostObjects) {
+    pass.collectGarbageOf(value);
+    yield;
+  }
   return pass.result();
 }
 
@@ -297,7 +330,7 @@ class Pass {
   private readonly completeKinds: Set<string>;
   private readonly hashKey: string | undefined;
   private readonly rules: HostRules;
-  private readonly memo: PlanMemo | undefined;
+  private readonly memo: MemoEntries | undefined;
   private readonly podEnvironment: PodEnvironment | "unknown";
   private readonly privateNodes: ReadonlySet<string>;
   private readonly hosts = new Map<string, HostEntry>();
@@ -319,14 +352,17 @@ class Pass {
     this.podEnvironment = resolvePodEnvironment(input);
     this.privateNodes = input.privateNodes ?? new Set();
     this.memo = input.memo?.for(this.tenant, this.rules, this.hashKey, this.podEnvironment, this.kinds);
-    for (const value of hostObjects) {
-      const entry = this.hostEntry(value);
-      if (entry !== undefined) this.hosts.set(hostKey(entry.kind, entry.name), entry);
-      if (entry?.kind !== "Pod") continue;
-      const source = reverseLookup(entry);
-      if (source !== undefined && source.tenant === labelValue(this.tenant) && source.kind === "Pod") {
-        this.podsWithCopy.add(`${source.namespace}/${source.name}`);
-      }
+    for (const value of hostObjects) this.addHost(value);
+  }
+
+  /** Takes in one host object of the pass (before any source is planned). */
+  addHost(value: unknown): void {
+    const entry = this.hostEntry(value);
+    if (entry !== undefined) this.hosts.set(hostKey(entry.kind, entry.name), entry);
+    if (entry?.kind !== "Pod") return;
+    const source = reverseLookup(entry);
+    if (source !== undefined && source.tenant === labelValue(this.tenant) && source.kind === "Pod") {
+      this.podsWithCopy.add(`${source.namespace}/${source.name}`);
     }
   }
 
@@ -624,34 +660,37 @@ class Pass {
    * managed-by and tenant labels too, but never the kind label, so they are never touched.
    */
   collectGarbage(hostObjects: readonly unknown[]): void {
-    for (const value of hostObjects) {
-      const host = this.hostEntry(value);
-      if (host === undefined || !isSyncCopy(host) || !this.completeKinds.has(host.kind)) continue;
-      if (host.labels[LABEL_TENANT] !== labelValue(this.tenant) || host.labels[LABEL_KIND] !== labelValue(host.kind))
-        continue;
-      const source = reverseLookup(host);
-      const tenantRef =
-        source === undefined ? { namespace: "", name: host.name } : { namespace: source.namespace, name: source.name };
-      const mapped = source === undefined ? undefined : hostName({ ...tenantRef, tenant: this.tenant });
-      const target: PlannedTarget = {
-        tenant: this.tenant,
-        kind: host.kind,
-        tenantRef,
-        hostRef: { namespace: this.hostNamespace, name: host.name },
-        hashed: mapped?.hashed ?? false,
-      };
-      if (!this.kinds.has(host.kind)) {
-        this.decide(target, "Delete", `kind ${host.kind} left the SyncPolicy: toHost no longer lists it`);
-        continue;
-      }
-      if (source !== undefined && mapped !== undefined && mapped.name !== host.name) {
-        const label = `${host.kind} ${source.namespace}/${source.name}`;
-        this.decide(target, "Delete", `stray copy: source ${label} maps to ${this.hostNamespace}/${mapped.name}`);
-        continue;
-      }
-      if (this.claimed.has(hostKey(host.kind, host.name))) continue;
-      this.decide(target, "Delete", this.orphanReason(host, source));
+    for (const value of hostObjects) this.collectGarbageOf(value);
+  }
+
+  /** {@link collectGarbage} for one host object, once every source is planned. */
+  collectGarbageOf(value: unknown): void {
+    const host = this.hostEntry(value);
+    if (host === undefined || !isSyncCopy(host) || !this.completeKinds.has(host.kind)) return;
+    if (host.labels[LABEL_TENANT] !== labelValue(this.tenant) || host.labels[LABEL_KIND] !== labelValue(host.kind))
+      return;
+    const source = reverseLookup(host);
+    const tenantRef =
+      source === undefined ? { namespace: "", name: host.name } : { namespace: source.namespace, name: source.name };
+    const mapped = source === undefined ? undefined : hostName({ ...tenantRef, tenant: this.tenant });
+    const target: PlannedTarget = {
+      tenant: this.tenant,
+      kind: host.kind,
+      tenantRef,
+      hostRef: { namespace: this.hostNamespace, name: host.name },
+      hashed: mapped?.hashed ?? false,
+    };
+    if (!this.kinds.has(host.kind)) {
+      this.decide(target, "Delete", `kind ${host.kind} left the SyncPolicy: toHost no longer lists it`);
+      return;
     }
+    if (source !== undefined && mapped !== undefined && mapped.name !== host.name) {
+      const label = `${host.kind} ${source.namespace}/${source.name}`;
+      this.decide(target, "Delete", `stray copy: source ${label} maps to ${this.hostNamespace}/${mapped.name}`);
+      return;
+    }
+    if (this.claimed.has(hostKey(host.kind, host.name))) return;
+    this.decide(target, "Delete", this.orphanReason(host, source));
   }
 
   private orphanReason(host: HostEntry, source: SourceIdentity | undefined): string {

@@ -1,9 +1,10 @@
 import type { SyncPolicySpec } from "@tenantplane/api";
 import { hostName, hostNamespaceFor, LABEL_KIND, LABEL_TENANT, labelValue, reverseLookup } from "@tenantplane/mapping";
 import {
-  plan,
   planKey as planOneKey,
+  planSteps,
   privateDeleteNote,
+  runSteps,
   type HostRules,
   type PlanMemo,
   type PlannedDecisionWithObject,
@@ -111,6 +112,11 @@ export interface PassInput extends TenantPlanContext {
 
 /** The full pass: the planner over every live source and every copy, Deletes only for complete kinds. */
 export function planPass(input: PassInput): KeyPlan {
+  return runSteps(planPassSteps(input));
+}
+
+/** {@link planPass} as steps, pausing after each object (see the planner's `planSteps`). */
+export function* planPassSteps(input: PassInput): Generator<void, KeyPlan, void> {
   const deleting = new Set(input.sources.filter(isDeleting).map(identityOf));
   const live = input.sources.filter((s) => !input.deletedNamespaces.has(namespaceOf(s)) && !isDeleting(s));
   const held = new Map<string, string>();
@@ -120,7 +126,7 @@ export function planPass(input: PassInput): KeyPlan {
     if (reason !== undefined) held.set(keyText(key), reason);
     return reason === undefined;
   });
-  const result = plan({ ...planInput(input), tenantObjects: sources, hostObjects: input.hosts });
+  const result = yield* planSteps({ ...planInput(input), tenantObjects: sources, hostObjects: input.hosts });
   const decisions = result.decisions.map((d) => {
     if (input.deletedNamespaces.has(d.tenantRef.namespace)) return namespaceReason(d, input.tenant, input.rules);
     if (deleting.has(`${d.kind}/${d.tenantRef.namespace}/${d.tenantRef.name}`))

@@ -35,7 +35,7 @@ import { pluralOf, type HostWriter, type TenantWriter } from "./host-writer.js";
 import { heldBackStub, leanHostCopy, sizeOf, TenantBudget, type TenantLimits } from "./tenant-limits.js";
 import { TimeSlicer } from "./time-slice.js";
 import { prepareSliced } from "./prepare-source.js";
-import { planKey, planPass, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
+import { planKey, planPassSteps, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
 import type { SharedWatches } from "./shared-watches.js";
 import { SkipMemory } from "./skip-memory.js";
 import { admitSkip } from "./paced-skip.js";
@@ -418,38 +418,34 @@ export class TenantSyncer {
   }
 
   /**
-   * The expensive part of a pass (parsing, checking and translating each object, hashing its
-   * copy) fills the memo in slices with the event loop served between them; the pass proper
-   * then plans from the memo. A tenant with gigabytes or tens of thousands of objects thus
-   * never holds the loop for long, and the lease renewals and other tenants go on meanwhile.
+   * The pass plans the caches as they hold when it begins (they replace objects, never change
+   * them) in slices with the event loop served between them: each object read, checked and
+   * translated (a large one hashed in slices too), each copy judged. A tenant with gigabytes or
+   * tens of thousands of objects thus never holds the loop for long, and the lease renewals
+   * and other tenants go on meanwhile. A change during the pass is queued by its own event, and
+   * every key the pass queues is planned again from the caches when it is processed.
    */
   private async runPass(): Promise<void> {
     const slicer = new TimeSlicer();
-    const context = this.context();
-    const warm = { ...context, completeKinds: [], hosts: [], deletedNamespaces: new Set<string>() };
     const sources = [...this.tenantWatches.values()].flatMap((w) => w.list());
-    // One source at a time, a large one in slices of its content hash (1 MiB: milliseconds).
-    for (const source of sources) {
-      if (context.heldBack?.(keyOf(source)) === undefined) {
-        await prepareSliced(context, source, slicer, () => this.stopped);
-      }
-      await slicer.yieldIfDue();
-      if (this.stopped) return;
-    }
-    const hosts = [...this.hostWatches.values()].flatMap((w) => w.list());
-    for (let i = 0; i < hosts.length; i += 256) {
-      planPass({ ...warm, sources: [], hosts: hosts.slice(i, i + 256) });
-      await slicer.yieldIfDue();
-      if (this.stopped) return;
-    }
-    // The caches moved on while the memo filled: plan what they hold now.
-    const result = planPass({
+    const steps = planPassSteps({
       ...this.context(),
-      sources: [...this.tenantWatches.values()].flatMap((w) => w.list()),
+      sources,
       hosts: [...this.hostWatches.values()].flatMap((w) => w.list()),
       deletedNamespaces: this.deletedNamespaces(),
     });
-    for (const t of result.inSync) this.outcomes.set(encodeKey(targetKey(t)), "inSync");
+    let step = steps.next();
+    for (; step.done !== true; step = steps.next()) {
+      await slicer.yieldIfDue();
+      if (this.stopped) return;
+    }
+    const result = step.value;
+    // In sync as of the pass's start: a source changed since has its own outcome coming.
+    const planned = new Set<object>(sources);
+    for (const t of result.inSync) {
+      const now = this.tenantWatches.get(t.kind)?.get(t.tenantRef.namespace, t.tenantRef.name);
+      if (now !== undefined && planned.has(now)) this.outcomes.set(encodeKey(targetKey(t)), "inSync");
+    }
     for (const d of result.decisions) this.deps.enqueue(encodeKey(targetKey(d)));
     this.lastPass = new Date();
     this.deps.onStatus();
