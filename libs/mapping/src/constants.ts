@@ -22,6 +22,8 @@ export const ANNOTATION_CONTENT_HASH = "tenantplane.io/content-hash";
 export const ANNOTATION_DECISION = "tenantplane.io/decision";
 /** Exemption label (value "true") on tenantplane's own control-plane pods; tenants can never set it. */
 export const LABEL_CONTROL_PLANE = "tenantplane.io/control-plane";
+/** Label on a token Secret naming the host Pod it serves (the Secret is also owned by that Pod). */
+export const LABEL_TOKEN_FOR_POD = "tenantplane.io/token-for-pod";
 /** Key prefix reserved for tenantplane; tenant-supplied keys under it are dropped, never trusted. */
 export const RESERVED_PREFIX = "tenantplane.io/";
 /**

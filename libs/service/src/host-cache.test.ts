@@ -1,3 +1,4 @@
+import { matchesSelector } from "@tenantplane/kube";
 import { describe, expect, it } from "vitest";
 import { hostKinds, scopeByAccess, tenantToWake } from "./host-cache.js";
 
@@ -155,5 +156,24 @@ describe("scopeByAccess", () => {
       "Service per namespace",
       "RoleBinding per namespace",
     ]);
+  });
+});
+
+describe("hostKinds Secret", () => {
+  // The selector goes to the API server; matchesSelector reads it the same way.
+  const [secrets] = hostKinds(["Secret"]);
+  const own = { "app.kubernetes.io/managed-by": "tenantplane", "tenantplane.io/tenant": "a" };
+
+  it("holds tenantplane's own Secrets of a tenant (its kubeconfig, PKI, join credential)", () => {
+    expect(matchesSelector(own, secrets!.labelSelector!)).toBe(true);
+  });
+
+  it("leaves out the token Secrets of host Pod copies and every synced copy: they grow with the tenant's Pods", () => {
+    expect(matchesSelector({ ...own, "tenantplane.io/token-for-pod": "web-x-shop-x-a" }, secrets!.labelSelector!)).toBe(
+      false,
+    );
+    expect(matchesSelector({ ...own, "tenantplane.io/virtual-namespace": "shop" }, secrets!.labelSelector!)).toBe(
+      false,
+    );
   });
 });

@@ -3,6 +3,7 @@ import type { CacheEvent, CachedKind, RawObject } from "@tenantplane/kube";
 import {
   LABEL_CONTROL_PLANE,
   LABEL_MANAGED_BY,
+  LABEL_TOKEN_FOR_POD,
   LABEL_TENANT,
   LABEL_VIRTUAL_NAMESPACE,
   MANAGED_BY,
@@ -53,7 +54,9 @@ const HOST_KINDS: Record<HostKind, CachedKind> = {
     resource: { resource: "namespaces", namespaced: false },
     labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY}`,
   },
-  Secret: ownObjects("v1", "Secret", "secrets"),
+  // Not the token Secrets the sync worker keeps for host Pod copies: one per Pod, each refreshed
+  // hourly, and nothing a pass reads (each would wake a provisioner pass for its tenant).
+  Secret: { ...ownObjects("v1", "Secret", "secrets"), labelSelector: `${OWN_OBJECTS},!${LABEL_TOKEN_FOR_POD}` },
   Service: ownObjects("v1", "Service", "services"),
   StatefulSet: ownObjects("apps/v1", "StatefulSet", "statefulsets"),
   ConfigMap: ownObjects("v1", "ConfigMap", "configmaps"),

@@ -45,8 +45,7 @@ export const ANNOTATION_VIRTUAL_LABELS = "tenantplane.io/virtual-labels";
  * `[{key, audience?, expirationSeconds}]`. Parameters only: a token never goes in an annotation.
  */
 export const ANNOTATION_TOKEN_REQUESTS = "tenantplane.io/token-requests";
-/** Label on a token Secret naming the host Pod it serves (the Secret is also owned by that Pod). */
-export const LABEL_TOKEN_FOR_POD = "tenantplane.io/token-for-pod";
+export { LABEL_TOKEN_FOR_POD } from "@tenantplane/mapping";
 
 /** Key of the tenant CA certificate in a token Secret. */
 export const TOKEN_SECRET_CA_KEY = "ca.crt";
