@@ -2,6 +2,7 @@ import { ApiError, resourcePath, type JsonClient, type ListWatch } from "@tenant
 import { hostNamespaceFor, LABEL_MANAGED_BY, LABEL_TENANT, labelValue, MANAGED_BY } from "@tenantplane/mapping";
 import type { Logger } from "@tenantplane/runtime";
 import type { SharedWatches } from "../shared-watches.js";
+import { Pacer } from "./pacer.js";
 import {
   QUOTA_VIEW_NAME,
   QUOTA_VIEW_NAMESPACE,
@@ -25,7 +26,19 @@ export interface QuotaMirrorDeps {
   mayWrite(): boolean;
   /** Counts a write to the tenant API. */
   count(kind: string, action: string): void;
+  /** Shortest time between two rewrites of the view (default {@link QUOTA_VIEW_INTERVAL_MS}). */
+  minIntervalMs?: number;
 }
+
+/**
+ * The view is rewritten at most this often: the host quota's usage moves with every Pod and
+ * Service the worker creates, so a tenant starting a hundred Pods would otherwise cost a hundred
+ * view writes in its API. Usage is shown at most this late.
+ */
+export const QUOTA_VIEW_INTERVAL_MS = 2_000;
+
+/** The reader Role and RoleBinding are made again at most this often, besides with a new view. */
+const RBAC_RECHECK_MS = 5 * 60_000;
 
 /**
  * Keeps `kube-public/tenantplane-quota` in the tenant API equal to what the host quota of
@@ -38,9 +51,12 @@ export class QuotaMirror {
   private readonly hostNs: string;
   private hostQuotas: ListWatch | undefined;
   private tenantViews: ListWatch | undefined;
+  private readonly pacer: Pacer;
+  private rbacMadeAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly deps: QuotaMirrorDeps) {
     this.hostNs = hostNamespaceFor(deps.tenant);
+    this.pacer = new Pacer(() => deps.onChange(), deps.minIntervalMs ?? QUOTA_VIEW_INTERVAL_MS);
   }
 
   /** Opens the two watches; resolves once both have listed. */
@@ -54,7 +70,7 @@ export class QuotaMirror {
       labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_TENANT}=${labelValue(tenant)}`,
       logger: logger.child({ side: "host", kind: "ResourceQuota", direction: "back" }),
       onEvent: (e) => {
-        if (e.object.metadata.name === QUOTA_VIEW_NAME) this.deps.onChange();
+        if (e.object.metadata.name === QUOTA_VIEW_NAME) this.pacer.changed();
       },
     });
     this.tenantViews = watches.open({
@@ -64,7 +80,7 @@ export class QuotaMirror {
       kind: "ConfigMap",
       logger: logger.child({ side: "tenant", kind: "ConfigMap", direction: "back" }),
       onEvent: (e) => {
-        if (e.object.metadata.name === QUOTA_VIEW_NAME) this.deps.onChange();
+        if (e.object.metadata.name === QUOTA_VIEW_NAME) this.pacer.changed();
       },
     });
     return Promise.all([this.hostQuotas.synced, this.tenantViews.synced]).then(() => undefined);
@@ -72,6 +88,7 @@ export class QuotaMirror {
 
   /** Closes the watches. */
   stop(): void {
+    this.pacer.stop();
     this.hostQuotas?.stop();
     this.tenantViews?.stop();
   }
@@ -85,8 +102,11 @@ export class QuotaMirror {
     if (viewIsCurrent(current, desired)) return;
     if (current === undefined) await this.create(desired);
     else await this.replace(desired);
-    // Readable by every tenant user: made with the view, and again whenever the view is rewritten.
+    // Readable by every tenant user: made with the view, and again now and then when the view is
+    // rewritten (a tenant admin may have deleted them); not on every rewrite, each a refused create.
+    if (current !== undefined && Date.now() - this.rbacMadeAt < RBAC_RECHECK_MS) return;
     for (const object of quotaReaderRbac()) await this.create(object, false);
+    this.rbacMadeAt = Date.now();
   }
 
   // A create that finds the object there (a cache behind the tenant API) replaces it instead.
