@@ -199,3 +199,35 @@ describe("planPod for a Pod on the tenant's own node", () => {
     expect(steps).toMatchObject([{ action: "Status", patch: { phase: "Failed" } }]);
   });
 });
+
+describe("planPod: writes a binding makes needless", () => {
+  const scheduledOnly = {
+    phase: "Pending",
+    conditions: [{ type: "PodScheduled", status: "True", lastTransitionTime: "2026-01-01T00:00:00Z" }],
+  };
+
+  it("binds a copy that is only scheduled without a status write: the binding sets PodScheduled itself", () => {
+    const steps = planPod({ tenant: tenantPod(), host: hostPod("node-a", scheduledOnly), hostListed: true });
+    expect(steps).toEqual([{ action: "Bind", node: "node-a" }]);
+  });
+
+  it("writes no status when the conditions differ only in their times, and the host's list when they differ otherwise", () => {
+    const bound = tenantPod(
+      {
+        status: {
+          phase: "Pending",
+          qosClass: "BestEffort",
+          conditions: [{ type: "PodScheduled", status: "True", lastTransitionTime: "2026-01-01T00:00:03Z" }],
+        },
+      },
+      "node-a",
+    );
+    expect(planPod({ tenant: bound, host: hostPod("node-a", scheduledOnly), hostListed: true })).toEqual([]);
+    const ready = {
+      ...scheduledOnly,
+      conditions: [...scheduledOnly.conditions, { type: "Ready", status: "False", reason: "ContainersNotReady" }],
+    };
+    const [step] = planPod({ tenant: bound, host: hostPod("node-a", ready), hostListed: true });
+    expect(step).toEqual({ action: "Status", patch: { conditions: ready.conditions } });
+  });
+});

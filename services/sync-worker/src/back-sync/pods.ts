@@ -106,10 +106,12 @@ export function planPod(input: PodInput): PodStep[] {
   }
   const steps: PodStep[] = [];
   const hostNode = host.spec?.nodeName;
+  let tenantStatus = tenant.status ?? {};
   if (!isBound(tenant) && hostNode !== undefined && hostNode !== "" && !deleting) {
     steps.push({ action: "Bind", node: hostNode });
+    tenantStatus = boundStatus(tenantStatus);
   }
-  const patch = statusPatch(tenant.status ?? {}, host.status ?? {});
+  const patch = statusPatch(tenantStatus, host.status ?? {});
   if (patch !== undefined) steps.push({ action: "Status", patch });
   return steps;
 }
@@ -123,10 +125,34 @@ export function statusPatch(
   for (const field of MIRRORED_POD_STATUS) {
     const want = host[field] as Json | undefined;
     const have = tenant[field] as Json | undefined;
-    if (sameJson(want ?? null, have ?? null)) continue;
+    if (field === "conditions" ? sameConditions(want, have) : sameJson(want ?? null, have ?? null)) continue;
     patch[field] = want ?? null;
   }
   return Object.keys(patch).length === 0 ? undefined : patch;
+}
+
+/**
+ * Whether two condition lists say the same, their timestamps aside: a condition whose times
+ * alone differ (the tenant's binding stamped PodScheduled itself a moment apart from the host's
+ * scheduler) costs no write; any other change writes the host's list, times included.
+ */
+function sameConditions(a: Json | undefined, b: Json | undefined): boolean {
+  return sameJson(untimed(a), untimed(b));
+}
+
+function untimed(conditions: Json | undefined): Json {
+  if (!Array.isArray(conditions)) return conditions ?? null;
+  return conditions.map((c) => {
+    if (c === null || typeof c !== "object" || Array.isArray(c)) return c;
+    const { lastTransitionTime: _transition, lastProbeTime: _probe, ...rest } = c;
+    return rest;
+  });
+}
+
+/** The tenant Pod's status as its API leaves it after a binding: PodScheduled True (the binding sets it). */
+function boundStatus(status: Record<string, unknown>): Record<string, unknown> {
+  const others = conditionsOf(status).filter((c) => c["type"] !== "PodScheduled");
+  return { ...status, conditions: [...others, { type: "PodScheduled", status: "True" }] };
 }
 
 /**
