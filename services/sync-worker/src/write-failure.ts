@@ -59,7 +59,7 @@ export function hostAnswerOf(err: unknown, attempted?: AttemptedWrite): Decision
   };
 }
 
-// JsonClient's ApiError carries the body as text; other clients as a parsed object.
+// JsonClient's ApiError carries the parsed Status; an error of another client may carry the text.
 function statusBody(err: unknown): { reason?: string; message?: string } | undefined {
   if (typeof err !== "object" || err === null) return undefined;
   const body = (err as { body?: unknown }).body;
