@@ -17,8 +17,10 @@
 //              Services (1000) and DNS_PODS Pods (10000) named by hostname and subdomain, spread
 //              over the Services, instead: its tenant DNS records and service links are computed
 //              over Services x Pods on every change (host kwok nodes for the Pods)
-import { copyFileSync, readFileSync } from "node:fs";
-import { CoreV1Api } from "@kubernetes/client-node";
+import { copyFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
 import { JsonClient, resourcePath, startListWatch, type ListWatch } from "@tenantplane/kube";
 import YAML from "yaml";
@@ -52,6 +54,8 @@ const SAMPLES = Number(process.env.SAMPLES ?? 200);
 const OBJECT_BYTES = 1_000_000;
 const RESYNC_SECONDS = 20;
 const BIG = { name: "bulk-big", address: "127.0.0.201" };
+/** The big tenant's IsolationProfile in the DNS case (applyDnsProfile). */
+const DNS_PROFILE = "bulkhead-dns";
 const SMALL = [
   { name: "bulk-a", address: "127.0.0.202" },
   { name: "bulk-b", address: "127.0.0.203" },
@@ -93,8 +97,13 @@ const fleet = new ServiceFleet({
 const standIns: TenantApiServer[] = [];
 const watches: ListWatch[] = [];
 const profiles = new ProfileWindows();
-// The heap cap the chart derives from the memory limit (3/4 of it).
-const workerProfile = profiles.env(`--max-old-space-size=${Math.floor((chartLimitMiB * 3) / 4)}`);
+// The heap cap the chart derives from the memory limit (3/4 of it). TRACE_GC=1 adds the worker's
+// garbage-collector pauses over the big phase to the figures (--trace-gc, which NODE_OPTIONS
+// refuses, set from a preloaded module).
+const workerProfile = profiles.env(
+  `--max-old-space-size=${Math.floor((chartLimitMiB * 3) / 4)}` +
+    (process.env.TRACE_GC === "1" ? ` --import ${traceGcPreload()}` : ""),
+);
 /** When each small tenant's host copy (`<namespace>/<name>`) was first seen. */
 const seen = new Map<string, number>();
 
@@ -108,7 +117,12 @@ try {
     ...workerProfile,
   });
   const watchdog = watchWorker(worker);
-  for (const t of [BIG, ...SMALL]) standIns.push(await provisionTenant(host.kubeConfig, t, {}, { toolsDir }));
+  // The default profile's quota admits 50 Pods: the DNS case's big tenant gets room for all of its own.
+  if (DNS) await applyDnsProfile();
+  for (const t of [BIG, ...SMALL]) {
+    const spec = DNS && t === BIG ? { isolationProfileRef: { name: DNS_PROFILE } } : {};
+    standIns.push(await provisionTenant(host.kubeConfig, t, spec, { toolsDir }));
+  }
   const clients = new Map<string, JsonClient>();
   for (const t of [BIG, ...SMALL]) {
     await waitForSynced(host.kubeConfig, t.name, 300_000);
@@ -129,6 +143,8 @@ try {
 
   // The big tenant fills its API while the small tenants keep syncing.
   const loopBig = scrapeLoop(worker);
+  const workerLog = join(fleet.logsDir, `${worker.name}.log`);
+  const gcFrom = statSync(workerLog).size;
   profiles.start(worker.process.pid);
   const count = Math.ceil((BIG_MIB * 1024 * 1024) / OBJECT_BYTES);
   const big = clients.get(BIG.name)!;
@@ -174,6 +190,7 @@ try {
         .catch(() => undefined)
     : undefined;
   const peak = procStatusMib(worker.process.pid, "VmHWM");
+  const gc = gcPauses(readFileSync(workerLog).subarray(gcFrom).toString("utf8"));
   const restarts = watchdog.stop();
 
   const baseP99 = pct(base, 99);
@@ -207,6 +224,12 @@ try {
     );
   }
   console.log(`  worker restarts ${restarts} (must be 0)`);
+  if (gc.scavenges + gc.majors > 0) {
+    console.log(
+      `  garbage collector (--trace-gc) over the big phase: ${gc.majors} major (Mark-Compact), longest ${ms(gc.majorMax)}, ` +
+        `${(gc.majorTotal / 1000).toFixed(2)}s in all; ${gc.scavenges} minor, longest ${ms(gc.scavengeMax)}, ${(gc.scavengeTotal / 1000).toFixed(2)}s in all`,
+    );
+  }
   const self = selfTimes(profile, 12);
   console.log(`\nsync worker CPU profile of the big phase (${(self.busyMs / 1000).toFixed(2)}s busy), by self time:`);
   for (const line of formatSelfTimes(self)) console.log(line);
@@ -225,6 +248,33 @@ try {
   await nats.stop();
   await host.stop();
   profiles.remove();
+}
+
+/** The built-in profile with a host quota that holds DNS_PODS Pods of 1m CPU and 1Mi (and nothing else changed). */
+async function applyDnsProfile(): Promise<void> {
+  await KubernetesObjectApi.makeApiClient(host.kubeConfig).patch(
+    {
+      apiVersion: "tenantplane.io/v1alpha1",
+      kind: "IsolationProfile",
+      metadata: { name: DNS_PROFILE },
+      spec: {
+        resourceQuota: {
+          hard: {
+            pods: String(DNS_PODS + 50),
+            "requests.cpu": "64",
+            "requests.memory": "64Gi",
+            "limits.cpu": "64",
+            "limits.memory": "64Gi",
+          },
+        },
+      },
+    } as KubernetesObject,
+    undefined,
+    undefined,
+    "bench",
+    true,
+    PatchStrategy.ServerSideApply,
+  );
 }
 
 function bigConfigMap(i: number): object {
@@ -315,6 +365,40 @@ function hostWatch(namespace: string): ListWatch {
       if (e.type === "add" && !seen.has(key)) seen.set(key, performance.now());
     },
   });
+}
+
+/** A module that turns on V8's --trace-gc in the process that preloads it. */
+function traceGcPreload(): string {
+  const path = join(tmpdir(), "tenantplane-bench-trace-gc.mjs");
+  writeFileSync(path, 'import { setFlagsFromString } from "node:v8";\nsetFlagsFromString("--trace-gc");\n');
+  return path;
+}
+
+/** Pauses from V8's --trace-gc lines ("…ms: Mark-Compact 301.2 (320.0) -> 200.1 (310.0) MB, 55.3 / 0.0 ms …"). */
+function gcPauses(log: string): {
+  majors: number;
+  majorMax: number;
+  majorTotal: number;
+  scavenges: number;
+  scavengeMax: number;
+  scavengeTotal: number;
+} {
+  const gc = { majors: 0, majorMax: 0, majorTotal: 0, scavenges: 0, scavengeMax: 0, scavengeTotal: 0 };
+  const line =
+    /ms: (Scavenge|Mark-Compact(?: \(reduce\))?|Mark-Sweep)\b[^\n]*?MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/g;
+  for (const m of log.matchAll(line)) {
+    const pause = Number(m[2]);
+    if (m[1] === "Scavenge") {
+      gc.scavenges++;
+      gc.scavengeMax = Math.max(gc.scavengeMax, pause);
+      gc.scavengeTotal += pause;
+    } else {
+      gc.majors++;
+      gc.majorMax = Math.max(gc.majorMax, pause);
+      gc.majorTotal += pause;
+    }
+  }
+  return gc;
 }
 
 /** Scrapes the worker's event-loop delay each second; stop() gives the largest p99 and the longest delay seen. */
