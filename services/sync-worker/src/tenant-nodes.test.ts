@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LABEL_VIRTUAL_NODE } from "./back-sync/nodes.js";
-import { leanNode, privateNodeNames } from "./tenant-nodes.js";
+import type { RawObject } from "@tenantplane/kube";
+import { judgesPodsAgain, leanNode, privateNodeNames } from "./tenant-nodes.js";
 
 describe("tenant nodes", () => {
   const node = (name: string, labels?: Record<string, string>) => ({
@@ -26,5 +27,26 @@ describe("tenant nodes", () => {
       kind: "Node",
       metadata: { name: "own-1", uid: "u-own-1", resourceVersion: "7", labels: { a: "b" } },
     });
+  });
+});
+
+describe("judgesPodsAgain", () => {
+  const node = (rv: string, labels?: Record<string, string>) =>
+    ({
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: "n1", resourceVersion: rv, ...(labels ? { labels } : {}) },
+    }) as RawObject;
+  const virtual = { [LABEL_VIRTUAL_NODE]: "true" };
+
+  it("judges a node's Pods again when it comes, goes or its virtual-node label changes", () => {
+    expect(judgesPodsAgain({ type: "add", object: node("1", virtual) })).toBe(true);
+    expect(judgesPodsAgain({ type: "delete", object: node("2", virtual) })).toBe(true);
+    expect(judgesPodsAgain({ type: "update", object: node("3"), previous: node("2", virtual) })).toBe(true);
+  });
+
+  it("leaves them alone for any other update (status, heartbeat, annotations)", () => {
+    expect(judgesPodsAgain({ type: "update", object: node("3", virtual), previous: node("2", virtual) })).toBe(false);
+    expect(judgesPodsAgain({ type: "update", object: node("3"), previous: node("2") })).toBe(false);
   });
 });

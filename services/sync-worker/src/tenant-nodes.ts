@@ -42,6 +42,17 @@ export function leanNode(node: RawObject): RawObject {
 }
 
 /**
+ * Whether a tenant Node event can change how the Pods bound to it are judged: a Node that came
+ * or went, or whose virtual-node label changed (all the judgement reads). Every other update
+ * (its status, the heartbeat-driven conditions, the tenant controllers' annotations) would only
+ * queue each of its Pods to find it in sync: with a hundred Pods on a node, a hundred keys.
+ */
+export function judgesPodsAgain(event: RawWatchEvent): boolean {
+  if (event.type !== "update" || event.previous === undefined) return true;
+  return event.previous.metadata.labels?.[LABEL_VIRTUAL_NODE] !== event.object.metadata.labels?.[LABEL_VIRTUAL_NODE];
+}
+
+/**
  * Names of the tenant's own Nodes: every Node in its API without the virtual-node label, that
  * is, nodes joined to the tenant's API (Private mode). tenantplane never touches them, nor
  * the Pods bound to them.

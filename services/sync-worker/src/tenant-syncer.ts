@@ -42,7 +42,7 @@ import { admitSkip } from "./paced-skip.js";
 import { deleteId, newRecord, recordOf, republishable, withRecord } from "./decision-record.js";
 import { PodNetworkRecords } from "./pod-network-records.js";
 import { PodTokenKeeper } from "./pod-tokens.js";
-import { openTenantNodes, privateNodeNames } from "./tenant-nodes.js";
+import { judgesPodsAgain, openTenantNodes, privateNodeNames } from "./tenant-nodes.js";
 import { Readmission } from "./readmission.js";
 import { statusOnlyChange } from "./status-only.js";
 import { decodeKey, encodeKey, type SourceKey } from "./source-key.js";
@@ -277,8 +277,9 @@ export class TenantSyncer {
     });
     if (this.kinds.has("Pod")) {
       this.nodes = openTenantNodes(this.deps.watches, this.deps.tenantClient, logger, (e) => {
-        this.privateNodes = undefined;
         // A node joined or left the tenant's API (or lost its virtual-node label): its Pods are judged again.
+        if (!judgesPodsAgain(e)) return;
+        this.privateNodes = undefined;
         if (!this.started) return;
         for (const pod of this.tenantWatches.get("Pod")?.list() ?? []) {
           if ((pod["spec"] as { nodeName?: string } | undefined)?.nodeName === e.object.metadata.name)
