@@ -55,6 +55,12 @@ describe("reservationsToWake", () => {
     expect(reservationsToWake(deleting, "a", () => tenants)).toEqual(["b"]);
   });
 
+  it("wakes a new Dedicated tenant itself, whose namespace may not exist yet", () => {
+    const added = event({ type: "add", object: tc("a", dedicated("a")) });
+    expect(reservationsToWake(added, "a", () => tenants)).toEqual(["a", "b"]);
+    expect(reservationsToWake(event({ type: "add", object: tc("shared") }), "shared", () => tenants)).toEqual([]);
+  });
+
   it("wakes no peer for a tenant that never was Dedicated, or a status write", () => {
     const e = event({ type: "update", previous: tc("shared"), object: tc("shared", { mode: "Shared" }) });
     expect(reservationsToWake(e, "shared", () => tenants)).toEqual([]);

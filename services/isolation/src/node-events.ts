@@ -7,7 +7,10 @@ import { dedicatedTenantsOf, nodeViewOf, reservationViewChanged, tenantsAffected
  * selector matches it, before or after (a relabelled node joins or leaves at once, without a
  * resync); for a spec change or deletion (`specChange`) of a TenantCluster that is or was
  * Dedicated, every Dedicated tenant, since a node it gave up or stopped contesting may now be
- * another's. `tenants` is read only for those events.
+ * another's. A new Dedicated TenantCluster wakes itself too: the caller holds a new tenant's
+ * pass back until its namespace exists, but the reservation does not wait for the namespace, and
+ * when the watcher's message overtook this service's watch, that message's pass found no tenant
+ * and nothing else would wake it. `tenants` is read only for those events.
  */
 export function reservationsToWake(
   event: CacheEvent,
@@ -27,5 +30,5 @@ export function reservationsToWake(
   if (!concerned) return [];
   return dedicatedTenantsOf(tenants())
     .map((t) => t.name)
-    .filter((name) => name !== specChange);
+    .filter((name) => name !== specChange || event.type === "add");
 }
