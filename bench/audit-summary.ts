@@ -17,11 +17,27 @@ export function byAgent(requests: Iterable<AuditRequest>): Array<[string, AgentR
     const row = rows.get(agent) ?? { all: 0, writes: 0, what: new Map<string, number>() };
     row.all++;
     if (isWrite(r)) row.writes++;
-    const what = `${r.verb} ${r.resource}`;
+    const what = `${r.verb} ${r.resource}${subresourceOf(r)}`;
     row.what.set(what, (row.what.get(what) ?? 0) + 1);
     rows.set(agent, row);
   }
   return [...rows].sort((a, b) => b[1].all - a[1].all);
+}
+
+/** One line per user agent: its requests, its writes, and its `top` commonest kinds of request. */
+export function formatAgents(agents: Array<[string, AgentRequests]>, top: number): string[] {
+  return agents.map(([agent, n]) => {
+    const commonest = [...n.what]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([w, c]) => `${w} ${c}`);
+    return `${agent} ${n.all} (${n.writes} writes: ${commonest.join(", ")})`;
+  });
+}
+
+function subresourceOf(r: AuditRequest): string {
+  const sub = /\/(status|binding|log|token|eviction)(\?|$)/.exec(r.uri)?.[1];
+  return sub ? `/${sub}` : "";
 }
 
 /**
@@ -31,8 +47,7 @@ export function byAgent(requests: Iterable<AuditRequest>): Array<[string, AgentR
 export function byRequest(requests: Iterable<AuditRequest>): Map<string, number[]> {
   const rows = new Map<string, number[]>();
   for (const r of requests) {
-    const sub = /\/(status|binding|log|token)(\?|$)/.exec(r.uri)?.[1];
-    const what = `${agentOf(r).replace(/^tenantplane-/, "")} ${r.verb}${r.dryRun ? " (dry run)" : ""} ${r.resource}${sub ? `/${sub}` : ""}`;
+    const what = `${agentOf(r).replace(/^tenantplane-/, "")} ${r.verb}${r.dryRun ? " (dry run)" : ""} ${r.resource}${subresourceOf(r)}`;
     const times = rows.get(what) ?? [];
     times.push(r.receivedMs);
     rows.set(what, times);

@@ -46,7 +46,7 @@ import {
   type RunningService,
   type TenantApiServer,
 } from "../test/harness/index.js";
-import { byAgent } from "./audit-summary.js";
+import { byAgent, formatAgents } from "./audit-summary.js";
 import { formatSelfTimes, selfTimes } from "./cpu-profile.js";
 import { ProfileWindows } from "./worker-profile.js";
 import { cpuBetween, cpuOf, cpuSnapshot, formatCpu, type CpuSnapshot } from "./cpu-usage.js";
@@ -417,16 +417,8 @@ function window(
 ): { seconds: number; requests: string; cpu: string; usage: Array<[string, number]>; cpuSeconds: number } {
   const toMs = Date.now();
   const agents = byAgent(readAudit(host.auditLogPath!, fromMs).filter((r) => r.receivedMs <= toMs));
-  // Each agent's three commonest verb and resource pairs say what its requests were for.
-  const requests = agents
-    .map(([agent, n]) => {
-      const top = [...n.what]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, 3)
-        .map(([w, c]) => `${w} ${c}`);
-      return `${agent} ${n.all} (${n.writes}: ${top.join(", ")})`;
-    })
-    .join("\n    ");
+  // Each agent's three commonest kinds of request say what its requests were for.
+  const requests = formatAgents(agents, 3).join("\n    ");
   const usage = cpuBetween(cpuFrom, cpuSnapshot());
   // The stack's processes only: "other node" is this bench and whatever else runs on the machine.
   const cpuSeconds = usage.reduce((sum, [g, s]) => (g === "other node" ? sum : sum + s), 0);

@@ -47,6 +47,7 @@ import {
   type RunningService,
   type TenantApiServer,
 } from "../test/harness/index.js";
+import { byAgent, formatAgents } from "./audit-summary.js";
 import { formatSelfTimes, longestTasks, selfTimes, totalTimes } from "./cpu-profile.js";
 import { cpuBetween, cpuSnapshot, formatCpu } from "./cpu-usage.js";
 import { ms, pct, pool } from "./stats.js";
@@ -125,7 +126,7 @@ try {
   );
   await pool(
     tenants.map((t) => async () => {
-      standIns.push(await provisionTenant(host.kubeConfig, t, {}, { toolsDir }));
+      standIns.push(await provisionTenant(host.kubeConfig, t, {}, { toolsDir, auditLog: true }));
     }),
     3,
   );
@@ -180,11 +181,13 @@ try {
   const tenantCpu = cpuSnapshot();
   const metricsBefore = await workerMetrics(worker!);
   profiles.start(worker!.process.pid);
+  const tenantFrom = Date.now();
   const tenantWall = await runApps(
     "tenant",
     tenantObjects.map((api) => ({ api, namespace: NS })),
   );
   const endCpu = cpuSnapshot();
+  const tenantTo = Date.now();
   const profile = await profiles.stop(worker!.process.pid, workerProfile);
   const metricsAfter = await workerMetrics(worker!);
   const meanOf = (name: string, stage?: string) => {
@@ -234,6 +237,11 @@ try {
     audit.filter((r) => r.namespace.startsWith(namespacePrefix)).map((r) => r.completedMs - r.receivedMs);
   console.log(row("host API Pod create, host run (ReplicaSet controller)", createMs("wl-host-")));
   console.log(row("host API Pod create, tenant run (sync worker)", createMs("tp-wl-")));
+  console.log(`tenant API requests in the tenant run, all ${T} tenants, by client (${podsPerApp * T} Pods):`);
+  const tenantRequests = standIns.flatMap((s) =>
+    readAudit(s.auditLogPath!, tenantFrom).filter((r) => r.receivedMs <= tenantTo),
+  );
+  for (const line of formatAgents(byAgent(tenantRequests), 6)) console.log(`  ${line}`);
   console.log(
     `sync worker, every key of the tenant run: queued -> taken ${meanOf("tenantplane_sync_queue_wait_seconds")}; queued -> host write ${meanOf("tenantplane_sync_latency_seconds")}`,
   );

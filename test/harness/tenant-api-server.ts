@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { StopOptions } from "./artifacts.js";
 import { startEtcd } from "./etcd.js";
 import { httpsGet } from "./https.js";
@@ -34,6 +35,8 @@ export interface TenantApiServerOptions {
   dnsNames?: string[];
   /** Tools directory; defaults to the one the global setup provided. */
   toolsDir?: string;
+  /** Writes the API server's audit log (see `readAudit`), so a bench can count requests by client. */
+  auditLog?: boolean;
 }
 
 /** A running stand-in for a tenant's k3s API. */
@@ -41,6 +44,8 @@ export interface TenantApiServer {
   /** `https://<address>:6443`. */
   url: string;
   logsDir: string;
+  /** The API server's audit log (JSON lines), when started with `auditLog`. */
+  auditLogPath: string | undefined;
   /** The tenant's kube-controller-manager, unless only `clientCaPem` was given. */
   controllerManager: ManagedProcess | undefined;
   stop(options?: StopOptions): Promise<void>;
@@ -85,6 +90,7 @@ export async function startTenantApiServer(options: TenantApiServerOptions): Pro
             caPem: options.requestHeaderCa.certPem,
             proxyClient: await signLeaf(options.requestHeaderCa, { commonName: "front-proxy-client", usage: "client" }),
           };
+    const auditLogPath = options.auditLog ? join(teardown.dir, "audit.log") : undefined;
     const apiServer = await startKubeApiServer({
       clusterBinary,
       dir: teardown.dir,
@@ -104,6 +110,7 @@ export async function startTenantApiServer(options: TenantApiServerOptions): Pro
       // bootstrap token Secret, and the tenant's controller manager runs tokencleaner for it.
       bootstrapTokenAuth: true,
       ...(requestHeader === undefined ? {} : { requestHeader }),
+      ...(auditLogPath === undefined ? {} : { auditLogPath }),
     });
     teardown.add(apiServer.process);
     const controllerManager =
@@ -118,6 +125,7 @@ export async function startTenantApiServer(options: TenantApiServerOptions): Pro
     return {
       url: apiServer.url,
       logsDir: teardown.dir,
+      auditLogPath,
       controllerManager,
       stop: (stopOptions?: StopOptions) => teardown.stop(stopOptions),
     };

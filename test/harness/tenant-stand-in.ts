@@ -12,7 +12,7 @@ export async function startTenantStandIn(
   kc: KubeConfig,
   tenant: string,
   address: string,
-  options: { toolsDir?: string; timeoutMs?: number } = {},
+  options: { toolsDir?: string; timeoutMs?: number; auditLog?: boolean } = {},
 ): Promise<TenantApiServer> {
   const core = kc.makeApiClient(CoreV1Api);
   const namespace = `tp-${tenant}`;
@@ -24,6 +24,7 @@ export async function startTenantStandIn(
   const file = (key: string) => Buffer.from(secret.data?.[key] ?? "", "base64").toString("utf8");
   return startTenantApiServer({
     ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
+    ...(options.auditLog ? { auditLog: true } : {}),
     address,
     serverCa: { certPem: file("server-ca.crt"), keyPem: file("server-ca.key") },
     clientCa: { certPem: file("client-ca.crt"), keyPem: file("client-ca.key") },

@@ -32,7 +32,7 @@ export async function provisionTenant(
   kc: KubeConfig,
   tenant: SyncTenant,
   spec: Record<string, unknown> = {},
-  options: { toolsDir?: string } = {},
+  options: { toolsDir?: string; auditLog?: boolean } = {},
 ): Promise<TenantApiServer> {
   const objects = KubernetesObjectApi.makeApiClient(kc);
   await objects.patch(
