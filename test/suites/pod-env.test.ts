@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import {
   CoreV1Api,
@@ -687,6 +688,54 @@ describe("explain-sync predicts every rewrite, with the live addresses", () => {
     // The Decision the worker published for the real Pod says the same.
     const published = decisions.find((d) => d.kind === "Pod" && d.tenantRef.name === "client" && d.action === "Create");
     expect(published?.reason).toContain(`tenant API tp-penv-a/k3s at ${apiIp}:6443`);
+  });
+});
+
+describe("a token the tenant API refuses", () => {
+  it("is a Fail Decision about the token Secret and a Warning on the tenant Pod, once per answer", async () => {
+    const { client } = await tenantApi(A.name);
+    await tenantCreate(A.name, {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { namespace: "shop", name: "temp" },
+    });
+    await tenantCreate(A.name, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { namespace: "shop", name: "orphan" },
+      spec: { serviceAccountName: "temp", containers: [{ name: "app", image: "busybox:1.37" }] },
+    });
+    const secretName = "orphan-x-shop-x-penv-a.token";
+    await waitFor(() => readHost("Secret", A.name, secretName), { timeoutMs: 60_000, description: secretName });
+    // Its next refresh (every 5 s here) asks for a token of a ServiceAccount that is gone.
+    await client.request("DELETE", resourcePath("v1", "serviceaccounts", "shop", "temp"));
+    const failsOf = () =>
+      decisions.filter((d) => d.action === "Fail" && d.kind === "Secret" && d.hostRef.name === secretName);
+    const fail = await waitFor(() => failsOf()[0], {
+      timeoutMs: 30_000,
+      description: "a Fail Decision about the token Secret",
+    });
+    expect(fail.tenantRef).toEqual({ namespace: "shop", name: "orphan" });
+    expect(fail.error?.code).toBe(404);
+    expect(fail.reason).toMatch(
+      /the tenant API refused a token for ServiceAccount shop\/temp bound to this Pod \(404 NotFound\)/,
+    );
+    const warning = await waitFor(
+      async () => {
+        const events = await client.request<{ items: Obj[] }>("GET", resourcePath("v1", "events", "shop"), {
+          query: { fieldSelector: "involvedObject.name=orphan" },
+        });
+        return events.items.find((e) => e.reason === "SyncFailed");
+      },
+      { timeoutMs: 30_000, description: "a SyncFailed Event on the tenant Pod shop/orphan" },
+    );
+    expect(warning.type).toBe("Warning");
+    expect(warning.message).toMatch(
+      /ServiceAccount shop\/temp .*waits for token Secret tp-penv-a\/orphan-x-shop-x-penv-a\.token/,
+    );
+    // The keeper retries with backoff (0.5 s doubling) meanwhile; the same answer is not news again.
+    await sleep(8_000);
+    expect(failsOf()).toHaveLength(1);
   });
 });
 

@@ -1,6 +1,14 @@
-import type { RawObject } from "@tenantplane/kube";
+import { KubeApiError, type JsonClient, type RawObject } from "@tenantplane/kube";
+import { createLogger } from "@tenantplane/runtime";
 import { describe, expect, it } from "vitest";
-import { ANNOTATION_TOKEN_POD_UID, ANNOTATION_TOKEN_REFRESH_AT, dueTokenWork } from "./pod-tokens.js";
+import type { HostWriter } from "./host-writer.js";
+import {
+  ANNOTATION_TOKEN_POD_UID,
+  ANNOTATION_TOKEN_REFRESH_AT,
+  dueTokenWork,
+  PodTokenKeeper,
+  type MintFailure,
+} from "./pod-tokens.js";
 
 const requests = JSON.stringify([{ key: "token-0", expirationSeconds: 3607 }]);
 const pod = (name: string, annotations: Record<string, string> = { "tenantplane.io/token-requests": requests }) =>
@@ -51,5 +59,124 @@ describe("dueTokenWork", () => {
     const going = pod("a");
     going.metadata.deletionTimestamp = "2026-11-29T11:00:00Z";
     expect(due([going], [])).toEqual([]);
+  });
+});
+
+describe("PodTokenKeeper failure reports", () => {
+  const hostPod = pod("web-x-shop-x-dev", {
+    "tenantplane.io/token-requests": requests,
+    "tenantplane.io/virtual-namespace": "shop",
+    "tenantplane.io/virtual-name": "web",
+    "tenantplane.io/virtual-uid": "uid-web",
+    "tenantplane.io/virtual-service-account": "temp",
+  });
+  const notFound = (what: string) =>
+    new KubeApiError("POST", "/api/v1/namespaces/shop/serviceaccounts/temp/token", 404, {
+      kind: "Status",
+      status: "Failure",
+      reason: "NotFound",
+      message: `${what} not found`,
+      code: 404,
+    });
+
+  /** A keeper whose TokenRequests answer what `answer` says, its clock moved by hand. */
+  function keeper(answer: () => Promise<unknown>, refuse?: () => Promise<never>) {
+    const reports: MintFailure[] = [];
+    const published: string[] = [];
+    let now = Date.parse("2026-11-29T12:00:00Z");
+    let secret: RawObject | undefined;
+    const writer = {
+      create: (obj: RawObject) => {
+        if (refuse) return refuse();
+        secret = obj;
+        return Promise.resolve(obj);
+      },
+    } as unknown as HostWriter;
+    const k = new PodTokenKeeper({
+      tenant: "dev",
+      tenantClient: { request: answer } as unknown as JsonClient,
+      writer,
+      tenantCaPem: "ca",
+      hostPods: () => [hostPod],
+      hostSecret: () => secret,
+      maxRefreshSeconds: 3600,
+      mayWrite: () => true,
+      writeToken: () => Promise.resolve(),
+      publish: (d) => {
+        published.push(d.action);
+        return Promise.resolve();
+      },
+      onFailure: (f) => reports.push(f),
+      logger: createLogger("test", "silent"),
+      now: () => now,
+    });
+    const pass = async (advanceMs = 61_000) => {
+      now += advanceMs;
+      k.poke();
+      await k.idle();
+    };
+    return { reports, published, pass, dropSecret: () => (secret = undefined) };
+  }
+
+  it("reports a refused TokenRequest once per answer, naming the ServiceAccount and the Secret", async () => {
+    let error = notFound('serviceaccounts "temp"');
+    const k = keeper(() => Promise.reject(error));
+    await k.pass();
+    await k.pass();
+    expect(k.reports).toHaveLength(1);
+    const [first] = k.reports;
+    expect(first).toMatchObject({
+      step: "TokenRequest",
+      tenantRef: { namespace: "shop", name: "web" },
+      hostRef: { namespace: "tp-dev", name: "web-x-shop-x-dev.token" },
+      error: { code: 404, reason: "NotFound", message: 'serviceaccounts "temp" not found' },
+    });
+    expect(first!.message).toBe(
+      'the tenant API refused a token for ServiceAccount shop/temp bound to this Pod (404 NotFound): serviceaccounts "temp" not found; ' +
+        "its host copy web-x-shop-x-dev waits for token Secret tp-dev/web-x-shop-x-dev.token",
+    );
+    error = notFound('pods "web"');
+    await k.pass();
+    expect(k.reports).toHaveLength(2);
+    expect(k.reports[1]!.instance).not.toBe(first!.instance);
+    expect(k.published).toEqual([]);
+  });
+
+  it("reports the same answer again after a good mint ended the run of failures", async () => {
+    let fail = true;
+    const k = keeper(() =>
+      fail
+        ? Promise.reject(notFound('serviceaccounts "temp"'))
+        : Promise.resolve({ status: { token: "t", expirationTimestamp: "2026-11-30T12:00:00Z" } }),
+    );
+    await k.pass();
+    fail = false;
+    await k.pass();
+    expect(k.published).toEqual(["Create"]);
+    fail = true;
+    k.dropSecret();
+    await k.pass();
+    expect(k.reports.map((r) => r.error.reason)).toEqual(["NotFound", "NotFound"]);
+    expect(k.reports[1]!.instance).not.toBe(k.reports[0]!.instance);
+  });
+
+  it("reports a Secret the host refuses as the host's answer", async () => {
+    const quota = new KubeApiError("POST", "/api/v1/namespaces/tp-dev/secrets", 403, {
+      kind: "Status",
+      reason: "Forbidden",
+      message: "exceeded quota: tenantplane-quota, requested: count/secrets=1",
+      code: 403,
+    });
+    const k = keeper(
+      () => Promise.resolve({ status: { token: "t" } }),
+      () => Promise.reject(quota),
+    );
+    await k.pass();
+    expect(k.reports).toHaveLength(1);
+    expect(k.reports[0]).toMatchObject({ step: "Secret", error: { code: 403, reason: "Forbidden" } });
+    expect(k.reports[0]!.message).toBe(
+      "the host refused this Pod's token Secret tp-dev/web-x-shop-x-dev.token (403 Forbidden): " +
+        "exceeded quota: tenantplane-quota, requested: count/secrets=1; its host copy web-x-shop-x-dev waits for it",
+    );
   });
 });

@@ -7,7 +7,7 @@ import {
   labelValue,
   MANAGED_BY,
 } from "@tenantplane/mapping";
-import type { PlannedDecision } from "@tenantplane/messaging";
+import type { DecisionError, PlannedDecision } from "@tenantplane/messaging";
 import { describe as describeError, forEachBounded, type Logger } from "@tenantplane/runtime";
 import {
   ANNOTATION_VIRTUAL_SERVICE_ACCOUNT,
@@ -21,6 +21,7 @@ import {
   type TokenRequestSpec,
 } from "@tenantplane/sync";
 import type { HostWriter } from "./host-writer.js";
+import { hostAnswerOf } from "./write-failure.js";
 
 /** Annotation on a token Secret: when its earliest token is refreshed (RFC 3339). */
 export const ANNOTATION_TOKEN_REFRESH_AT = "tenantplane.io/token-refresh-at";
@@ -48,8 +49,30 @@ export interface PodTokenDeps {
   mayWrite(): boolean;
   writeToken(): Promise<void>;
   publish(decision: PlannedDecision): Promise<void>;
+  /**
+   * Told once per host Pod and answer, not per retry: the tokens of a host Pod cannot be
+   * minted or stored (its containers wait for the Secret meanwhile).
+   */
+  onFailure?(failure: MintFailure): void;
   logger: Logger;
   now?: () => number;
+}
+
+/** Why the token Secret of one host Pod could not be made, as the keeper reports it. */
+export interface MintFailure {
+  /** The tenant Pod the tokens are for. */
+  tenantRef: { namespace: string; name: string };
+  /** The token Secret in the host namespace. */
+  hostRef: { namespace: string; name: string };
+  /** The host Pod copy. */
+  hostPod: string;
+  /** The API server's answer; `step` says which server. */
+  error: DecisionError;
+  step: "TokenRequest" | "Secret";
+  /** What the tenant is told, naming the ServiceAccount and the server that refused. */
+  message: string;
+  /** Tells this report from every other of this Pod: when its run of failures began, and which report of the run it is. */
+  instance: string;
 }
 
 /** What the keeper decided for one host Pod. */
@@ -114,8 +137,8 @@ export class PodTokenKeeper {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
-  /** Consecutive failures per host Pod, for backoff. */
-  private readonly failures = new Map<string, { count: number; until: number }>();
+  /** Consecutive failures per host Pod, for backoff, and the last answer reported for it. */
+  private readonly failures = new Map<string, FailureRun>();
 
   constructor(
     private readonly deps: PodTokenDeps,
@@ -171,14 +194,29 @@ export class PodTokenKeeper {
         await this.mint(item);
         this.failures.delete(item.pod.metadata.name);
       } catch (err) {
-        const count = (this.failures.get(item.pod.metadata.name)?.count ?? 0) + 1;
-        this.failures.set(item.pod.metadata.name, { count, until: now + Math.min(60_000, 500 * 2 ** count) });
+        const run = this.failures.get(item.pod.metadata.name) ?? { count: 0, until: 0, since: now, reports: 0 };
+        run.count += 1;
+        run.until = now + Math.min(60_000, 500 * 2 ** run.count);
+        this.failures.set(item.pod.metadata.name, run);
         this.deps.logger.warn(
           { pod: item.pod.metadata.name, err: describeError(err) },
           "cannot mint the tenant token for a host Pod; retrying",
         );
+        this.report(item, err, run);
       }
     });
+  }
+
+  // The same answer again is a retry, not news; a different one (the ServiceAccount deleted,
+  // then the Secret refused) is reported in turn.
+  private report(item: TokenWork, err: unknown, run: FailureRun): void {
+    const failure = mintFailureOf(item, err);
+    if (failure === undefined || this.deps.onFailure === undefined) return;
+    const seen = `${failure.step} ${failure.error.code} ${failure.error.reason} ${failure.error.message}`;
+    if (run.reported === seen) return;
+    run.reported = seen;
+    run.reports += 1;
+    this.deps.onFailure({ ...failure, instance: `${run.since}:${run.reports}` });
   }
 
   private async mint(item: TokenWork): Promise<void> {
@@ -198,23 +236,17 @@ export class PodTokenKeeper {
     const issued = this.now();
     let refreshAt = issued + this.deps.maxRefreshSeconds * 1000;
     for (const request of tokenRequestsOf(pod)) {
-      const answer = await this.deps.tenantClient.request<TokenRequestStatus>(
-        "POST",
-        `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(account)}/token`,
-        {
-          body: {
-            apiVersion: "authentication.k8s.io/v1",
-            kind: "TokenRequest",
-            spec: {
-              ...(request.audience === undefined ? {} : { audiences: [request.audience] }),
-              expirationSeconds: request.expirationSeconds,
-              boundObjectRef: { apiVersion: "v1", kind: "Pod", name, uid },
-            },
-          },
+      const answer = await this.tokenRequest(namespace, account, {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: {
+          ...(request.audience === undefined ? {} : { audiences: [request.audience] }),
+          expirationSeconds: request.expirationSeconds,
+          boundObjectRef: { apiVersion: "v1", kind: "Pod", name, uid },
         },
-      );
+      });
       const token = answer.status?.token;
-      if (token === undefined) throw new Error("TokenRequest answered without a token");
+      if (token === undefined) throw new MintError("TokenRequest", new Error("TokenRequest answered without a token"));
       data[request.key] = base64(token);
       // The API server may extend a token it issues; refresh on the lifetime the Pod asked for, like the kubelet.
       const expires = Date.parse(answer.status?.expirationTimestamp ?? "");
@@ -250,39 +282,100 @@ export class PodTokenKeeper {
     await this.deps.writeToken();
     if (this.stopped || !this.deps.mayWrite()) return;
     const fresh = item.existing === undefined;
-    if (fresh) {
-      const created = await this.deps.writer.create(secret);
-      if (created === "exists") {
-        const current = await this.deps.writer.get("Secret", secret.metadata.namespace, secret.metadata.name);
-        if (current === undefined || current.metadata.labels?.[LABEL_TOKEN_FOR_POD] !== labelValue(pod.metadata.name)) {
-          throw new Error(`Secret ${secret.metadata.name} is held by an object that is not this Pod's token Secret`);
-        }
-        await this.deps.writer.update(secret, current);
-      }
-    } else {
-      await this.deps.writer.update(secret, item.existing!);
-    }
+    await this.store(secret, pod, item).catch((err: unknown) => {
+      throw new MintError("Secret", err);
+    });
     this.deps.logger.info(
       { pod: pod.metadata.name, why: item.why, refreshAt: new Date(refreshAt).toISOString() },
       "tenant token minted",
     );
-    {
-      await this.deps.publish({
-        tenant: this.deps.tenant,
-        action: fresh ? "Create" : "Update",
-        kind: "Secret",
-        tenantRef: { namespace, name },
-        hostRef: { namespace: secret.metadata.namespace, name: secret.metadata.name },
-        reason:
-          `token Secret of host Pod ${pod.metadata.name} (${item.why}): TokenRequest on the tenant API for ` +
-          `ServiceAccount ${namespace}/${account}, bound to Pod ${namespace}/${name}; next refresh at ${new Date(refreshAt).toISOString()}`,
-      });
+    await this.deps.publish({
+      tenant: this.deps.tenant,
+      action: fresh ? "Create" : "Update",
+      kind: "Secret",
+      tenantRef: { namespace, name },
+      hostRef: { namespace: secret.metadata.namespace, name: secret.metadata.name },
+      reason:
+        `token Secret of host Pod ${pod.metadata.name} (${item.why}): TokenRequest on the tenant API for ` +
+        `ServiceAccount ${namespace}/${account}, bound to Pod ${namespace}/${name}; next refresh at ${new Date(refreshAt).toISOString()}`,
+    });
+  }
+
+  private async tokenRequest(namespace: string, account: string, body: unknown): Promise<TokenRequestStatus> {
+    try {
+      return await this.deps.tenantClient.request<TokenRequestStatus>(
+        "POST",
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(account)}/token`,
+        { body },
+      );
+    } catch (err) {
+      throw new MintError("TokenRequest", err);
     }
+  }
+
+  /** Creates the token Secret, or replaces the one there (its own, for an earlier Pod or due for refresh). */
+  private async store(secret: HostObject, pod: RawObject, item: TokenWork): Promise<void> {
+    if (item.existing !== undefined) {
+      await this.deps.writer.update(secret, item.existing);
+      return;
+    }
+    const created = await this.deps.writer.create(secret);
+    if (created !== "exists") return;
+    const current = await this.deps.writer.get("Secret", secret.metadata.namespace, secret.metadata.name);
+    if (current === undefined || current.metadata.labels?.[LABEL_TOKEN_FOR_POD] !== labelValue(pod.metadata.name)) {
+      throw new Error(`Secret ${secret.metadata.name} is held by an object that is not this Pod's token Secret`);
+    }
+    await this.deps.writer.update(secret, current);
   }
 
   private now(): number {
     return (this.deps.now ?? Date.now)();
   }
+}
+
+/** One host Pod's failures since its last good mint: backoff, and what was reported. */
+interface FailureRun {
+  count: number;
+  until: number;
+  since: number;
+  reported?: string;
+  reports: number;
+}
+
+/** A failed mint, with the step that failed: the TokenRequest (tenant API) or the Secret write (host API). */
+class MintError extends Error {
+  constructor(
+    readonly step: MintFailure["step"],
+    override readonly cause: unknown,
+  ) {
+    super(describeError(cause));
+  }
+}
+
+/** What to report of a failed mint, or nothing for an error that is not an API server's or a keeper's own. */
+export function mintFailureOf(item: TokenWork, err: unknown): Omit<MintFailure, "instance"> | undefined {
+  const annotations = item.pod.metadata.annotations ?? {};
+  const namespace = annotations[ANNOTATION_VIRTUAL_NAMESPACE];
+  const name = annotations[ANNOTATION_VIRTUAL_NAME];
+  if (namespace === undefined || name === undefined) return undefined;
+  const account = annotations[ANNOTATION_VIRTUAL_SERVICE_ACCOUNT] ?? "default";
+  const step = err instanceof MintError ? err.step : "Secret";
+  const error = hostAnswerOf(err instanceof MintError ? err.cause : err);
+  const answer = error.code === 0 ? error.reason : `${error.code} ${error.reason}`;
+  const secret = `${item.pod.metadata.namespace ?? ""}/${item.secret}`;
+  const message =
+    step === "TokenRequest"
+      ? `the tenant API refused a token for ServiceAccount ${namespace}/${account} bound to this Pod (${answer}): ${error.message}; ` +
+        `its host copy ${item.pod.metadata.name} waits for token Secret ${secret}`
+      : `the host refused this Pod's token Secret ${secret} (${answer}): ${error.message}; its host copy ${item.pod.metadata.name} waits for it`;
+  return {
+    tenantRef: { namespace, name },
+    hostRef: { namespace: item.pod.metadata.namespace ?? "", name: item.secret },
+    hostPod: item.pod.metadata.name,
+    error,
+    step,
+    message,
+  };
 }
 
 function base64(text: string): string {

@@ -41,7 +41,7 @@ import { SkipMemory } from "./skip-memory.js";
 import { admitSkip } from "./paced-skip.js";
 import { deleteId, newRecord, recordOf, republishable, withRecord } from "./decision-record.js";
 import { PodNetworkRecords } from "./pod-network-records.js";
-import { PodTokenKeeper } from "./pod-tokens.js";
+import { PodTokenKeeper, type MintFailure } from "./pod-tokens.js";
 import { judgesPodsAgain, openTenantNodes, privateNodeNames } from "./tenant-nodes.js";
 import { Readmission } from "./readmission.js";
 import { statusOnlyChange } from "./status-only.js";
@@ -210,8 +210,31 @@ export class TenantSyncer {
       hostPods: () => this.hostWatches.get("Pod")?.list() ?? [],
       hostSecret: (name) => this.hostWatches.get("Secret")?.get(hostNs, name),
       maxRefreshSeconds: deps.tokenRefreshMaxSeconds,
+      onFailure: (failure) => this.noteMintFailure(failure),
       logger: deps.logger.child({ part: "pod-tokens" }),
     });
+  }
+
+  /**
+   * A host Pod whose tokens cannot be minted or stored runs none of its containers (they wait
+   * for the token Secret): a Fail Decision about the Secret and a Warning on the tenant Pod say
+   * why, once per answer (the keeper retries with backoff meanwhile).
+   */
+  private noteMintFailure(failure: MintFailure): void {
+    if (this.stopped || !this.deps.mayWrite()) return;
+    const planned: PlannedDecision = {
+      tenant: this.deps.tenant,
+      action: "Fail",
+      kind: "Secret",
+      tenantRef: failure.tenantRef,
+      hostRef: failure.hostRef,
+      reason: `${failure.error.reason}: ${failure.message} (still retrying)`,
+      error: failure.error,
+    };
+    const id = decisionId(planned, SERVICE, `token-fail:${failure.hostPod}:${failure.instance}`);
+    this.publishAfterWrite({ ...planned, id });
+    const source = this.tenantWatches.get("Pod")?.get(failure.tenantRef.namespace, failure.tenantRef.name);
+    if (source !== undefined) void this.deps.events.warn(tenantObject(source), REASON_SYNC_FAILED, failure.message);
   }
 
   /** Where host Pods reach the tenant API and DNS, from the tenant's own Services in the host cache. */
