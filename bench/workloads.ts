@@ -55,7 +55,15 @@ import { ProfileWindows } from "./worker-profile.js";
 
 const T = Number(process.env.TENANTS ?? 10);
 const ADDRESS_BASE = Number(process.env.ADDRESS_BASE ?? 190);
-const command = `npm run build && ${T === 10 ? "" : `TENANTS=${T} `}${ADDRESS_BASE === 190 ? "" : `ADDRESS_BASE=${ADDRESS_BASE} `}npm run bench:workloads`;
+// The worker's concurrency settings, when given, are passed to it (and named in the command).
+const workerSettings = Object.fromEntries(
+  ["SYNC_CONCURRENCY", "TENANT_CONCURRENCY"].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])),
+) as Record<string, string>;
+const command = `npm run build && ${T === 10 ? "" : `TENANTS=${T} `}${ADDRESS_BASE === 190 ? "" : `ADDRESS_BASE=${ADDRESS_BASE} `}${Object.entries(
+  workerSettings,
+)
+  .map(([k, v]) => `${k}=${v} `)
+  .join("")}npm run bench:workloads`;
 if (T < 1 || T > 10 || ADDRESS_BASE < 2 || ADDRESS_BASE + T > 254)
   throw new Error("TENANTS must be 1-10, stand-ins on 127.0.0.ADDRESS_BASE.. (190 by default) within 127.0.0.2-254");
 const NS = "shop";
@@ -121,7 +129,10 @@ const logger = createLogger("bench-workloads", (process.env.BENCH_LOG_LEVEL ?? "
 try {
   const [, , , , worker] = await Promise.all(
     (["watcher", "provisioner", "isolation", "recorder", "sync-worker"] as const).map((n) =>
-      fleet.start(n, n === "sync-worker" ? { PARTITIONS: "32", LEASE_TTL_SECONDS: "3", ...workerProfile } : {}),
+      fleet.start(
+        n,
+        n === "sync-worker" ? { PARTITIONS: "32", LEASE_TTL_SECONDS: "3", ...workerSettings, ...workerProfile } : {},
+      ),
     ),
   );
   await pool(
