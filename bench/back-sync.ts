@@ -136,7 +136,6 @@ try {
   const worker = await fleet.start("sync-worker", {
     LOG_LEVEL: "warn",
     PARTITIONS: "32",
-    LEASE_TTL_SECONDS: "3",
     HOST_QPS: "1000",
     HOST_BURST: "1000",
     TENANT_WRITE_QPS: "500",
