@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { lostPodStatus, planPod, schedulingProblem, statusPatch, syncFailedPatch, type PodLike } from "./pods.js";
+import {
+  asBound,
+  lostPodStatus,
+  planPod,
+  schedulingProblem,
+  statusPatch,
+  syncFailedPatch,
+  type PodLike,
+} from "./pods.js";
 
 const running = {
   phase: "Running",
@@ -229,5 +237,16 @@ describe("planPod: writes a binding makes needless", () => {
     };
     const [step] = planPod({ tenant: bound, host: hostPod("node-a", ready), hostListed: true });
     expect(step).toEqual({ action: "Status", patch: { conditions: ready.conditions } });
+  });
+
+  it("plans a Pod this worker bound as bound before the tenant cache shows it: no second binding, the same status", () => {
+    const unbound = tenantPod();
+    const [, status] = planPod({ tenant: unbound, host: hostPod(), hostListed: true });
+    const again = planPod({ tenant: asBound(unbound, "node-a"), host: hostPod(), hostListed: true });
+    expect(again).toEqual([status]);
+    expect(
+      planPod({ tenant: asBound(unbound, "node-a"), host: hostPod("node-a", scheduledOnly), hostListed: true }),
+    ).toEqual([]);
+    expect(unbound.spec).toEqual({});
   });
 });

@@ -150,6 +150,15 @@ function untimed(conditions: Json | undefined): Json {
 }
 
 /** The tenant Pod's status as its API leaves it after a binding: PodScheduled True (the binding sets it). */
+/**
+ * The tenant Pod as it is once bound to `node`: what a binding this worker made does to it,
+ * for planning before the tenant watch has shown it (the API server sets the node and the
+ * PodScheduled condition).
+ */
+export function asBound(pod: PodLike, node: string): PodLike {
+  return { ...pod, spec: { ...pod.spec, nodeName: node }, status: boundStatus(pod.status ?? {}) };
+}
+
 function boundStatus(status: Record<string, unknown>): Record<string, unknown> {
   const others = conditionsOf(status).filter((c) => c["type"] !== "PodScheduled");
   return { ...status, conditions: [...others, { type: "PodScheduled", status: "True" }] };
