@@ -160,6 +160,21 @@ describe("PodTokenKeeper failure reports", () => {
     expect(k.reports[1]!.instance).not.toBe(k.reports[0]!.instance);
   });
 
+  it("reports a transient answer only once it has lasted a minute", async () => {
+    const busy = new KubeApiError("POST", "/api/v1/namespaces/shop/serviceaccounts/temp/token", 503, {
+      kind: "Status",
+      reason: "ServiceUnavailable",
+      message: "the server is currently unable to handle the request",
+      code: 503,
+    });
+    const k = keeper(() => Promise.reject(busy));
+    await k.pass(1_000);
+    await k.pass(30_000);
+    expect(k.reports).toEqual([]);
+    await k.pass(31_000);
+    expect(k.reports.map((r) => r.error.code)).toEqual([503]);
+  });
+
   it("reports a Secret the host refuses as the host's answer", async () => {
     const quota = new KubeApiError("POST", "/api/v1/namespaces/tp-dev/secrets", 403, {
       kind: "Status",

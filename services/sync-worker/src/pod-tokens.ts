@@ -8,7 +8,7 @@ import {
   MANAGED_BY,
 } from "@tenantplane/mapping";
 import type { DecisionError, PlannedDecision } from "@tenantplane/messaging";
-import { describe as describeError, forEachBounded, type Logger } from "@tenantplane/runtime";
+import { describe as describeError, forEachBounded, normalizeError, type Logger } from "@tenantplane/runtime";
 import {
   ANNOTATION_VIRTUAL_SERVICE_ACCOUNT,
   ANNOTATION_VIRTUAL_UID,
@@ -20,6 +20,7 @@ import {
   type HostObject,
   type TokenRequestSpec,
 } from "@tenantplane/sync";
+import { TRANSIENT_FAIL_AFTER_MS } from "./failure-memory.js";
 import type { HostWriter } from "./host-writer.js";
 import { hostAnswerOf } from "./write-failure.js";
 
@@ -202,16 +203,19 @@ export class PodTokenKeeper {
           { pod: item.pod.metadata.name, err: describeError(err) },
           "cannot mint the tenant token for a host Pod; retrying",
         );
-        this.report(item, err, run);
+        this.report(item, err, run, now);
       }
     });
   }
 
   // The same answer again is a retry, not news; a different one (the ServiceAccount deleted,
-  // then the Secret refused) is reported in turn.
-  private report(item: TokenWork, err: unknown, run: FailureRun): void {
+  // then the Secret refused) is reported in turn. A transient one (a timeout, throttling, a
+  // 5xx) is reported only once it has lasted as long as a write's would be (failure-memory.ts).
+  private report(item: TokenWork, err: unknown, run: FailureRun, now: number): void {
     const failure = mintFailureOf(item, err);
     if (failure === undefined || this.deps.onFailure === undefined) return;
+    const transient = normalizeError(err instanceof MintError ? err.cause : err).transient;
+    if (transient && now - run.since < TRANSIENT_FAIL_AFTER_MS) return;
     const seen = `${failure.step} ${failure.error.code} ${failure.error.reason} ${failure.error.message}`;
     if (run.reported === seen) return;
     run.reported = seen;
