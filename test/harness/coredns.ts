@@ -2,7 +2,7 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { Resolver } from "node:dns/promises";
 import { dirname, join } from "node:path";
 import { createArtifactsDir, releaseArtifactsDir, type StopOptions } from "./artifacts.js";
-import { freePort } from "./ports.js";
+import { stablePort } from "./ports.js";
 import { startProcess } from "./process.js";
 import { toolPath } from "./tools.js";
 import { waitFor } from "./wait-for.js";
@@ -46,7 +46,7 @@ export async function startCoreDns(options: CoreDnsOptions): Promise<CoreDns> {
     renameSync(`${path}.tmp`, path);
   };
   for (const [path, content] of Object.entries(options.files)) writeFile(path, content);
-  const port = await freePort(options.address);
+  const port = await stablePort(options.address);
   let corefile = options.corefile
     .replace(/^\.:\d+ \{$/m, `.:${port} {\n    bind ${options.address}`)
     .replace(/^\s*ready .*\n/m, "");

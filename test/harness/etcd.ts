@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "./ports.js";
+import { stablePort } from "./ports.js";
 import { startProcess, type ManagedProcess } from "./process.js";
 import { waitFor } from "./wait-for.js";
 
@@ -12,8 +12,8 @@ export interface Etcd {
 
 /** Starts the embedded etcd of the `cluster` binary with data under `dir`, waiting until it is healthy. */
 export async function startEtcd(clusterBinary: string, dir: string, logsDir: string): Promise<Etcd> {
-  const clientPort = await freePort();
-  const peerPort = await freePort();
+  const clientPort = await stablePort();
+  const peerPort = await stablePort();
   const dataDir = join(dir, "etcd");
   mkdirSync(dataDir, { recursive: true });
   const url = `http://127.0.0.1:${clientPort}`;

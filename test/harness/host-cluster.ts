@@ -7,7 +7,7 @@ import { startKubeApiServer } from "./kube-apiserver.js";
 import { kubeConfigFrom, kubeconfigYaml } from "./kubeconfig.js";
 import { createKwokNode, startKwok } from "./kwok.js";
 import { generateCa, generatePrivateKeyPem, signLeaf, type KeyPairPem } from "./pki.js";
-import { freePort } from "./ports.js";
+import { stablePort } from "./ports.js";
 import { startProcess } from "./process.js";
 import { startStack } from "./teardown.js";
 import { toolPath } from "./tools.js";
@@ -74,7 +74,7 @@ export async function startHostCluster(options: HostClusterOptions = {}): Promis
     const pki = join(dir, "pki");
     mkdirSync(pki, { recursive: true });
     const ca = await generateCa("tenantplane-test-ca");
-    const port = await freePort();
+    const port = await stablePort();
     const serving = await signLeaf(ca, {
       commonName: "kube-apiserver",
       usage: "server",

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { StopOptions } from "./artifacts.js";
-import { canConnect, freePort } from "./ports.js";
+import { canConnect, stablePort } from "./ports.js";
 import { startProcess, type ManagedProcess } from "./process.js";
 import { startStack } from "./teardown.js";
 import { toolPath } from "./tools.js";
@@ -44,8 +44,8 @@ export async function startNats(options: NatsOptions = {}): Promise<NatsServer> 
     let proc: ManagedProcess | undefined;
     let generation = 0;
     teardown.add({ stop: async () => proc?.stop() });
-    const port = await freePort();
-    const monitorPort = await freePort();
+    const port = await stablePort();
+    const monitorPort = await stablePort();
     const monitorUrl = `http://127.0.0.1:${monitorPort}`;
     const launch = async () => {
       generation += 1;

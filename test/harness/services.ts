@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createArtifactsDir, releaseArtifactsDir, type StopOptions } from "./artifacts.js";
-import { freePort } from "./ports.js";
+import { stablePort } from "./ports.js";
 import { startProcess, type ManagedProcess } from "./process.js";
 import { waitFor } from "./wait-for.js";
 
@@ -51,7 +51,7 @@ export class ServiceFleet {
     const entry = this.base.entry === "modules" ? ["main.js"] : ["bundle", "main.js"];
     const main = join(repoRoot, "services", name, "dist", ...entry);
     if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first (npm test does)`);
-    const httpPort = await freePort();
+    const httpPort = await stablePort();
     const id = `${name}-${++this.counter}`;
     const proc = startProcess({
       name: id,

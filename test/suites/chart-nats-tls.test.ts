@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { connectNats, type NatsOptions } from "@tenantplane/messaging";
 import { CommonEnvSchema, parseEnv } from "@tenantplane/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { canConnect, freePort, generateCa, signLeaf, toolPath, waitFor } from "../harness/index.js";
+import { canConnect, freePort, generateCa, stablePort, signLeaf, toolPath, waitFor } from "../harness/index.js";
 
 /**
  * The chart's NATS TLS values become NATS_TLS_* files; this suite proves the services'
@@ -37,7 +37,7 @@ describe("NATS over mutual TLS, as the chart configures it", () => {
     files.cert = file("tls.crt", client.certPem);
     files.key = file("tls.key", client.keyPem);
     files.otherCa = file("other-ca.crt", (await generateCa("someone-else")).certPem);
-    port = await freePort();
+    port = await stablePort();
     server = spawn(
       toolPath("nats-server"),
       [

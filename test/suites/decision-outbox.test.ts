@@ -28,7 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ServiceFleet,
   createArtifactsDir,
-  freePort,
+  stablePort,
   installCrds,
   releaseArtifactsDir,
   startHostCluster,
@@ -88,7 +88,7 @@ async function startFixture(env: NodeJS.ProcessEnv = {}): Promise<ManagedProcess
       HOME: process.env.HOME,
       KUBECONFIG: host.kubeconfigPath,
       NATS_URL: nats.url,
-      HTTP_PORT: String(await freePort()),
+      HTTP_PORT: String(await stablePort()),
       POD_NAME: id,
       LOG_LEVEL: "debug",
       ...env,
