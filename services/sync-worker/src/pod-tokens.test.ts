@@ -70,14 +70,11 @@ describe("PodTokenKeeper failure reports", () => {
     "tenantplane.io/virtual-uid": "uid-web",
     "tenantplane.io/virtual-service-account": "temp",
   });
-  const notFound = (what: string) =>
-    new KubeApiError("POST", "/api/v1/namespaces/shop/serviceaccounts/temp/token", 404, {
-      kind: "Status",
-      status: "Failure",
-      reason: "NotFound",
-      message: `${what} not found`,
-      code: 404,
-    });
+  const TOKEN_PATH = "/api/v1/namespaces/shop/serviceaccounts/temp/token";
+  /** The API server's answer `code` with `reason` and `message`, as JsonClient throws it. */
+  const statusError = (path: string, code: number, reason: string, message: string) =>
+    new KubeApiError("POST", path, code, { kind: "Status", status: "Failure", reason, message, code });
+  const notFound = (what: string) => statusError(TOKEN_PATH, 404, "NotFound", `${what} not found`);
 
   /** A keeper whose TokenRequests answer what `answer` says, its clock moved by hand. */
   function keeper(answer: () => Promise<unknown>, refuse?: () => Promise<never>) {
@@ -161,12 +158,12 @@ describe("PodTokenKeeper failure reports", () => {
   });
 
   it("reports a transient answer only once it has lasted a minute", async () => {
-    const busy = new KubeApiError("POST", "/api/v1/namespaces/shop/serviceaccounts/temp/token", 503, {
-      kind: "Status",
-      reason: "ServiceUnavailable",
-      message: "the server is currently unable to handle the request",
-      code: 503,
-    });
+    const busy = statusError(
+      TOKEN_PATH,
+      503,
+      "ServiceUnavailable",
+      "the server is currently unable to handle the request",
+    );
     const k = keeper(() => Promise.reject(busy));
     await k.pass(1_000);
     await k.pass(30_000);
@@ -176,12 +173,12 @@ describe("PodTokenKeeper failure reports", () => {
   });
 
   it("reports a Secret the host refuses as the host's answer", async () => {
-    const quota = new KubeApiError("POST", "/api/v1/namespaces/tp-dev/secrets", 403, {
-      kind: "Status",
-      reason: "Forbidden",
-      message: "exceeded quota: tenantplane-quota, requested: count/secrets=1",
-      code: 403,
-    });
+    const quota = statusError(
+      "/api/v1/namespaces/tp-dev/secrets",
+      403,
+      "Forbidden",
+      "exceeded quota: tenantplane-quota, requested: count/secrets=1",
+    );
     const k = keeper(
       () => Promise.resolve({ status: { token: "t" } }),
       () => Promise.reject(quota),
