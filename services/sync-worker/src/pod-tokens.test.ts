@@ -6,6 +6,7 @@ import {
   ANNOTATION_TOKEN_POD_UID,
   ANNOTATION_TOKEN_REFRESH_AT,
   dueTokenWork,
+  podOfTokenSecret,
   PodTokenKeeper,
   type MintFailure,
 } from "./pod-tokens.js";
@@ -95,6 +96,7 @@ describe("PodTokenKeeper failure reports", () => {
       writer,
       tenantCaPem: "ca",
       hostPods: () => [hostPod],
+      hostPod: () => hostPod,
       hostSecret: () => secret,
       maxRefreshSeconds: 3600,
       mayWrite: () => true,
@@ -190,5 +192,106 @@ describe("PodTokenKeeper failure reports", () => {
       "the host refused this Pod's token Secret tp-dev/web-x-shop-x-dev.token (403 Forbidden): " +
         "exceeded quota: tenantplane-quota, requested: count/secrets=1; its host copy web-x-shop-x-dev waits for it",
     );
+  });
+});
+
+describe("PodTokenKeeper and a host cache that lags behind its writes", () => {
+  const hostPod = pod("api-x-shop-x-dev", {
+    "tenantplane.io/token-requests": requests,
+    "tenantplane.io/virtual-namespace": "shop",
+    "tenantplane.io/virtual-name": "api",
+    "tenantplane.io/virtual-uid": "uid-api",
+  });
+
+  it("mints once: a check before the cache shows the new Secret sees the write's answer", async () => {
+    let mints = 0;
+    let cached: RawObject | undefined;
+    let stored: RawObject | undefined;
+    const now = Date.parse("2026-11-29T12:00:00Z");
+    const k = new PodTokenKeeper({
+      tenant: "dev",
+      tenantClient: {
+        request: () => {
+          mints += 1;
+          return Promise.resolve({ status: { token: "t", expirationTimestamp: "2026-11-29T13:00:07Z" } });
+        },
+      } as unknown as JsonClient,
+      writer: {
+        create: (obj: RawObject) => {
+          stored = { ...obj, metadata: { ...obj.metadata, uid: "s1", resourceVersion: "41" } };
+          return Promise.resolve(stored);
+        },
+      } as unknown as HostWriter,
+      tenantCaPem: "ca",
+      hostPods: () => [hostPod],
+      hostPod: () => hostPod,
+      hostSecret: () => cached,
+      maxRefreshSeconds: 3600,
+      mayWrite: () => true,
+      writeToken: () => Promise.resolve(),
+      publish: () => Promise.resolve(),
+      logger: createLogger("test", "silent"),
+      now: () => now,
+    });
+    k.poke();
+    await k.idle();
+    expect(mints).toBe(1);
+    // The host Pod changes (it is scheduled) before the Secret's watch event arrives.
+    k.pokePod(hostPod.metadata.name);
+    await k.idle();
+    expect(mints).toBe(1);
+    // The cache catches up with the same version: still nothing to mint.
+    cached = stored;
+    k.poke();
+    await k.idle();
+    expect(mints).toBe(1);
+    // Someone deletes the Secret: the cache shows it gone after having shown it, so it is made again.
+    cached = undefined;
+    k.poke();
+    await k.idle();
+    expect(mints).toBe(2);
+  });
+});
+
+describe("PodTokenKeeper checks of changed Pods", () => {
+  it("reads only the Pods it is told changed; the periodic check reads them all", async () => {
+    const pods = [pod("a"), pod("b"), pod("c")];
+    const read: string[] = [];
+    let listed = 0;
+    const k = new PodTokenKeeper({
+      tenant: "dev",
+      tenantClient: { request: () => Promise.reject(new Error("unused")) } as unknown as JsonClient,
+      writer: {} as HostWriter,
+      tenantCaPem: "ca",
+      hostPods: () => {
+        listed += 1;
+        return [];
+      },
+      hostPod: (name) => {
+        read.push(name);
+        return pods.find((p) => p.metadata.name === name);
+      },
+      hostSecret: () => undefined,
+      maxRefreshSeconds: 3600,
+      mayWrite: () => false,
+      writeToken: () => Promise.resolve(),
+      publish: () => Promise.resolve(),
+      logger: createLogger("test", "silent"),
+    });
+    k.poke();
+    await k.idle();
+    expect(listed).toBe(1);
+    k.pokePod("b");
+    await k.idle();
+    expect(read).toEqual(["b"]);
+    expect(listed).toBe(1);
+    k.poke();
+    await k.idle();
+    expect(listed).toBe(2);
+  });
+
+  it("names the Pod of a token Secret, and no Pod for another Secret", () => {
+    expect(podOfTokenSecret("web-x-shop-x-dev.token")).toBe("web-x-shop-x-dev");
+    expect(podOfTokenSecret("web-x-shop-x-dev")).toBeUndefined();
   });
 });

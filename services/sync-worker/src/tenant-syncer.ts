@@ -41,7 +41,7 @@ import { SkipMemory } from "./skip-memory.js";
 import { admitSkip } from "./paced-skip.js";
 import { deleteId, newRecord, recordOf, republishable, withRecord } from "./decision-record.js";
 import { PodNetworkRecords } from "./pod-network-records.js";
-import { PodTokenKeeper, type MintFailure } from "./pod-tokens.js";
+import { podOfTokenSecret, PodTokenKeeper, type MintFailure } from "./pod-tokens.js";
 import { judgesPodsAgain, openTenantNodes, privateNodeNames } from "./tenant-nodes.js";
 import { Readmission } from "./readmission.js";
 import { statusOnlyChange } from "./status-only.js";
@@ -208,6 +208,7 @@ export class TenantSyncer {
       tenantClient: deps.tenantClient,
       tenantCaPem: deps.tenantCaPem,
       hostPods: () => this.hostWatches.get("Pod")?.list() ?? [],
+      hostPod: (name) => this.hostWatches.get("Pod")?.get(hostNs, name),
       hostSecret: (name) => this.hostWatches.get("Secret")?.get(hostNs, name),
       maxRefreshSeconds: deps.tokenRefreshMaxSeconds,
       onFailure: (failure) => this.noteMintFailure(failure),
@@ -323,7 +324,7 @@ export class TenantSyncer {
           transform: (obj) => leanHostCopy(obj, LABEL_KIND),
           ...(kind === "ConfigMap" || kind === "Secret" ? { pageSize: PAYLOAD_PAGE_SIZE } : {}),
           onEvent: (e) => {
-            if (this.started) this.onPodEnvironmentEvent(kind);
+            if (this.started) this.onPodEnvironmentEvent(kind, e.object.metadata.name);
             const key = sourceOfCopy(e.object, tenant);
             if (key === undefined) return;
             const text = encodeKey(key);
@@ -370,9 +371,10 @@ export class TenantSyncer {
   }
 
   // Services and Pods (addresses, readiness) feed the DNS zone and service links; host Pods and their token Secrets, the tokens.
-  private onPodEnvironmentEvent(kind: string): void {
+  private onPodEnvironmentEvent(kind: string, name: string): void {
     if (kind === "Service" || kind === "ConfigMap" || kind === "Pod") this.podNetwork.schedule();
-    if (kind === "Pod" || kind === "Secret") this.podTokens.poke();
+    const pod = kind === "Pod" ? name : kind === "Secret" ? podOfTokenSecret(name) : undefined;
+    if (pod !== undefined) this.podTokens.pokePod(pod);
   }
 
   /** Stops at once: no write starts after this, informers close. */

@@ -13,8 +13,10 @@ import { decodeKey, encodeKey } from "../source-key.js";
 import type { SharedWatches } from "../shared-watches.js";
 import type { HostNodes } from "./host-nodes.js";
 import type { BackSyncMetrics } from "./metrics.js";
+import { OwnWrites } from "../own-writes.js";
 import { openTenantNodes } from "../tenant-nodes.js";
 import { LABEL_VIRTUAL_NODE, planNodes, virtualNode, type NodeLike } from "./nodes.js";
+import { Pacer } from "./pacer.js";
 import { asBound, isTerminal, planPod, schedulingProblem, type PodLike } from "./pods.js";
 import { LABEL_VIRTUAL_VOLUME, orphanedVolumes, planClaim, virtualVolumeName, type VolumeObject } from "./pvcs.js";
 import { QuotaMirror } from "./quota-mirror.js";
@@ -40,6 +42,11 @@ const KEY_KINDS: Record<string, string> = {
 const MERGE = "application/merge-patch+json";
 /** Virtual node heartbeat: well inside the 40-50 s a node controller waits before calling a node unreachable. */
 const NODE_LEASE_SECONDS = 40;
+/**
+ * Node passes start at most this often. A pass reads every Pod of the tenant on both sides,
+ * and any Pod change asked for one: a burst of N Pods cost N passes of 2N Pods each.
+ */
+const NODE_PASS_INTERVAL_MS = 1_000;
 
 /** What one tenant's back-sync is given. */
 export interface BackSyncDeps {
@@ -95,6 +102,14 @@ export class BackSync {
    * 60-Pod run).
    */
   private readonly bound = new Map<string, { uid: string; node: string }>();
+  /**
+   * Tenant Pods as this worker's status writes left them, until the tenant cache shows them:
+   * the host copy's next change came before the watch event as often as not, and planning from
+   * the cache alone patched the same status again (70 status writes for 60 Pods).
+   */
+  private readonly written = new OwnWrites();
+  /** Virtual Nodes first used by a Pod are made by its binding at once; the pass keeps status and deletes unused ones. */
+  private readonly nodePasses = new Pacer(() => this.enqueue(NODES_KEY), NODE_PASS_INTERVAL_MS);
   private readonly pending = new Map<string, number>();
   private readonly inFlight = new Set<string>();
   private readonly failures = new Map<string, string>();
@@ -127,7 +142,7 @@ export class BackSync {
           logger: logger.child({ side: "tenant", kind, direction: "back" }),
           onEvent: (e) => {
             this.enqueue(encodeKey(keyOf(e.object)));
-            if (kind === "Pod" && (e.type === "delete" || isTerminal(e.object as PodLike))) this.enqueue(NODES_KEY);
+            if (kind === "Pod" && (e.type === "delete" || isTerminal(e.object as PodLike))) this.nodePasses.changed();
             if (kind === "PersistentVolumeClaim" && e.type === "delete") this.enqueue(VOLUMES_KEY);
           },
         }),
@@ -148,7 +163,7 @@ export class BackSync {
             if (e.type === "delete") this.lastHost.set(text, e.object);
             this.enqueue(text);
             if (kind === "Pod" && (e.type !== "update" || (e.object as PodLike).spec?.nodeName))
-              this.enqueue(NODES_KEY);
+              this.nodePasses.changed();
           },
         }),
       );
@@ -160,7 +175,7 @@ export class BackSync {
       kind: "Node",
       labelSelector: `${LABEL_VIRTUAL_NODE}=true`,
       logger: logger.child({ side: "tenant", kind: "Node", direction: "back" }),
-      onEvent: () => this.enqueue(NODES_KEY),
+      onEvent: () => this.nodePasses.changed(),
     });
     if (this.deps.kinds.has("Pod")) {
       this.allNodes = openTenantNodes(this.deps.watches, this.deps.tenantClient, logger, (e) => {
@@ -194,7 +209,7 @@ export class BackSync {
       onChange: () => this.enqueue(QUOTA_KEY),
       count: (k, a) => this.count(k, a),
     });
-    this.unsubscribe = this.deps.hostNodes.subscribe(() => this.enqueue(NODES_KEY));
+    this.unsubscribe = this.deps.hostNodes.subscribe(() => this.nodePasses.changed());
     this.heartbeat = setInterval(() => void this.renewNodeLeases(), this.deps.heartbeatMs ?? 10_000);
     this.heartbeat.unref();
     void this.firstPass();
@@ -204,6 +219,7 @@ export class BackSync {
   stop(): void {
     this.stopped = true;
     clearInterval(this.heartbeat);
+    this.nodePasses.stop();
     this.unsubscribe?.();
     for (const w of [
       ...this.tenantWatches.values(),
@@ -230,6 +246,7 @@ export class BackSync {
   /** Queues every key: the safety net beside the watches. */
   fullPass(): void {
     if (!this.started || this.stopped) return;
+    this.written.prune(Date.now());
     for (const w of this.tenantWatches.values()) for (const obj of w.list()) this.enqueue(encodeKey(keyOf(obj)));
     this.enqueue(NODES_KEY);
     this.enqueue(QUOTA_KEY);
@@ -302,6 +319,7 @@ export class BackSync {
       this.lastHost.delete(text);
       this.unschedulable.delete(text);
       this.bound.delete(text);
+      this.written.forget(text);
       return;
     }
     const target = hostName({ tenant: this.deps.tenant, namespace: key.namespace, name: key.name }).name;
@@ -336,7 +354,10 @@ export class BackSync {
   }
 
   private async syncPod(text: string, cached: PodLike, host: PodLike | undefined, since: number): Promise<void> {
-    const pod = this.withOwnBinding(text, cached);
+    const pod = this.withOwnBinding(
+      text,
+      (this.written.view(text, cached as RawObject, Date.now()) ?? cached) as PodLike,
+    );
     const steps = planPod({
       tenant: pod,
       host,
@@ -361,12 +382,13 @@ export class BackSync {
         if (pod.metadata.uid !== undefined) this.bound.set(text, { uid: pod.metadata.uid, node: step.node });
         this.count("Pod", "bind");
       } else if (step.action === "Status") {
-        await this.tenant(
+        const patched = (await this.tenant(
           "PATCH",
           `${path}/status`,
           { metadata: { uid: pod.metadata.uid }, status: step.patch },
           MERGE,
-        );
+        )) as RawObject | undefined;
+        if (patched?.metadata !== undefined) this.written.remember(text, patched, Date.now());
         this.count("Pod", step.patch["phase"] === "Failed" && host === undefined ? "fail" : "status");
         this.deps.metrics.latency.observe({ kind: "Pod" }, (Date.now() - since) / 1000);
       } else {
@@ -382,7 +404,7 @@ export class BackSync {
     }
     // Written (or nothing to write): the vanished copy's last state has served its purpose.
     this.lastHost.delete(text);
-    if (steps.length > 0) this.enqueue(NODES_KEY);
+    if (steps.length > 0) this.nodePasses.changed();
     this.tellUnschedulable(text, pod, host);
   }
 
@@ -524,7 +546,7 @@ export class BackSync {
         this.deps.logger.debug({ node: node.metadata.name, err: describe(err) }, "virtual node lease not renewed"),
       );
     }
-    this.enqueue(NODES_KEY);
+    this.nodePasses.changed();
   }
 
   private async renewLease(node: string): Promise<void> {
