@@ -216,6 +216,8 @@ try {
   const rawSeconds = raw.seconds;
   const bareRss = await bareNodeRss();
   const one = await startWorker();
+  // Its own profile path: the idle worker above was started (and given one) first.
+  const oneProfile = profileEnvs.at(-1)!;
   profiles.start(one.process.pid);
   const cpuBefore = await counter(one, "tenantplane_process_cpu_seconds_total", "");
   const syncCpuFrom = cpuSnapshot();
@@ -238,7 +240,7 @@ try {
     description: `${total} host copies`,
   });
   const syncWindow = window(syncFrom, syncCpuFrom);
-  const profiled = profiles.stop(one.process.pid, profileEnvs[0]!);
+  const profiled = profiles.stop(one.process.pid, oneProfile);
   const copyTimes = copyKeys.map((k) => seen.get(k)!);
   const syncSeconds = (Math.max(...copyTimes) - syncStart) / 1000;
   const firstCreate = (Math.min(...copyTimes) - syncStart) / 1000;
