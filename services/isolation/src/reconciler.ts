@@ -56,6 +56,13 @@ type TenantObject = KubernetesObject & { status?: { conditions?: Condition[] } }
  * cost a read, a status write and a provisioner pass per tenant), shorter once it has.
  */
 const NAMESPACE_GRACE_MS = { provisionerPending: 60_000, provisionerReported: 10_000 };
+/**
+ * How soon a pass that found no namespace within the grace looks again. The namespace's watch
+ * event wakes a pass, but one that arrives while this pass is still running did not always
+ * bring another: a clean-clone CI run waited out the 59 s grace for a namespace the provisioner
+ * created the same second. A pass that finds nothing costs a cache read.
+ */
+const NAMESPACE_RECHECK_MS = 3_000;
 
 /**
  * Converges the isolation objects of one tenant's host namespace with its
@@ -136,7 +143,7 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
   if (!cached && age >= 0 && age < grace) {
     throw new TransientError(`host namespace ${namespace} not created yet`, {
       code: "WaitingForNamespace",
-      retryAfterMs: grace - age,
+      retryAfterMs: Math.min(grace - age, NAMESPACE_RECHECK_MS),
     });
   }
   const ns = cached ?? (await deps.objects.get("v1", "Namespace", namespace, undefined, { fresh: true }));
