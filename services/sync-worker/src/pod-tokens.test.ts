@@ -9,6 +9,7 @@ import {
   podOfTokenSecret,
   PodTokenKeeper,
   type MintFailure,
+  type PodTokenDeps,
 } from "./pod-tokens.js";
 
 const requests = JSON.stringify([{ key: "token-0", expirationSeconds: 3607 }]);
@@ -29,6 +30,23 @@ const secret = (pod: string, uid: string, refreshAt: string, data: Record<string
     },
     data,
   }) as RawObject;
+
+/** A keeper's dependencies with nothing to mint and nothing reported; tests override what they exercise. */
+const keeperDeps = (overrides: Partial<PodTokenDeps>): PodTokenDeps => ({
+  tenant: "dev",
+  tenantClient: { request: () => Promise.reject(new Error("unused")) } as unknown as JsonClient,
+  writer: {} as HostWriter,
+  tenantCaPem: "ca",
+  hostPods: () => [],
+  hostPod: () => undefined,
+  hostSecret: () => undefined,
+  maxRefreshSeconds: 3600,
+  mayWrite: () => true,
+  writeToken: () => Promise.resolve(),
+  publish: () => Promise.resolve(),
+  logger: createLogger("test", "silent"),
+  ...overrides,
+});
 
 describe("dueTokenWork", () => {
   const now = Date.parse("2026-11-29T12:00:00Z");
@@ -208,31 +226,26 @@ describe("PodTokenKeeper and a host cache that lags behind its writes", () => {
     let cached: RawObject | undefined;
     let stored: RawObject | undefined;
     const now = Date.parse("2026-11-29T12:00:00Z");
-    const k = new PodTokenKeeper({
-      tenant: "dev",
-      tenantClient: {
-        request: () => {
-          mints += 1;
-          return Promise.resolve({ status: { token: "t", expirationTimestamp: "2026-11-29T13:00:07Z" } });
-        },
-      } as unknown as JsonClient,
-      writer: {
-        create: (obj: RawObject) => {
-          stored = { ...obj, metadata: { ...obj.metadata, uid: "s1", resourceVersion: "41" } };
-          return Promise.resolve(stored);
-        },
-      } as unknown as HostWriter,
-      tenantCaPem: "ca",
-      hostPods: () => [hostPod],
-      hostPod: () => hostPod,
-      hostSecret: () => cached,
-      maxRefreshSeconds: 3600,
-      mayWrite: () => true,
-      writeToken: () => Promise.resolve(),
-      publish: () => Promise.resolve(),
-      logger: createLogger("test", "silent"),
-      now: () => now,
-    });
+    const k = new PodTokenKeeper(
+      keeperDeps({
+        tenantClient: {
+          request: () => {
+            mints += 1;
+            return Promise.resolve({ status: { token: "t", expirationTimestamp: "2026-11-29T13:00:07Z" } });
+          },
+        } as unknown as JsonClient,
+        writer: {
+          create: (obj: RawObject) => {
+            stored = { ...obj, metadata: { ...obj.metadata, uid: "s1", resourceVersion: "41" } };
+            return Promise.resolve(stored);
+          },
+        } as unknown as HostWriter,
+        hostPods: () => [hostPod],
+        hostPod: () => hostPod,
+        hostSecret: () => cached,
+        now: () => now,
+      }),
+    );
     k.poke();
     await k.idle();
     expect(mints).toBe(1);
@@ -258,26 +271,19 @@ describe("PodTokenKeeper checks of changed Pods", () => {
     const pods = [pod("a"), pod("b"), pod("c")];
     const read: string[] = [];
     let listed = 0;
-    const k = new PodTokenKeeper({
-      tenant: "dev",
-      tenantClient: { request: () => Promise.reject(new Error("unused")) } as unknown as JsonClient,
-      writer: {} as HostWriter,
-      tenantCaPem: "ca",
-      hostPods: () => {
-        listed += 1;
-        return [];
-      },
-      hostPod: (name) => {
-        read.push(name);
-        return pods.find((p) => p.metadata.name === name);
-      },
-      hostSecret: () => undefined,
-      maxRefreshSeconds: 3600,
-      mayWrite: () => false,
-      writeToken: () => Promise.resolve(),
-      publish: () => Promise.resolve(),
-      logger: createLogger("test", "silent"),
-    });
+    const k = new PodTokenKeeper(
+      keeperDeps({
+        hostPods: () => {
+          listed += 1;
+          return [];
+        },
+        hostPod: (name) => {
+          read.push(name);
+          return pods.find((p) => p.metadata.name === name);
+        },
+        mayWrite: () => false,
+      }),
+    );
     k.poke();
     await k.idle();
     expect(listed).toBe(1);
