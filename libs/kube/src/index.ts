@@ -30,3 +30,4 @@ export {
 } from "./object-cache.js";
 export { mayWatchEverywhere } from "./access-review.js";
 export { RequestBudget, TokenBucket } from "./token-bucket.js";
+export { olderVersion } from "./resource-version.js";

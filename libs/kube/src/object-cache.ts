@@ -2,6 +2,7 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { Logger } from "@tenantplane/runtime";
 import type { JsonClient } from "./json-client.js";
 import { startListWatch, type ListWatch, type RawObject, type RawWatchEvent } from "./list-watch.js";
+import { olderVersion } from "./resource-version.js";
 import { resourcePath, type ResourceInfo } from "./internal/resource-paths.js";
 
 /** One kind an {@link ObjectCache} holds, and which of its objects (a label selector; all when absent). */
@@ -174,7 +175,8 @@ export class ObjectCache {
     // answer would then hide a newer object, such as another service's status write, until the
     // object's next event.
     const watched = found.watch.get(found.namespace, name)?.metadata.resourceVersion;
-    const caughtUp = object !== null && !!version && !!watched && (watched === version || olderThan(version, watched));
+    const caughtUp =
+      object !== null && !!version && !!watched && (watched === version || olderVersion(version, watched));
     if (caughtUp) this.overlay.delete(id);
     else this.overlay.set(id, object ? ({ ...object, apiVersion, kind } as RawObject) : null);
     if (version) this.own.set(id, [...(this.own.get(id) ?? []).slice(-(OWN_VERSIONS_KEPT - 1)), version]);
@@ -263,7 +265,7 @@ export class ObjectCache {
         const { namespace, name, resourceVersion } = event.object.metadata;
         const id = objectId(kind.apiVersion, kind.kind, namespace, name);
         // The watch caught up with (or overtook) what a write of ours put in the overlay.
-        if (!olderThan(resourceVersion, this.overlay.get(id)?.metadata.resourceVersion)) this.overlay.delete(id);
+        if (!olderVersion(resourceVersion, this.overlay.get(id)?.metadata.resourceVersion)) this.overlay.delete(id);
         const held = this.held.get(id);
         if (held) held.push(event);
         else if (this.inFlight.has(id) && !this.isOurs(id, event)) this.held.set(id, [event]);
@@ -296,13 +298,6 @@ function terms(selector: string): string[] {
     .split(",")
     .map((term) => term.trim())
     .filter((term) => term !== "");
-}
-
-// Whether resourceVersion `a` is known to be older than `b`. Versions are opaque to clients, but
-// the API server backed by etcd hands out increasing integers; anything else is never "older".
-function olderThan(a: string | undefined, b: string | undefined): boolean {
-  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
-  return a.length === b.length ? a < b : a.length < b.length;
 }
 
 const OWN_VERSIONS_KEPT = 4;

@@ -1,4 +1,4 @@
-import type { RawObject } from "@tenantplane/kube";
+import { olderVersion, type RawObject } from "@tenantplane/kube";
 
 /** How long a write is remembered at most when the cache never shows it (the object went again at once). */
 export const OWN_WRITE_MEMORY_MS = 30_000;
@@ -31,7 +31,9 @@ export class OwnWrites {
     const mine = this.written.get(key);
     if (mine === undefined) return cached;
     const caughtUp =
-      cached !== undefined && (cached.metadata.uid !== mine.obj.metadata.uid || !olderThan(cached, mine.obj));
+      cached !== undefined &&
+      (cached.metadata.uid !== mine.obj.metadata.uid ||
+        !olderVersion(cached.metadata.resourceVersion, mine.obj.metadata.resourceVersion));
     if (caughtUp || now - mine.at > this.memoryMs) {
       this.written.delete(key);
       return cached;
@@ -51,18 +53,4 @@ export class OwnWrites {
   get size(): number {
     return this.written.size;
   }
-}
-
-/**
- * Whether `a` is an earlier version of the same object than `b`. Resource versions are opaque
- * to clients except for equality, but every API server this worker talks to (etcd, and k3s's
- * kine) issues them as increasing integers; one that does not parse as one counts as caught up,
- * so a server with other versions costs a repeated write, never a missed one.
- */
-function olderThan(a: RawObject, b: RawObject): boolean {
-  const x = a.metadata.resourceVersion;
-  const y = b.metadata.resourceVersion;
-  if (x === undefined || y === undefined || x === y) return false;
-  if (!/^\d+$/.test(x) || !/^\d+$/.test(y)) return false;
-  return BigInt(x) < BigInt(y);
 }

@@ -108,25 +108,21 @@ describe("PodTokenKeeper failure reports", () => {
         return Promise.resolve(obj);
       },
     } as unknown as HostWriter;
-    const k = new PodTokenKeeper({
-      tenant: "dev",
-      tenantClient: { request: answer } as unknown as JsonClient,
-      writer,
-      tenantCaPem: "ca",
-      hostPods: () => [hostPod],
-      hostPod: () => hostPod,
-      hostSecret: () => secret,
-      maxRefreshSeconds: 3600,
-      mayWrite: () => true,
-      writeToken: () => Promise.resolve(),
-      publish: (d) => {
-        published.push(d.action);
-        return Promise.resolve();
-      },
-      onFailure: (f) => reports.push(f),
-      logger: createLogger("test", "silent"),
-      now: () => now,
-    });
+    const k = new PodTokenKeeper(
+      keeperDeps({
+        tenantClient: { request: answer } as unknown as JsonClient,
+        writer,
+        hostPods: () => [hostPod],
+        hostPod: () => hostPod,
+        hostSecret: () => secret,
+        publish: (d) => {
+          published.push(d.action);
+          return Promise.resolve();
+        },
+        onFailure: (f) => reports.push(f),
+        now: () => now,
+      }),
+    );
     const pass = async (advanceMs = 61_000) => {
       now += advanceMs;
       k.poke();
