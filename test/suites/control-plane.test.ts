@@ -313,7 +313,17 @@ describe("the quota is the tenant's: tenantplane's own pods, volume and objects 
           namespace: "tp-quota",
           labelSelector: "tenantplane.io/dns-of=quota",
         });
-        return q?.status?.used?.["pods"] === "2" && dns.items.length === 1 ? q : undefined;
+        if (q?.status?.used?.["pods"] === "2" && dns.items.length === 1) return q;
+        // Thrown, so a timeout quotes what was there instead of "undefined".
+        const pods = await core.listNamespacedPod({ namespace: "tp-quota" });
+        const warnings = (await core.listNamespacedEvent({ namespace: "tp-quota" })).items.filter(
+          (e) => e.type === "Warning",
+        );
+        throw new Error(
+          `quota ${q ? `used ${JSON.stringify(q.status?.used)} hard ${JSON.stringify(q.status?.hard)}` : "missing"}; ` +
+            `pods ${JSON.stringify(pods.items.map((p) => `${p.metadata?.name} ${p.status?.phase}`))}; ` +
+            `warnings ${JSON.stringify(warnings.slice(-5).map((e) => `${e.involvedObject.name} ${e.reason}: ${e.message}`))}`,
+        );
       },
       { timeoutMs: 90_000, intervalMs: 500, description: "tp-quota counting the k3s and DNS pods" },
     );

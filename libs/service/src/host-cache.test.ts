@@ -23,7 +23,7 @@ describe("tenantToWake", () => {
     expect(tenantToWake({ type: "add", object: tc, ours: false }, ["TenantCluster"])).toBe("b");
   });
 
-  it("wakes nothing when only a quota's usage changed, and wakes for a change to its spec", () => {
+  it("wakes nothing when only a quota's usage changed, and wakes for its first count and a change to its spec", () => {
     const quota = (rv: string, pods: string, used: string) => ({
       apiVersion: "v1",
       kind: "ResourceQuota",
@@ -50,6 +50,10 @@ describe("tenantToWake", () => {
       ours: false,
     };
     expect(tenantToWake(edited, ["ResourceQuota"])).toBe("a");
+    // The quota controller's first count, which the isolation pass waits for, wakes it.
+    const { status: _uncounted, ...created } = quota("1", "10", "0");
+    const counted = { type: "update" as const, object: quota("2", "10", "0"), previous: created, ours: false };
+    expect(tenantToWake(counted, ["ResourceQuota"])).toBe("a");
     // A StatefulSet's status is what the provisioner waits on: it still wakes.
     const withStatus = (rv: string, ready: number) => ({
       ...sts,

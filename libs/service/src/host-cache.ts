@@ -117,14 +117,19 @@ export function tenantToWake(event: CacheEvent, kinds: readonly HostKind[]): str
   return event.object.metadata.labels?.[LABEL_TENANT];
 }
 
-// Kinds whose status no pass reads: a quota's usage changes with every Pod or Service the
-// sync worker creates in the namespace, and each change would otherwise cost a pass.
-const STATUS_UNREAD: ReadonlySet<HostKind> = new Set(["ResourceQuota", "LimitRange", "NetworkPolicy"]);
+// Kinds whose status no pass reads.
+const STATUS_UNREAD: ReadonlySet<HostKind> = new Set(["LimitRange", "NetworkPolicy"]);
 
 // Kinds whose status passes read only in part: an update of the status alone that leaves these
 // fields as they were wakes nothing. A StatefulSet's status changes several times while its pod
 // starts (replicas, current and updated counts, revisions); a pass reads only the ready count.
-const STATUS_READ: Partial<Record<HostKind, readonly string[]>> = { StatefulSet: ["readyReplicas"] };
+// A quota's usage changes with every Pod or Service created in the namespace, and each change
+// would cost a pass; its counted limits (the quota controller's first count) are what the
+// isolation pass waits for.
+const STATUS_READ: Partial<Record<HostKind, readonly string[]>> = {
+  StatefulSet: ["readyReplicas"],
+  ResourceQuota: ["hard"],
+};
 
 function sameStatusField(event: CacheEvent, field: string): boolean {
   const of = (obj: RawObject | undefined) => (obj?.["status"] as Record<string, unknown> | undefined)?.[field];

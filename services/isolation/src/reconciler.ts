@@ -36,6 +36,7 @@ import {
   parseCachedTenantCluster,
 } from "@tenantplane/service";
 import { describeIsolationObject, objectKey, staleObjects } from "./prune.js";
+import { QUOTA_COUNT_GRACE_MS, quotaUncounted } from "./quota-count.js";
 
 /** What the isolation service needs from the outside world. */
 export interface IsolationDeps {
@@ -63,6 +64,8 @@ const NAMESPACE_GRACE_MS = { provisionerPending: 60_000, provisionerReported: 10
  * created the same second. A pass that finds nothing costs a cache read.
  */
 const NAMESPACE_RECHECK_MS = 3_000;
+/** How soon a pass that found its quota not yet counted looks again (the count's event usually comes first). */
+const QUOTA_RECHECK_MS = 1_000;
 
 /**
  * Converges the isolation objects of one tenant's host namespace with its
@@ -252,6 +255,25 @@ export async function reconcileIsolation(tenant: string, deps: IsolationDeps): P
 
   if (collisions.length > 0) return warn(REASON_NAME_HELD_BY_FOREIGN_OBJECT, collisions.join("; "));
   if (choice.problem) return warn(choice.problem.reason, choice.problem.message);
+  for (const object of compiled.objects.filter((o) => o.kind === "ResourceQuota")) {
+    const quota = await deps.objects.get("v1", "ResourceQuota", object.metadata.name, namespace);
+    if (!quotaUncounted(quota)) continue;
+    const what = `ResourceQuota ${object.metadata.name} in ${namespace}`;
+    const age = Date.now() - new Date(quota?.metadata?.creationTimestamp ?? Date.now()).getTime();
+    // The controller's count is a status update of the quota, which wakes the next pass.
+    if (age < QUOTA_COUNT_GRACE_MS) {
+      throw new TransientError(`${what} not counted by the host's quota controller yet`, {
+        code: "WaitingForQuotaCount",
+        retryAfterMs: QUOTA_RECHECK_MS,
+      });
+    }
+    return warn(
+      "QuotaNotCounted",
+      `${what} has not been counted by the host's quota controller (status.hard is empty); until it is, ` +
+        "the API server enforces none of its limits, so no control plane is started in the namespace. " +
+        "Check that the host's kube-controller-manager runs the resourcequota controller.",
+    );
+  }
   const notes = compiled.notes.length > 0 ? ` Notes: ${compiled.notes.join(" ")}` : "";
   await report({
     status: "True",
