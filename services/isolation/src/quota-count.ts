@@ -1,6 +1,9 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 
-type Quota = KubernetesObject & { spec?: { hard?: Record<string, string> }; status?: { hard?: Record<string, string> } };
+type Quota = KubernetesObject & {
+  spec?: { hard?: Record<string, string> };
+  status?: { hard?: Record<string, string> };
+};
 
 /**
  * How long a new quota may wait for the host's quota controller before IsolationApplied says so.
