@@ -11,6 +11,8 @@ import { waitFor } from "./wait-for.js";
 export interface NatsOptions {
   /** Tools directory; defaults to the one the global setup provided. */
   toolsDir?: string;
+  /** Default true. Without it, a service's start-up waits for JetStream for as long as it runs. */
+  jetStream?: boolean;
 }
 
 /** A running pinned nats-server with JetStream. */
@@ -37,6 +39,7 @@ export interface NatsServer {
  */
 export async function startNats(options: NatsOptions = {}): Promise<NatsServer> {
   const binary = toolPath("nats-server", options.toolsDir);
+  const jetStream = options.jetStream ?? true;
   return startStack("nats", async (teardown) => {
     const dir = teardown.dir;
     const storeDir = join(dir, "jetstream");
@@ -53,7 +56,7 @@ export async function startNats(options: NatsOptions = {}): Promise<NatsServer> 
         name: "nats-server",
         command: binary,
         args: [
-          "-js",
+          ...(jetStream ? ["-js"] : []),
           "-a",
           "127.0.0.1",
           "-p",
@@ -72,7 +75,7 @@ export async function startNats(options: NatsOptions = {}): Promise<NatsServer> 
         async () => {
           running.assertRunning();
           if (!(await canConnect("127.0.0.1", port))) return false;
-          const res = await fetch(`${monitorUrl}/healthz?js-enabled-only=true`);
+          const res = await fetch(`${monitorUrl}/healthz${jetStream ? "?js-enabled-only=true" : ""}`);
           return res.ok;
         },
         {

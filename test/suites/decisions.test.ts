@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import {
   CoreV1Api,
   KubernetesObjectApi,
@@ -266,5 +267,23 @@ describe("recorder", () => {
   it("drains and exits 0 on SIGTERM", async () => {
     await recorder.stop();
     expect(await recorder.process.exited).toBe(0);
+  });
+
+  it("exits 0 on a SIGTERM that comes while it still waits for JetStream at start-up", async () => {
+    // A NATS server without JetStream keeps the service in start-up (as a cluster still electing
+    // its JetStream leader would), not ready, for as long as it runs.
+    const plain = await startNats({ jetStream: false });
+    try {
+      const starting = await fleet.start("recorder", { NATS_URL: plain.url });
+      await waitFor(() => readFileSync(starting.process.logPath, "utf8").includes("JetStream not available yet"), {
+        description: "the recorder waiting for JetStream",
+      });
+      expect((await starting.probe("/readyz")).status).toBe(503);
+      await starting.stop();
+      expect(await starting.process.exited).toBe(0);
+      expect(readFileSync(starting.process.logPath, "utf8")).toContain('"msg":"stopped"');
+    } finally {
+      await plain.stop({ keepLogs: failures.failed() });
+    }
   });
 });

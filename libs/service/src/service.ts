@@ -130,85 +130,13 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
     process.exit(2);
   }
   const logger = createLogger(opts.name, env.LOG_LEVEL);
-  const metrics = createMetrics(opts.name);
-  const identity = env.POD_NAME ?? `${hostname()}-${process.pid}`;
-  let ready = false;
-  const nats: ConnectionState = { connected: () => false };
-  // Ready needs both: the service's own say (consuming, or leading) and a live NATS
-  // connection, so a pod cut off from every cluster member leaves the Service's endpoints.
-  const http = await startHttpServer({
-    port: env.HTTP_PORT,
-    registry: metrics.registry,
-    ready: () => ready && nats.connected(),
-  });
-  logger.info({ port: http.port }, "health server listening");
-
-  const kc = loadKubeConfig(env.KUBECONFIG);
-  // One user agent per service, so the API server's audit log tells its requests apart.
-  const userAgent = `tenantplane-${opts.name}/${VERSION}`;
-  let nc: NatsConnection;
-  try {
-    nc = await connectNats({
-      url: env.NATS_URL,
-      name: `${opts.name}-${identity}`,
-      user: env.NATS_USER,
-      password: env.NATS_PASSWORD,
-      token: env.NATS_TOKEN,
-      credsFile: env.NATS_CREDS_FILE,
-      tls: env.NATS_TLS === "true",
-      tlsCaFile: env.NATS_TLS_CA_FILE,
-      tlsCertFile: env.NATS_TLS_CERT_FILE,
-      tlsKeyFile: env.NATS_TLS_KEY_FILE,
-    });
-  } catch (err) {
-    logger.fatal({ err, servers: loggableServers(env.NATS_URL) }, "cannot use NATS");
-    process.exit(1);
-  }
-  logger.info({ servers: loggableServers(env.NATS_URL), server: nc.info?.version }, "connected to NATS");
-  nats.connected = trackConnection(nc, (connected, status) => {
-    const server = "server" in status ? status.server : undefined;
-    logger.warn(
-      { status: status.type, server, connected },
-      connected ? "NATS connection back" : "NATS connection lost",
-    );
-  }).connected;
-  // A NATS cluster that is still electing its JetStream leader (or placing the streams' replicas)
-  // is waited for: the service stays not ready and says why, rather than exiting.
-  const jsm = await jetstreamManager(nc, { checkAPI: false });
-  const stored = await whenJetStreamAnswers(() => ensureTopology(jsm, opts.consumers, streamSettingsFromEnv(streams)), {
-    onRetry: (err, attempt, delayMs) =>
-      logger.warn({ err: describeError(err), attempt, retryInMs: delayMs }, "JetStream not available yet; waiting"),
-  });
-  // Recorded Decisions are republished only inside the duplicate window the server applied to
-  // DECISIONS (an operator may have set another), so a republish is never stored twice.
-  decisionRecords.useDuplicateWindow(millis(stored.decisions.duplicate_window ?? 0));
-  logger.info({ republishWithinMs: decisionRecords.windowMs }, "recorded Decisions are republished within this window");
-
-  const objects = new Objects(kc, `tenantplane-${opts.name}`, {
-    userAgent,
-    budget: new RequestBudget(budget.HOST_QPS, budget.HOST_BURST),
-  });
-  let cache: ObjectCache | undefined;
-  const wanted = hostKinds(typeof opts.cache === "function" ? opts.cache(env) : (opts.cache ?? []));
-  if (wanted.length > 0) {
-    // Every open watch holds a connection, and per-namespace caches open one per kind and namespace.
-    const client = new JsonClient(kc, { userAgent, timeoutMs: 60_000, maxSockets: Infinity });
-    // Rights in tenant namespaces may be granted per namespace (the chart's RoleBindings), so a
-    // cluster-wide watch is refused: such kinds are cached in each namespace once it is bound.
-    const cachedKinds = await scopeByAccess(wanted, (kind) =>
-      mayWatchEverywhere(client, kind.apiVersion, kind.resource.resource),
-    );
-    const perNamespace = cachedKinds.filter((k) => k.perNamespace).map((k) => k.kind);
-    if (perNamespace.length > 0)
-      logger.info({ perNamespace }, "cached per tenant namespace: not allowed to list and watch them cluster-wide");
-    cache = new ObjectCache({ client, kinds: cachedKinds, logger });
-    objects.useCache(cache);
-    // Until a kind's cache is filled its reads go to the API server, so waiting is an optimisation only.
-    const filled = await Promise.race([cache.synced().then(() => true), sleep(CACHE_FILL_WAIT_MS).then(() => false)]);
-    logger.info({ filled, objects: cache.sizes() }, filled ? "host caches filled" : "host caches still filling");
-  }
-
+  // Installed before anything is opened: a SIGTERM while the service still waits for JetStream
+  // or its caches (a rollout, a test's stop) closes what is open and exits 0, instead of killing
+  // the process by the signal. What start-up opens is closed by the steps as far as it got.
   const steps: ShutdownStep[] = [];
+  let cache: ObjectCache | undefined;
+  let nc: NatsConnection | undefined;
+  let http: Awaited<ReturnType<typeof startHttpServer>> | undefined;
   const signal = handleShutdown(logger, [
     {
       name: "service",
@@ -217,49 +145,144 @@ export async function startService<S extends typeof CommonEnvSchema>(opts: {
       },
     },
     { name: "caches", run: async () => cache?.stop() },
-    { name: "nats", run: () => nc.drain() },
-    { name: "http", run: () => http.close() },
+    { name: "nats", run: () => nc?.drain() },
+    { name: "http", run: () => http?.close() },
   ]);
-  const js = jetstream(nc);
-  // The host write already happened, so a Decision must not be lost to an outage of any length.
-  const decisions = new DecisionPipeline(js, {
-    signal,
-    // One line per minute or so is enough to say NATS is still away.
-    onRetry: (err, attempt, waiting) => {
-      if (attempt % 12 === 1) logger.warn({ err, attempt, waiting }, "publishing Decisions failed; retrying");
-    },
-  });
-  return {
-    name: opts.name,
-    identity,
-    env,
-    logger,
-    metrics,
-    kc,
-    userAgent,
-    objects,
-    cache,
-    nc,
-    js,
-    publish: async (planned) => {
-      const decision = stampDecision(planned, opts.name);
-      await decisions.publish(decision);
-      metrics.decisions.inc({ action: decision.action });
-    },
-    events: new EventRecorder(kc, {
-      component: opts.name,
-      instance: identity,
-      clusterEventsNamespace: env.EVENTS_NAMESPACE,
+  try {
+    return await startOpened();
+  } catch (err) {
+    // Start-up failed because the shutdown closed what it was using: the shutdown ends the process.
+    if (signal.aborted) return new Promise<never>(() => undefined);
+    throw err;
+  }
+
+  async function startOpened(): Promise<ServiceContext<z.infer<S>>> {
+    const metrics = createMetrics(opts.name);
+    const identity = env.POD_NAME ?? `${hostname()}-${process.pid}`;
+    let ready = false;
+    const nats: ConnectionState = { connected: () => false };
+    // Ready needs both: the service's own say (consuming, or leading) and a live NATS
+    // connection, so a pod cut off from every cluster member leaves the Service's endpoints.
+    http = await startHttpServer({
+      port: env.HTTP_PORT,
+      registry: metrics.registry,
+      ready: () => ready && nats.connected(),
+    });
+    logger.info({ port: http.port }, "health server listening");
+
+    const kc = loadKubeConfig(env.KUBECONFIG);
+    // One user agent per service, so the API server's audit log tells its requests apart.
+    const userAgent = `tenantplane-${opts.name}/${VERSION}`;
+    let connected: NatsConnection;
+    try {
+      connected = await connectNats({
+        url: env.NATS_URL,
+        name: `${opts.name}-${identity}`,
+        user: env.NATS_USER,
+        password: env.NATS_PASSWORD,
+        token: env.NATS_TOKEN,
+        credsFile: env.NATS_CREDS_FILE,
+        tls: env.NATS_TLS === "true",
+        tlsCaFile: env.NATS_TLS_CA_FILE,
+        tlsCertFile: env.NATS_TLS_CERT_FILE,
+        tlsKeyFile: env.NATS_TLS_KEY_FILE,
+      });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      logger.fatal({ err, servers: loggableServers(env.NATS_URL) }, "cannot use NATS");
+      process.exit(1);
+    }
+    nc = connected;
+    logger.info({ servers: loggableServers(env.NATS_URL), server: nc.info?.version }, "connected to NATS");
+    nats.connected = trackConnection(nc, (connected, status) => {
+      const server = "server" in status ? status.server : undefined;
+      logger.warn(
+        { status: status.type, server, connected },
+        connected ? "NATS connection back" : "NATS connection lost",
+      );
+    }).connected;
+    // A NATS cluster that is still electing its JetStream leader (or placing the streams' replicas)
+    // is waited for: the service stays not ready and says why, rather than exiting.
+    const jsm = await jetstreamManager(nc, { checkAPI: false });
+    const stored = await whenJetStreamAnswers(
+      () => ensureTopology(jsm, opts.consumers, streamSettingsFromEnv(streams)),
+      {
+        onRetry: (err, attempt, delayMs) =>
+          logger.warn({ err: describeError(err), attempt, retryInMs: delayMs }, "JetStream not available yet; waiting"),
+      },
+    );
+    // Recorded Decisions are republished only inside the duplicate window the server applied to
+    // DECISIONS (an operator may have set another), so a republish is never stored twice.
+    decisionRecords.useDuplicateWindow(millis(stored.decisions.duplicate_window ?? 0));
+    logger.info(
+      { republishWithinMs: decisionRecords.windowMs },
+      "recorded Decisions are republished within this window",
+    );
+
+    const objects = new Objects(kc, `tenantplane-${opts.name}`, {
       userAgent,
+      budget: new RequestBudget(budget.HOST_QPS, budget.HOST_BURST),
+    });
+    const wanted = hostKinds(typeof opts.cache === "function" ? opts.cache(env) : (opts.cache ?? []));
+    if (wanted.length > 0) {
+      // Every open watch holds a connection, and per-namespace caches open one per kind and namespace.
+      const client = new JsonClient(kc, { userAgent, timeoutMs: 60_000, maxSockets: Infinity });
+      // Rights in tenant namespaces may be granted per namespace (the chart's RoleBindings), so a
+      // cluster-wide watch is refused: such kinds are cached in each namespace once it is bound.
+      const cachedKinds = await scopeByAccess(wanted, (kind) =>
+        mayWatchEverywhere(client, kind.apiVersion, kind.resource.resource),
+      );
+      const perNamespace = cachedKinds.filter((k) => k.perNamespace).map((k) => k.kind);
+      if (perNamespace.length > 0)
+        logger.info({ perNamespace }, "cached per tenant namespace: not allowed to list and watch them cluster-wide");
+      cache = new ObjectCache({ client, kinds: cachedKinds, logger });
+      objects.useCache(cache);
+      // Until a kind's cache is filled its reads go to the API server, so waiting is an optimisation only.
+      const filled = await Promise.race([cache.synced().then(() => true), sleep(CACHE_FILL_WAIT_MS).then(() => false)]);
+      logger.info({ filled, objects: cache.sizes() }, filled ? "host caches filled" : "host caches still filling");
+    }
+
+    const js = jetstream(nc);
+    // The host write already happened, so a Decision must not be lost to an outage of any length.
+    const decisions = new DecisionPipeline(js, {
+      signal,
+      // One line per minute or so is enough to say NATS is still away.
+      onRetry: (err, attempt, waiting) => {
+        if (attempt % 12 === 1) logger.warn({ err, attempt, waiting }, "publishing Decisions failed; retrying");
+      },
+    });
+    return {
+      name: opts.name,
+      identity,
+      env,
       logger,
-    }),
-    signal,
-    concurrency: budget.RECONCILE_CONCURRENCY,
-    setReady: (value) => {
-      ready = value;
-    },
-    onShutdown: (step) => steps.push(step),
-  };
+      metrics,
+      kc,
+      userAgent,
+      objects,
+      cache,
+      nc,
+      js,
+      publish: async (planned) => {
+        const decision = stampDecision(planned, opts.name);
+        await decisions.publish(decision);
+        metrics.decisions.inc({ action: decision.action });
+      },
+      events: new EventRecorder(kc, {
+        component: opts.name,
+        instance: identity,
+        clusterEventsNamespace: env.EVENTS_NAMESPACE,
+        userAgent,
+        logger,
+      }),
+      signal,
+      concurrency: budget.RECONCILE_CONCURRENCY,
+      setReady: (value) => {
+        ready = value;
+      },
+      onShutdown: (step) => steps.push(step),
+    };
+  }
 }
 
 const CACHE_FILL_WAIT_MS = 30_000;
