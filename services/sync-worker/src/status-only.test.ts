@@ -1,6 +1,6 @@
 import type { RawObject } from "@tenantplane/kube";
 import { describe, expect, it } from "vitest";
-import { statusOnlyChange } from "./status-only.js";
+import { boundNodeOnlyChange, statusOnlyChange } from "./status-only.js";
 
 const pod = (
   over: { rv?: string; phase?: string; labels?: Record<string, string>; image?: string } = {},
@@ -40,5 +40,28 @@ describe("statusOnlyChange", () => {
   it("is false when a field appears or goes away", () => {
     const withData = { ...pod({ rv: "2", phase: "Running" }), data: { a: "1" } };
     expect(statusOnlyChange(pod(), withData)).toBe(false);
+  });
+});
+
+describe("boundNodeOnlyChange", () => {
+  const bound = (p: RawObject, node: string, scheduled = true): RawObject => ({
+    ...p,
+    metadata: { ...p.metadata, resourceVersion: "2" },
+    spec: { ...(p["spec"] as object), nodeName: node },
+    ...(scheduled ? { status: { phase: "Pending", conditions: [{ type: "PodScheduled", status: "True" }] } } : {}),
+  });
+
+  it("names the node when the binding (and the status) is all that changed", () => {
+    expect(boundNodeOnlyChange(pod(), bound(pod(), "node-a"))).toBe("node-a");
+    expect(boundNodeOnlyChange(pod(), bound(pod(), "node-a", false))).toBe("node-a");
+  });
+
+  it("is undefined for a Pod already bound, or unbound, or changed beside its binding", () => {
+    expect(boundNodeOnlyChange(bound(pod(), "node-a"), bound(pod(), "node-b"))).toBeUndefined();
+    expect(boundNodeOnlyChange(pod(), pod({ rv: "2", phase: "Running" }))).toBeUndefined();
+    expect(boundNodeOnlyChange(pod(), bound(pod({ image: "nginx:2" }), "node-a"))).toBeUndefined();
+    expect(boundNodeOnlyChange(pod(), bound(pod({ labels: { app: "api" } }), "node-a"))).toBeUndefined();
+    const service = { ...pod(), kind: "Service" };
+    expect(boundNodeOnlyChange(service, bound(service, "node-a"))).toBeUndefined();
   });
 });

@@ -26,6 +26,31 @@ export function statusOnlyChange(previous: RawObject, object: RawObject): boolea
   return true;
 }
 
+/**
+ * The node a Pod was bound to by this update, when binding is all that changed: `spec.nodeName`
+ * set where it was unset, the status (the binding's PodScheduled condition, or nothing yet), and
+ * nothing else the planner reads. Back-sync binds each tenant Pod to the virtual node of its
+ * host copy's node once the copy is scheduled; the copy does not carry the tenant's node name,
+ * so planning the Pod again for its own binding would find it in sync. The caller still plans
+ * a Pod bound to one of the tenant's own nodes (Private mode), which is not copied.
+ */
+export function boundNodeOnlyChange(previous: RawObject, object: RawObject): string | undefined {
+  const before = previous["spec"] as Record<string, unknown> | undefined;
+  const after = object["spec"] as Record<string, unknown> | undefined;
+  if (object.kind !== "Pod" || before === undefined || after === undefined) return undefined;
+  const node = after["nodeName"];
+  if (before["nodeName"] !== undefined || typeof node !== "string" || node === "") return undefined;
+  const { nodeName: _node, ...rest } = after;
+  const keys = new Set([...Object.keys(previous), ...Object.keys(object)]);
+  for (const key of keys) {
+    if (key === "status") continue;
+    if (key === "metadata") {
+      if (!sameMetadata(previous.metadata, object.metadata)) return undefined;
+    } else if (!sameJson(previous[key], key === "spec" ? rest : object[key])) return undefined;
+  }
+  return node;
+}
+
 function sameMetadata(a: RawObject["metadata"], b: RawObject["metadata"]): boolean {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   for (const key of keys) {

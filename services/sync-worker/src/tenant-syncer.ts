@@ -44,7 +44,7 @@ import { PodNetworkRecords } from "./pod-network-records.js";
 import { podOfTokenSecret, PodTokenKeeper, type MintFailure } from "./pod-tokens.js";
 import { judgesPodsAgain, openTenantNodes, privateNodeNames } from "./tenant-nodes.js";
 import { Readmission } from "./readmission.js";
-import { statusOnlyChange } from "./status-only.js";
+import { boundNodeOnlyChange, statusOnlyChange } from "./status-only.js";
 import { decodeKey, encodeKey, type SourceKey } from "./source-key.js";
 import type { SyncCounts } from "./sync-status.js";
 import { FailureMemory, type FailedObject } from "./failure-memory.js";
@@ -276,8 +276,9 @@ export class TenantSyncer {
               this.budget.release(kind, e.object.metadata.namespace ?? "default", e.object.metadata.name);
               this.readmission.schedule();
             }
-            // A Pod's status (what back-sync writes) is not what its copy is made of.
-            if (!(e.type === "update" && e.previous && statusOnlyChange(e.previous, e.object)))
+            // A Pod's status and its binding to a virtual node (what back-sync writes) are not
+            // what its copy is made of.
+            if (!(e.type === "update" && e.previous && this.backSyncOnly(e.previous, e.object)))
               this.deps.enqueue(encodeKey(keyOf(e.object)));
             // Pods are the endpoints of headless Services and carry hostnames.
             if ((kind === "Service" || kind === "Pod") && this.started) this.podNetwork.schedule();
@@ -337,14 +338,27 @@ export class TenantSyncer {
               if (set === undefined) this.copies.set(text, (set = new Set()));
               set.add(ref);
             }
-            // The host's status of a copy (phase, conditions, addresses) is back-sync's, not the planner's.
-            if (e.type === "update" && e.previous && statusOnlyChange(e.previous, e.object)) return;
+            // The host's status of a copy (phase, conditions, addresses) and the host scheduler's
+            // binding of a Pod copy are back-sync's, not the planner's: a copy is made without a node.
+            if (
+              e.type === "update" &&
+              e.previous &&
+              (statusOnlyChange(e.previous, e.object) || boundNodeOnlyChange(e.previous, e.object) !== undefined)
+            )
+              return;
             this.deps.enqueue(text);
           },
         }),
       );
     }
     void this.firstPass();
+  }
+
+  /** True for a tenant update that changed only what back-sync writes: the status, or a binding to a virtual node. */
+  private backSyncOnly(previous: RawObject, object: RawObject): boolean {
+    if (statusOnlyChange(previous, object)) return true;
+    const node = boundNodeOnlyChange(previous, object);
+    return node !== undefined && !(this.privateNodes ??= privateNodeNames(this.nodes?.list() ?? [])).has(node);
   }
 
   /** One arriving version of a tenant object, kept whole or, beyond the tenant's limits, as a stub. */
