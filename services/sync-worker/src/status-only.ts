@@ -15,15 +15,7 @@ const VOLATILE_METADATA = new Set(["resourceVersion", "managedFields"]);
  * in the worker's profile.
  */
 export function statusOnlyChange(previous: RawObject, object: RawObject): boolean {
-  if (sameJson(previous["status"], object["status"])) return false;
-  const keys = new Set([...Object.keys(previous), ...Object.keys(object)]);
-  for (const key of keys) {
-    if (key === "status") continue;
-    if (key === "metadata") {
-      if (!sameMetadata(previous.metadata, object.metadata)) return false;
-    } else if (!sameJson(previous[key], object[key])) return false;
-  }
-  return true;
+  return !sameJson(previous["status"], object["status"]) && sameBesideStatus(previous, object, object["spec"]);
 }
 
 /**
@@ -41,14 +33,22 @@ export function boundNodeOnlyChange(previous: RawObject, object: RawObject): str
   const node = after["nodeName"];
   if (before["nodeName"] !== undefined || typeof node !== "string" || node === "") return undefined;
   const { nodeName: _node, ...rest } = after;
+  return sameBesideStatus(previous, object, rest) ? node : undefined;
+}
+
+/**
+ * Whether `object` is `previous` but for its status, with `spec` in place of its own spec (the
+ * write's version and managed fields aside), compared value by value to the first difference.
+ */
+function sameBesideStatus(previous: RawObject, object: RawObject, spec: unknown): boolean {
   const keys = new Set([...Object.keys(previous), ...Object.keys(object)]);
   for (const key of keys) {
     if (key === "status") continue;
     if (key === "metadata") {
-      if (!sameMetadata(previous.metadata, object.metadata)) return undefined;
-    } else if (!sameJson(previous[key], key === "spec" ? rest : object[key])) return undefined;
+      if (!sameMetadata(previous.metadata, object.metadata)) return false;
+    } else if (!sameJson(previous[key], key === "spec" ? spec : object[key])) return false;
   }
-  return node;
+  return true;
 }
 
 function sameMetadata(a: RawObject["metadata"], b: RawObject["metadata"]): boolean {

@@ -358,7 +358,12 @@ export class TenantSyncer {
   private backSyncOnly(previous: RawObject, object: RawObject): boolean {
     if (statusOnlyChange(previous, object)) return true;
     const node = boundNodeOnlyChange(previous, object);
-    return node !== undefined && !(this.privateNodes ??= privateNodeNames(this.nodes?.list() ?? [])).has(node);
+    return node !== undefined && !this.ownNodes().has(node);
+  }
+
+  /** The tenant's own (not virtual) Nodes, computed once per change of its Nodes. */
+  private ownNodes(): ReadonlySet<string> {
+    return (this.privateNodes ??= privateNodeNames(this.nodes?.list() ?? []));
   }
 
   /** One arriving version of a tenant object, kept whole or, beyond the tenant's limits, as a stub. */
@@ -843,7 +848,7 @@ export class TenantSyncer {
       memo: this.memo,
       podEnvironment: this.podEnvironment(),
       heldBack: (key) => this.heldBack(key),
-      privateNodes: (this.privateNodes ??= privateNodeNames(this.nodes?.list() ?? [])),
+      privateNodes: this.ownNodes(),
     };
   }
 
