@@ -13,12 +13,13 @@
 //   memory      worker heap per tenant and per synced object, fitted over two sizes (RSS shown);
 //   profile     the worker's top self-time functions in the sync window (V8's CPU profiler, started
 //               and stopped inside the worker by bench/cpu-profiler.mjs), and the recorder's Event
-//               writes and CPU beside the worker's.
+//               writes and CPU beside the worker's (PROFILE_OUT=<file> keeps the .cpuprofile).
 //
 //   npm run build && npm run bench:sync            (TENANTS=10 OBJECTS=300 CONCURRENCY=8 by default;
 //                                                   stand-ins on 127.0.0.ADDRESS_BASE+i, 180 by default;
 //                                                   ROUTINE_EVENTS=each|none sets the recorder's policy)
 import { spawn } from "node:child_process";
+import { copyFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import {
   CoreV1Api,
@@ -251,6 +252,7 @@ try {
   const created = await counter(one, "tenantplane_sync_objects_total", 'outcome="create"');
   const mismatches = await compareCopies();
   const profile = selfTimes(await profiled);
+  if (process.env.PROFILE_OUT) copyFileSync(oneProfile.CPU_PROFILE_PATH, process.env.PROFILE_OUT);
   // The recorder explains the window's Decisions a little after them: its Event writes are
   // counted until it has been idle for a while, so each run counts all of them.
   const recorderEvents = await recorderEventWrites(syncFrom);

@@ -10,7 +10,7 @@ import { httpStatusOf, normalizeError } from "@tenantplane/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError, KubeApiError } from "./api-error.js";
 import { kubeConfigFor, localCertificate } from "./internal/test-tls.js";
-import { JsonClient, LineSplitter } from "./json-client.js";
+import { JsonClient, LineSplitter, resourcePath } from "./json-client.js";
 import { RequestBudget } from "./token-bucket.js";
 
 // A local TLS endpoint (the client pools only TLS connections itself, as API servers speak
@@ -369,5 +369,13 @@ describe("JsonClient request body", () => {
       received.closeAllConnections();
       await new Promise((resolve) => received.close(resolve));
     }
+  });
+});
+
+describe("resourcePath", () => {
+  it("puts core kinds under /api, grouped ones under /apis, and escapes names", () => {
+    expect(resourcePath("v1", "configmaps", "a", "b")).toBe("/api/v1/namespaces/a/configmaps/b");
+    expect(resourcePath("apps/v1", "deployments", "a")).toBe("/apis/apps/v1/namespaces/a/deployments");
+    expect(resourcePath("v1", "nodes", undefined, "n/1")).toBe("/api/v1/nodes/n%2F1");
   });
 });

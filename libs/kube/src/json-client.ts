@@ -8,6 +8,7 @@ import {
 import { request as httpsRequest, type RequestOptions } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, statusFromText, type RequestTarget } from "./api-error.js";
+import { resourcePath as pathOf } from "./internal/resource-paths.js";
 import { secureContextOf, sameTls, tlsAgent, tlsOf, type TlsIdentity } from "./internal/tls-agent.js";
 import type { RequestBudget } from "./token-bucket.js";
 
@@ -51,9 +52,7 @@ export function resourcePath(
   namespace?: string | undefined,
   name?: string | undefined,
 ): string {
-  const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-  const ns = namespace === undefined ? "" : `/namespaces/${encodeURIComponent(namespace)}`;
-  return `${base}${ns}/${plural}${name === undefined ? "" : `/${encodeURIComponent(name)}`}`;
+  return pathOf(apiVersion, { resource: plural, namespaced: namespace !== undefined }, namespace, name);
 }
 
 /**

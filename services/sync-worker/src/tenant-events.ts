@@ -7,7 +7,10 @@ import { describe, type Logger } from "@tenantplane/runtime";
  * filter them (`kubectl get events --field-selector source=tenantplane-sync-worker`).
  */
 export const TENANT_EVENT_COMPONENT = "tenantplane-sync-worker";
-/** Reason of the Warning on a tenant object whose host copy the host API refused to write. */
+/**
+ * Reason of the Warning on a tenant object whose host copy the host API refused to write, and of
+ * the PodScheduled=False condition back-sync puts on such a Pod (one word for both places a user looks).
+ */
 export const REASON_SYNC_FAILED = "SyncFailed";
 /** Reason of the Warning on a tenant object that is not copied to the host (a Skip). */
 export const REASON_SYNC_SKIPPED = "SyncSkipped";

@@ -1,4 +1,5 @@
 import { sameJson, type Json } from "./same-json.js";
+import { REASON_SYNC_FAILED } from "../tenant-events.js";
 
 /** The parts of a Pod back-sync reads; everything else is passed through untouched. */
 export interface PodLike {
@@ -45,8 +46,6 @@ export const REASON_NODE_NAME_SET = "NodeNameSetInTenant";
 const NODE_NAME_SET_MESSAGE =
   "spec.nodeName was set in the tenant: the host scheduler places every host Pod, so this Pod does not run (create it without spec.nodeName; steer it with nodeSelector or affinity)";
 
-/** PodScheduled reason on a tenant Pod whose host copy the host API refused to create. */
-export const REASON_SYNC_FAILED = "SyncFailed";
 
 /** One write back-sync makes to the tenant for a Pod, in order. */
 export type PodStep =
