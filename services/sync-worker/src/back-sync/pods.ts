@@ -46,7 +46,6 @@ export const REASON_NODE_NAME_SET = "NodeNameSetInTenant";
 const NODE_NAME_SET_MESSAGE =
   "spec.nodeName was set in the tenant: the host scheduler places every host Pod, so this Pod does not run (create it without spec.nodeName; steer it with nodeSelector or affinity)";
 
-
 /** One write back-sync makes to the tenant for a Pod, in order. */
 export type PodStep =
   /** Bind the tenant Pod (pods/binding) to the virtual node of this name, which must exist first. */
