@@ -138,6 +138,23 @@ export async function settle(
   }
 }
 
+/**
+ * The machine's busy level at rest: 5 s readings until two in a row agree within 0.1 cores (or
+ * `timeoutMs`), the last one returned. A stack of tenant control planes is never under
+ * {@link settle}'s fixed 0.3 cores, so a bench waits for "back to this level" instead.
+ */
+export async function restingBusy(timeoutMs = 90_000): Promise<number> {
+  const started = Date.now();
+  let previous = Number.POSITIVE_INFINITY;
+  for (;;) {
+    const before = machineTicks();
+    await new Promise((r) => setTimeout(r, 5_000));
+    const busy = busyCores(before, machineTicks());
+    if (Math.abs(busy - previous) <= 0.1 || Date.now() - started >= timeoutMs) return busy;
+    previous = busy;
+  }
+}
+
 /** One line on a {@link settle}: e.g. "quiet after 15 s (0.12 cores busy)". */
 export function formatSettled(s: Settled): string {
   return `${s.quiet ? "quiet" : "NOT quiet"} after ${(s.waitedMs / 1000).toFixed(0)} s (${s.busyCores.toFixed(2)} cores busy)`;

@@ -49,7 +49,7 @@ import {
 } from "../test/harness/index.js";
 import { byAgent, formatAgents } from "./audit-summary.js";
 import { formatSelfTimes, longestTasks, selfTimes, totalTimes } from "./cpu-profile.js";
-import { cpuBetween, cpuSnapshot, formatCpu } from "./cpu-usage.js";
+import { cpuBetween, cpuSnapshot, formatCpu, formatSettled, restingBusy, settle } from "./cpu-usage.js";
 import { ms, pct, pool } from "./stats.js";
 import { ProfileWindows } from "./worker-profile.js";
 
@@ -183,12 +183,19 @@ try {
   );
   await Promise.all(watches.map((w) => w.synced));
 
+  // Each run starts at the stack's resting level, so neither pays for work that is not its own:
+  // the tenant run began while the host controllers still wrote the host run's EndpointSlices,
+  // ReplicaSet and Deployment status.
+  const resting = await restingBusy();
+  const beforeHost = await settle({ maxBusyCores: resting + 0.2, timeoutMs: 120_000 });
   const hostCpu = cpuSnapshot();
   const hostFrom = Date.now();
   const hostWall = await runApps(
     "host",
     hostNamespaces.map((ns) => ({ api: hostObjects, namespace: ns })),
   );
+  const hostCpuEnd = cpuSnapshot();
+  const beforeTenant = await settle({ maxBusyCores: resting + 0.2, timeoutMs: 180_000 });
   const tenantCpu = cpuSnapshot();
   const metricsBefore = await workerMetrics(worker!);
   profiles.start(worker!.process.pid);
@@ -270,7 +277,10 @@ try {
   console.log(
     `  event loop delay in the run: p99 ${ms(1000 * (metricsAfter.get("tenantplane_sync_event_loop_delay_seconds:0.99") ?? NaN))}, max ${ms(1000 * (metricsAfter.get("tenantplane_sync_event_loop_delay_seconds:1") ?? NaN))}; its writes: ${writeStages.map((st) => `${st} ${meanOf("tenantplane_sync_write_stage_seconds", st)}`).join("; ")}`,
   );
-  console.log(`CPU during the host run: ${formatCpu(cpuBetween(hostCpu, tenantCpu))}`);
+  console.log(
+    `each run began at the stack's resting level (${resting.toFixed(2)} cores busy + 0.2): host ${formatSettled(beforeHost)}, tenant ${formatSettled(beforeTenant)}`,
+  );
+  console.log(`CPU during the host run: ${formatCpu(cpuBetween(hostCpu, hostCpuEnd))}`);
   console.log(`CPU during the tenant run: ${formatCpu(cpuBetween(tenantCpu, endCpu))}`);
   const self = selfTimes(profile, 12);
   console.log(`\nsync worker CPU profile of the tenant run (${(self.busyMs / 1000).toFixed(2)}s busy), by self time:`);

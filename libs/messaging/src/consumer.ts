@@ -5,6 +5,7 @@ import { Freshness } from "./freshness.js";
 import { KeyedQueue } from "./keyed-queue.js";
 import { settlementFor } from "./settlement.js";
 import { ACK_WAIT_MS, consumers, type ConsumerName } from "./topology.js";
+import { TurnBatch } from "./turn-batch.js";
 
 /** Per-message context handed to a handler. */
 export interface MessageContext {
@@ -99,6 +100,8 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
   const freshness = new Freshness();
   const inFlight = new Set<Promise<void>>();
   const held = new Set<JsMsg>();
+  // Settlements go out once per turn, many in one write (see TurnBatch).
+  const settlements = new TurnBatch();
   const log = opts.logger.child({ consumer: durable });
   let attempt = 0;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -142,6 +145,7 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
   for (const timer of localTimers) clearTimeout(timer);
   await Promise.allSettled([...inFlight]);
   await queue.idle();
+  settlements.flush();
   clearInterval(heartbeat);
 
   function runLocal(message: z.infer<S>, attemptNo: number): void {
@@ -182,7 +186,7 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
       parsed = opts.schema.parse(m.json());
     } catch (err) {
       const reason = `invalid message on ${m.subject}: ${summarise(err)}`;
-      m.term(reason);
+      settlements.add(() => m.term(reason));
       opts.metrics.messages.inc({ outcome: "term" });
       log.warn({ subject: m.subject, reason }, "message rejected");
       await reject({ subject: m.subject, reason });
@@ -192,7 +196,7 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
     await queue.run(key, async () => {
       // Checked in the key's turn, so a newer message that arrived while this one waited counts.
       if (opts.supersede && !freshness.observe(key, m.seq)) {
-        m.ack();
+        settlements.add(() => m.ack());
         opts.metrics.messages.inc({ outcome: "superseded" });
         return;
       }
@@ -218,7 +222,7 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
     opts.metrics.handleSeconds.observe({ outcome: settlement.outcome }, (performance.now() - started) / 1000);
     switch (settlement.outcome) {
       case "ack":
-        m.ack();
+        settlements.add(() => m.ack());
         break;
       case "nak":
         // Waiting for a pod or an address is routine; a failure worth retrying is news.
@@ -226,11 +230,11 @@ export async function runConsumer<S extends z.ZodType>(opts: ConsumerOptions<S>)
           { delayMs: settlement.delayMs, reason: settlement.reason },
           "retrying later",
         );
-        m.nak(settlement.delayMs);
+        settlements.add(() => m.nak(settlement.delayMs));
         break;
       case "term":
         ctx.logger.warn({ reason: settlement.reason }, "giving up on message");
-        m.term(settlement.reason);
+        settlements.add(() => m.term(settlement.reason));
         await reject({ subject: m.subject, reason: settlement.reason, message });
         break;
     }

@@ -3,6 +3,7 @@ import { JetStreamApiError } from "@nats-io/jetstream";
 import { backoffDelay, sleep, TransientError } from "@tenantplane/runtime";
 import type { StampedDecision } from "./publisher.js";
 import { subjects } from "./subjects.js";
+import { TurnBatch } from "./turn-batch.js";
 
 /** Options of {@link DecisionPipeline}. */
 export interface DecisionPipelineOptions {
@@ -59,6 +60,8 @@ export class DecisionPipeline {
   private attempt = 0;
   private nextSeq = 0;
   private readonly idle: Array<() => void> = [];
+  private readonly turn = new TurnBatch();
+  private pumpQueued = false;
 
   constructor(
     private readonly js: Pick<JetStreamClient, "publish">,
@@ -79,7 +82,15 @@ export class DecisionPipeline {
         resolve,
         reject,
       });
-      this.pump();
+      // Sent at the end of the turn, with every other Decision of the turn: one socket write for
+      // all of them instead of one per Decision (see TurnBatch).
+      if (!this.pumpQueued) {
+        this.pumpQueued = true;
+        this.turn.add(() => {
+          this.pumpQueued = false;
+          this.pump();
+        });
+      }
     });
   }
 

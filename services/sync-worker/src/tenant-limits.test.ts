@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { encodeKey } from "./source-key.js";
-import { heldBackStub, leanHostCopy, sizeOf, TenantBudget } from "./tenant-limits.js";
+import { heldBackStub, leanHostCopy, sizeOf, TenantBudget, withoutManagedFields } from "./tenant-limits.js";
 
 const limits = { objectsPerKind: 2, objectBytes: 1000, totalBytes: 1500 };
 const key = (kind: string, name: string) => encodeKey({ kind, namespace: "shop", name });
@@ -132,6 +132,29 @@ describe("leanHostCopy", () => {
     expect(leanHostCopy(records, "tenantplane.io/kind")).toBe(records);
     const pod = { kind: "Pod", metadata: { name: "p", labels: { "tenantplane.io/kind": "Pod" } }, spec: {} };
     expect(leanHostCopy(pod, "tenantplane.io/kind")).toBe(pod);
+  });
+
+  it("drops managedFields from every object it keeps, sync copy or not", () => {
+    const managedFields = [{ manager: "kube-scheduler", fieldsV1: { "f:spec": { "f:nodeName": {} } } }];
+    const pod = { kind: "Pod", metadata: { name: "p", labels: { "tenantplane.io/kind": "Pod" }, managedFields } };
+    const records = { kind: "ConfigMap", metadata: { name: "tenant-dns-records", managedFields }, data: {} };
+    expect(leanHostCopy(pod, "tenantplane.io/kind").metadata).toEqual({ name: "p", labels: pod.metadata.labels });
+    expect(leanHostCopy(records, "tenantplane.io/kind").metadata).toEqual({ name: "tenant-dns-records" });
+  });
+});
+
+describe("withoutManagedFields", () => {
+  it("removes them and leaves the rest of the object as read", () => {
+    const obj = {
+      kind: "Secret",
+      metadata: { name: "s", uid: "u", managedFields: [{ manager: "m" }] },
+      data: { a: "Yg==" },
+    };
+    expect(withoutManagedFields(obj)).toEqual({
+      kind: "Secret",
+      metadata: { name: "s", uid: "u" },
+      data: { a: "Yg==" },
+    });
   });
 });
 

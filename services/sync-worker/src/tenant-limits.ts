@@ -262,9 +262,22 @@ const PAYLOAD_FIELDS = ["data", "binaryData", "stringData"];
  * kept whole: their writers read them.
  */
 export function leanHostCopy(obj: RawObject, kindLabel: string): RawObject {
+  withoutManagedFields(obj);
   if (!PAYLOAD_KINDS.has(obj.kind ?? "") || obj.metadata.labels?.[kindLabel] === undefined) return obj;
   if (!PAYLOAD_FIELDS.some((f) => f in obj)) return obj;
   const lean: RawObject = { ...obj };
   for (const f of PAYLOAD_FIELDS) delete lean[f];
   return lean;
+}
+
+/**
+ * Drops `metadata.managedFields` from a freshly read object, in place. Nothing the sync worker
+ * plans, compares or writes reads them (its writes send whole objects; applies are forced), and
+ * they are often the largest part of a Pod's metadata: every writer (the tenant's client, the
+ * scheduler, the kubelet or kwok, back-sync) leaves an entry with the field set it wrote, on
+ * both the tenant object and its host copy, held as long as the object is cached.
+ */
+export function withoutManagedFields(obj: RawObject): RawObject {
+  if (obj.metadata.managedFields !== undefined) delete obj.metadata.managedFields;
+  return obj;
 }

@@ -32,7 +32,14 @@ import {
 } from "@tenantplane/sync";
 import { TENANT_API_SERVICE, TENANT_DNS_SERVICE } from "@tenantplane/mapping";
 import { pluralOf, type HostWriter, type TenantWriter } from "./host-writer.js";
-import { heldBackStub, leanHostCopy, sizeOf, TenantBudget, type TenantLimits } from "./tenant-limits.js";
+import {
+  heldBackStub,
+  leanHostCopy,
+  sizeOf,
+  TenantBudget,
+  withoutManagedFields,
+  type TenantLimits,
+} from "./tenant-limits.js";
 import { TimeSlicer } from "./time-slice.js";
 import { prepareSliced } from "./prepare-source.js";
 import { planKey, planPassSteps, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
@@ -368,6 +375,7 @@ export class TenantSyncer {
 
   /** One arriving version of a tenant object, kept whole or, beyond the tenant's limits, as a stub. */
   private admit(obj: RawObject): RawObject {
+    withoutManagedFields(obj);
     // What Kubernetes keeps in every namespace (kube-root-ca.crt, ServiceAccount default) is never
     // synced and takes no room; token Secrets are the tenant's to make, as many and as big as it likes.
     if (obj.kind !== "Secret" && nativeObjectReason(obj as unknown as KubeObject) !== undefined) return obj;
