@@ -3,7 +3,6 @@ import { JetStreamApiError } from "@nats-io/jetstream";
 import { backoffDelay, sleep, TransientError } from "@tenantplane/runtime";
 import type { StampedDecision } from "./publisher.js";
 import { subjects } from "./subjects.js";
-import { TurnBatch } from "./turn-batch.js";
 
 /** Options of {@link DecisionPipeline}. */
 export interface DecisionPipelineOptions {
@@ -60,7 +59,6 @@ export class DecisionPipeline {
   private attempt = 0;
   private nextSeq = 0;
   private readonly idle: Array<() => void> = [];
-  private readonly turn = new TurnBatch();
   private pumpQueued = false;
 
   constructor(
@@ -83,10 +81,10 @@ export class DecisionPipeline {
         reject,
       });
       // Sent at the end of the turn, with every other Decision of the turn: one socket write for
-      // all of them instead of one per Decision (see TurnBatch).
+      // all of them instead of one per Decision (see TurnBatch, which the consumers' acks use).
       if (!this.pumpQueued) {
         this.pumpQueued = true;
-        this.turn.add(() => {
+        setImmediate(() => {
           this.pumpQueued = false;
           this.pump();
         });
