@@ -1,10 +1,9 @@
 /**
  * Runs sends queued during one turn of the event loop together, at the end of that turn. The
- * NATS client writes whatever one synchronous run queued in one socket write, but a service that
- * publishes or acknowledges as each piece of work finishes (each after its own I/O callback)
- * otherwise pays a write per message, and the server a read: on a loaded machine those system
- * calls, not the messages, were most of NATS's and the recorder's CPU. The cost is at most one
- * turn of delay per message, far inside any ack wait or publish timeout.
+ * NATS client writes whatever one synchronous run queued in one socket write, but a consumer that
+ * settles each message as its handler finishes (each after its own I/O callback) otherwise pays
+ * a write per message, and the server a read. The cost is at most one turn of delay per
+ * settlement, far inside any ack wait. (DecisionPipeline defers its sends the same way.)
  */
 export class TurnBatch {
   private pending: Array<() => void> = [];
