@@ -144,6 +144,12 @@ export async function startHostCluster(options: HostClusterOptions = {}): Promis
           `--cluster-signing-key-file=${join(pki, "ca.key")}`,
           `--service-cluster-ip-range=${serviceClusterIpRange}`,
           "--controllers=*",
+          // The quota controller counts from informer caches that can trail admission: a PVC
+          // update (binding) asks it to recount, and a Pod admitted (and counted by admission) a
+          // moment before that recount but not yet in its Pod cache is counted out again, until
+          // the full resync (five minutes by default) counts it back. Seen as used pods 1 with
+          // k3s and the DNS pod both Running. The same safety net as below, sooner.
+          "--resource-quota-sync-period=20s",
           // Otherwise the controller manager creates /usr/libexec/kubernetes/... on the machine.
           `--flex-volume-plugin-dir=${join(dir, "flexvolume")}`,
         ],
