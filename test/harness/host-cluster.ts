@@ -8,7 +8,7 @@ import { kubeConfigFrom, kubeconfigYaml } from "./kubeconfig.js";
 import { createKwokNode, startKwok } from "./kwok.js";
 import { generateCa, generatePrivateKeyPem, signLeaf, type KeyPairPem } from "./pki.js";
 import { stablePort } from "./ports.js";
-import { startProcess } from "./process.js";
+import { startProcess, type ManagedProcess } from "./process.js";
 import { startStack } from "./teardown.js";
 import { toolPath } from "./tools.js";
 import { createDefaultStorageClass, startVolumeProvisioner } from "./volume-provisioner.js";
@@ -24,6 +24,11 @@ export interface HostClusterOptions {
   nodes?: number;
   /** Writes the API server's audit log to `auditLogPath`, so tests can count requests by user agent. */
   auditLog?: boolean;
+  /**
+   * kube-controller-manager's `--controllers` (default `["*"]`): `["*", "-resourcequota"]` is a
+   * host whose quota controller does not run (until `startControllerManager` starts it).
+   */
+  controllers?: string[];
 }
 
 /** A running host cluster: etcd, kube-apiserver, controller manager, scheduler, kwok and a volume provisioner. */
@@ -43,6 +48,11 @@ export interface HostCluster {
   logsDir: string;
   /** The API server's audit log (JSON lines), when started with `auditLog`; see `readAudit`. */
   auditLogPath?: string;
+  /**
+   * Starts one more kube-controller-manager running only `controllers` (for a controller the
+   * cluster was started without); it stops with the cluster.
+   */
+  startControllerManager(controllers: string[]): ManagedProcess;
   /** Stops every process (process groups, reverse start order) and removes `logsDir` unless kept. */
   stop(options?: StopOptions): Promise<void>;
 }
@@ -129,33 +139,35 @@ export async function startHostCluster(options: HostClusterOptions = {}): Promis
     writeFileSync(join(pki, "ca.crt"), ca.certPem);
     writeFileSync(join(pki, "ca.key"), ca.keyPem, { mode: 0o600 });
 
-    const controllerManager = teardown.add(
-      startProcess({
-        name: "kube-controller-manager",
-        command: clusterBinary,
-        args: [
-          "kube-controller-manager",
-          `--kubeconfig=${kubeconfigPath}`,
-          "--leader-elect=false",
-          "--secure-port=0",
-          `--root-ca-file=${join(pki, "ca.crt")}`,
-          `--service-account-private-key-file=${join(pki, "sa.key")}`,
-          `--cluster-signing-cert-file=${join(pki, "ca.crt")}`,
-          `--cluster-signing-key-file=${join(pki, "ca.key")}`,
-          `--service-cluster-ip-range=${serviceClusterIpRange}`,
-          "--controllers=*",
-          // The quota controller counts from informer caches that can trail admission: a PVC
-          // update (binding) asks it to recount, and a Pod admitted (and counted by admission) a
-          // moment before that recount but not yet in its Pod cache is counted out again, until
-          // the full resync (five minutes by default) counts it back. Seen as used pods 1 with
-          // k3s and the DNS pod both Running. The same safety net as below, sooner.
-          "--resource-quota-sync-period=20s",
-          // Otherwise the controller manager creates /usr/libexec/kubernetes/... on the machine.
-          `--flex-volume-plugin-dir=${join(dir, "flexvolume")}`,
-        ],
-        logPath: join(dir, "kube-controller-manager.log"),
-      }),
-    );
+    const startControllerManager = (controllers: string[], log: string) =>
+      teardown.add(
+        startProcess({
+          name: log,
+          command: clusterBinary,
+          args: [
+            "kube-controller-manager",
+            `--kubeconfig=${kubeconfigPath}`,
+            "--leader-elect=false",
+            "--secure-port=0",
+            `--root-ca-file=${join(pki, "ca.crt")}`,
+            `--service-account-private-key-file=${join(pki, "sa.key")}`,
+            `--cluster-signing-cert-file=${join(pki, "ca.crt")}`,
+            `--cluster-signing-key-file=${join(pki, "ca.key")}`,
+            `--service-cluster-ip-range=${serviceClusterIpRange}`,
+            `--controllers=${controllers.join(",")}`,
+            // The quota controller counts from informer caches that can trail admission: a PVC
+            // update (binding) asks it to recount, and a Pod admitted (and counted by admission) a
+            // moment before that recount but not yet in its Pod cache is counted out again, until
+            // the full resync (five minutes by default) counts it back. Seen as used pods 1 with
+            // k3s and the DNS pod both Running. The same safety net as below, sooner.
+            "--resource-quota-sync-period=20s",
+            // Otherwise the controller manager creates /usr/libexec/kubernetes/... on the machine.
+            `--flex-volume-plugin-dir=${join(dir, "flexvolume")}`,
+          ],
+          logPath: join(dir, `${log}.log`),
+        }),
+      );
+    const controllerManager = startControllerManager(options.controllers ?? ["*"], "kube-controller-manager");
     const scheduler = teardown.add(
       startProcess({
         name: "kube-scheduler",
@@ -199,6 +211,8 @@ export async function startHostCluster(options: HostClusterOptions = {}): Promis
       nodeNames,
       logsDir: dir,
       ...(auditLogPath ? { auditLogPath } : {}),
+      startControllerManager: (controllers) =>
+        startControllerManager(controllers, `kube-controller-manager-${controllers.join("-")}`),
       stop: (stopOptions?: StopOptions) => teardown.stop(stopOptions),
     };
   });
