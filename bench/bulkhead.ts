@@ -5,14 +5,18 @@
 //   big        the same, while a third tenant fills its API with BIG_MIB MiB of ~1 MB ConfigMaps
 //              and the worker lists, judges and passes over them (several full passes);
 //   and throughout: the worker's resident memory (peak, VmHWM) against the chart's memory limit,
-//   its event-loop delay (tenantplane_sync_event_loop_delay_seconds, scraped each second), and
-//   whether it ever exited (restarts must be 0);
+//   its event-loop delay (tenantplane_sync_event_loop_delay_seconds, scraped each second) beside
+//   the scheduler's account of its main thread (on a core, or waiting for one), and whether it
+//   ever exited (restarts must be 0); the big phase's p99 also split into while-filling and after;
 //   profile    a V8 CPU profile of the worker over the big phase (bench/worker-profile.ts): its
 //              busiest functions and the longest stretches it held the event loop, with what
 //              ran in them (PROFILE_OUT=<file> keeps the .cpuprofile for DevTools).
 //
 //   npm run build && npm run bench:bulkhead          (BIG_MIB=1024 SAMPLES=200 by default;
 //                                                      stand-ins on 127.0.0.201-203)
+//   WORKER_NICE=-10 / BIG_NICE=10   the worker, or the big tenant's etcd, API server and
+//              controller-manager, at that nice value (and scheduling group): a cluster's CPU
+//              request for the worker, a CPU limit on the big tenant's k3s Pod
 //   npm run build && BIG=dns npm run bench:bulkhead  the big tenant makes DNS_SERVICES headless
 //              Services (1000) and DNS_PODS Pods (10000) named by hostname and subdomain, spread
 //              over the Services, instead: its tenant DNS records and service links are computed
@@ -40,7 +44,7 @@ import {
   type TenantApiServer,
 } from "../test/harness/index.js";
 import { ms, pct, pool } from "./stats.js";
-import { procStatusMib } from "./proc-status.js";
+import { mainThreadSched, pidsWithArgument, procStatusMib, reniceProcess, type ThreadSched } from "./proc-status.js";
 import { createLogger } from "@tenantplane/runtime";
 import { formatSelfTimes, longestTasks, selfTimes, totalTimes } from "./cpu-profile.js";
 import { ProfileWindows } from "./worker-profile.js";
@@ -65,10 +69,18 @@ if (BIG_KIND !== "configmaps" && BIG_KIND !== "dns") throw new Error("BIG must b
 if (!(DNS_SERVICES >= 1 && DNS_PODS >= DNS_SERVICES && DNS_PODS <= 20_000))
   throw new Error("DNS_SERVICES must be at least 1 and DNS_PODS between DNS_SERVICES and 20000");
 const DNS = BIG_KIND === "dns";
+// The worker's nice value: on a shared machine every process has the same weight, where a
+// cluster gives the worker's container its CPU request's share (cgroup cpu.weight).
+const WORKER_NICE = niceOf("WORKER_NICE");
+// The big tenant's control plane (its stand-in's etcd, API server and controller-manager): in a
+// cluster its k3s Pod is held to its CPU limit, here it competes with everything else as equal.
+const BIG_NICE = niceOf("BIG_NICE");
 const command =
   "npm run build && " +
   (DNS ? `BIG=dns DNS_SERVICES=${DNS_SERVICES} DNS_PODS=${DNS_PODS}` : `BIG_MIB=${BIG_MIB}`) +
   (process.env.SAMPLES ? ` SAMPLES=${SAMPLES}` : "") +
+  (WORKER_NICE !== undefined ? ` WORKER_NICE=${WORKER_NICE}` : "") +
+  (BIG_NICE !== undefined ? ` BIG_NICE=${BIG_NICE}` : "") +
   " npm run bench:bulkhead";
 
 const chart = YAML.parse(readFileSync(new URL("../charts/tenantplane/values.yaml", import.meta.url), "utf8")) as {
@@ -117,11 +129,18 @@ try {
     ...workerProfile,
   });
   const watchdog = watchWorker(worker);
+  if (WORKER_NICE !== undefined) reniceProcess(worker.process.pid, WORKER_NICE);
   // The default profile's quota admits 50 Pods: the DNS case's big tenant gets room for all of its own.
   if (DNS) await applyDnsProfile();
   for (const t of [BIG, ...SMALL]) {
     const spec = DNS && t === BIG ? { isolationProfileRef: { name: DNS_PROFILE } } : {};
     standIns.push(await provisionTenant(host.kubeConfig, t, spec, { toolsDir }));
+  }
+  let renicedBig = 0;
+  if (BIG_NICE !== undefined) {
+    const pids = pidsWithArgument(`tenant-${BIG.address}-`);
+    for (const pid of pids) reniceProcess(pid, BIG_NICE);
+    renicedBig = pids.length;
   }
   const clients = new Map<string, JsonClient>();
   for (const t of [BIG, ...SMALL]) {
@@ -167,13 +186,18 @@ try {
         )
   ).then(() => (filled = true));
   const during: number[] = [];
+  // The same samples by phase: while the big tenant writes into its own API (its API server and
+  // etcd on the same cores), and afterwards, when only the worker's full passes go over it.
+  const whileFilling: number[] = [];
+  const afterFill: number[] = [];
   let round = 0;
   // Samples until the fill is done and two full passes have gone over it.
-  while (!filled) during.push(...(await latency(clients, `big${round++}`, 40)));
+  while (!filled) whileFilling.push(...(await latency(clients, `big${round++}`, 40)));
   const fillSeconds = (performance.now() - fillFrom) / 1000;
   await fill;
   for (let end = performance.now() + RESYNC_SECONDS * 2 * 1000; performance.now() < end; )
-    during.push(...(await latency(clients, `big${round++}`, 40)));
+    afterFill.push(...(await latency(clients, `big${round++}`, 40)));
+  during.push(...whileFilling, ...afterFill);
   const bigLoop = loopBig.stop();
   const profile = await profiles.stop(worker.process.pid, workerProfile);
   if (process.env.PROFILE_OUT) copyFileSync(workerProfile.CPU_PROFILE_PATH, process.env.PROFILE_OUT);
@@ -200,12 +224,25 @@ try {
       ? `\nBulkhead: one tenant with ${DNS_SERVICES} headless Services x ${DNS_PODS} Pods (hostname and subdomain) beside 2 small tenants, one sync worker`
       : `\nBulkhead: one tenant with ${count} ConfigMaps of ${(OBJECT_BYTES / 1e6).toFixed(1)} MB (${BIG_MIB} MiB) beside 2 small tenants, one sync worker`,
   );
+  if (WORKER_NICE !== undefined || BIG_NICE !== undefined) {
+    console.log(
+      `  nice values (with their scheduling groups): the worker ${WORKER_NICE ?? 0}, the big tenant's etcd, API server ` +
+        `and controller-manager ${BIG_NICE ?? 0} (${renicedBig} processes), every other process 0`,
+    );
+  }
   console.log(`  big tenant filled in ${fillSeconds.toFixed(1)}s; resync every ${RESYNC_SECONDS}s`);
   console.log(
     `  small tenants, create -> host copy: baseline p50 ${ms(pct(base, 50))} p99 ${ms(baseP99)} (${base.length} samples);` +
       ` with the big tenant p50 ${ms(pct(during, 50))} p99 ${ms(bigP99)} (${during.length} samples)`,
   );
   console.log(`  p99 ratio with / without the big tenant ${(bigP99 / baseP99).toFixed(2)}x (target <= 2x)`);
+  const phase = (xs: number[]) =>
+    xs.length > 0
+      ? `p50 ${ms(pct(xs, 50))} p99 ${ms(pct(xs, 99))} (${(pct(xs, 99) / baseP99).toFixed(2)}x, ${xs.length} samples)`
+      : "no samples";
+  console.log(
+    `    while the big tenant fills its API ${phase(whileFilling)}; afterwards, over its full passes ${phase(afterFill)}`,
+  );
   console.log(
     `  worker RSS peak (VmHWM) ${peak.toFixed(0)} MiB against the chart's limit ${chartLimit}` +
       ` (${((peak / chartLimitMiB) * 100).toFixed(0)}%)`,
@@ -213,6 +250,18 @@ try {
   console.log(
     `  event-loop delay beyond the 10 ms sampling, per 1 s scrape: baseline p99 max ${ms(baseLoop.p99 * 1000)}, longest ${ms(baseLoop.max * 1000)};` +
       ` with the big tenant p99 max ${ms(bigLoop.p99 * 1000)}, longest ${ms(bigLoop.max * 1000)} (target <= 50 ms)`,
+  );
+  // The loop's delay counts time the worker's thread waited for a core as if the worker held it.
+  const sched = (r: LoopReport) =>
+    `on a core ${(r.sched.runMs / 1000).toFixed(1)}s, runnable but waiting for one ${(r.sched.waitMs / 1000).toFixed(1)}s`;
+  console.log(
+    `  worker main thread (scheduler's account): baseline ${sched(baseLoop)}; with the big tenant ${sched(bigLoop)}`,
+  );
+  console.log(
+    `    the big phase's seconds with the longest delay: ` +
+      bigLoop.worst
+        .map((s) => `${ms(s.maxMs)} held, in that second ${ms(s.runMs)} on a core and ${ms(s.waitMs)} waiting for one`)
+        .join("; "),
   );
   console.log(
     `  big tenant: ${copies.items.length} ${DNS ? "Pods" : "ConfigMaps"} copied to the host, Synced=${state.condition?.status} ${state.condition?.reason}: ${state.condition?.message}`,
@@ -402,9 +451,29 @@ function gcPauses(log: string): {
 }
 
 /** Scrapes the worker's event-loop delay each second; stop() gives the largest p99 and the longest delay seen. */
-function scrapeLoop(w: RunningService): { stop(): { p99: number; max: number } } {
+/** One 1 s scrape: the longest event-loop delay in it, and what the scheduler did with the main thread. */
+interface LoopSecond {
+  maxMs: number;
+  runMs: number;
+  waitMs: number;
+}
+
+interface LoopReport {
+  p99: number;
+  max: number;
+  /** The main thread over the whole phase. */
+  sched: ThreadSched;
+  /** The seconds with the longest delay, longest first. */
+  worst: LoopSecond[];
+}
+
+function scrapeLoop(w: RunningService): { stop(): LoopReport } {
   let p99 = 0;
   let max = 0;
+  const pid = w.process.pid;
+  const first = mainThreadSched(pid);
+  let last = first;
+  const seconds: LoopSecond[] = [];
   const read = (body: string, q: string) =>
     // The registry adds its default labels (service) beside the quantile.
     Number(
@@ -412,18 +481,29 @@ function scrapeLoop(w: RunningService): { stop(): { p99: number; max: number } }
         0,
     );
   const timer = setInterval(() => {
+    // Read as the scrape is sent: the second it covers is the one since the previous read.
+    const now = mainThreadSched(pid);
+    const second = { runMs: now.runMs - last.runMs, waitMs: now.waitMs - last.waitMs };
+    last = now;
     void w
       .probe("/metrics")
       .then(({ body }) => {
         p99 = Math.max(p99, read(body, "0.99"));
         max = Math.max(max, read(body, "1"));
+        seconds.push({ maxMs: read(body, "1") * 1000, ...second });
       })
       .catch(() => undefined);
   }, 1_000);
   return {
     stop: () => {
       clearInterval(timer);
-      return { p99, max };
+      const end = mainThreadSched(pid);
+      return {
+        p99,
+        max,
+        sched: { runMs: end.runMs - first.runMs, waitMs: end.waitMs - first.waitMs },
+        worst: [...seconds].sort((a, b) => b.maxMs - a.maxMs).slice(0, 3),
+      };
     },
   };
 }
@@ -444,4 +524,14 @@ function watchWorker(w: RunningService): { stop(): number } {
       return exits;
     },
   };
+}
+
+/** A nice value from the environment variable `name`, when set. */
+function niceOf(name: string): number | undefined {
+  const raw = process.env[name];
+  if (raw === undefined) return undefined;
+  const nice = Number(raw);
+  if (!(Number.isInteger(nice) && nice >= -20 && nice <= 19))
+    throw new Error(`${name} must be an integer from -20 to 19`);
+  return nice;
 }
