@@ -17,22 +17,31 @@
 //   WORKER_NICE=-10 / BIG_NICE=10   the worker, or the big tenant's etcd, API server and
 //              controller-manager, at that nice value (and scheduling group): a cluster's CPU
 //              request for the worker, a CPU limit on the big tenant's k3s Pod
+//   CPU_GROUPS=1   each tenant's stand-in and the worker in a CPU group as a kubelet would run
+//              their Pods (bench/cpu-groups.ts): the weight of its CPU request and the quota of its
+//              limit, the tenants' from their host k3s Pods as the API server admitted them, the
+//              worker's from the chart
 //   npm run build && BIG=dns npm run bench:bulkhead  the big tenant makes DNS_SERVICES headless
 //              Services (1000) and DNS_PODS Pods (10000) named by hostname and subdomain, spread
 //              over the Services, instead: its tenant DNS records and service links are computed
 //              over Services x Pods on every change (host kwok nodes for the Pods)
+import { fork } from "node:child_process";
 import { copyFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
 import { JsonClient, resourcePath, startListWatch, type ListWatch } from "@tenantplane/kube";
+import { byAgent, formatAgents } from "./audit-summary.js";
+import type { FillJob } from "./bulkhead-fill.js";
+import { PodCpuGroups, milliOf } from "./cpu-groups.js";
 import YAML from "yaml";
 import {
   ServiceFleet,
   buildTools,
   installCrds,
   provisionTenant,
+  readAudit,
   startHostCluster,
   startNats,
   syncedState,
@@ -43,7 +52,8 @@ import {
   type RunningService,
   type TenantApiServer,
 } from "../test/harness/index.js";
-import { ms, pct, pool } from "./stats.js";
+import { ms, pct } from "./stats.js";
+import { cpuBetween, cpuOfPids, cpuSnapshot, formatCpu, type CpuSnapshot } from "./cpu-usage.js";
 import { mainThreadSched, pidsWithArgument, procStatusMib, reniceProcess, type ThreadSched } from "./proc-status.js";
 import { createLogger } from "@tenantplane/runtime";
 import { formatSelfTimes, longestTasks, selfTimes, totalTimes } from "./cpu-profile.js";
@@ -75,16 +85,18 @@ const WORKER_NICE = niceOf("WORKER_NICE");
 // The big tenant's control plane (its stand-in's etcd, API server and controller-manager): in a
 // cluster its k3s Pod is held to its CPU limit, here it competes with everything else as equal.
 const BIG_NICE = niceOf("BIG_NICE");
+const CPU_GROUPS = process.env.CPU_GROUPS === "1";
 const command =
   "npm run build && " +
   (DNS ? `BIG=dns DNS_SERVICES=${DNS_SERVICES} DNS_PODS=${DNS_PODS}` : `BIG_MIB=${BIG_MIB}`) +
   (process.env.SAMPLES ? ` SAMPLES=${SAMPLES}` : "") +
   (WORKER_NICE !== undefined ? ` WORKER_NICE=${WORKER_NICE}` : "") +
   (BIG_NICE !== undefined ? ` BIG_NICE=${BIG_NICE}` : "") +
+  (CPU_GROUPS ? " CPU_GROUPS=1" : "") +
   " npm run bench:bulkhead";
 
 const chart = YAML.parse(readFileSync(new URL("../charts/tenantplane/values.yaml", import.meta.url), "utf8")) as {
-  services: Record<string, { resources: { limits: { memory: string } } }>;
+  services: Record<string, { resources: { requests: { cpu: string }; limits: { memory: string; cpu?: string } } }>;
 };
 const chartLimit = chart.services["sync-worker"]!.resources.limits.memory;
 const chartLimitMiB = Number(/^(\d+)Mi$/.exec(chartLimit)?.[1] ?? Number.NaN);
@@ -118,6 +130,9 @@ const workerProfile = profiles.env(
 );
 /** When each small tenant's host copy (`<namespace>/<name>`) was first seen. */
 const seen = new Map<string, number>();
+let cpuGroups: PodCpuGroups | undefined;
+/** Pod groups placed so far, by name (CPU_GROUPS=1). */
+const groupsPlaced = new Set<string>();
 
 try {
   await Promise.all((["watcher", "provisioner", "isolation", "recorder"] as const).map((n) => fleet.start(n)));
@@ -134,7 +149,8 @@ try {
   if (DNS) await applyDnsProfile();
   for (const t of [BIG, ...SMALL]) {
     const spec = DNS && t === BIG ? { isolationProfileRef: { name: DNS_PROFILE } } : {};
-    standIns.push(await provisionTenant(host.kubeConfig, t, spec, { toolsDir }));
+    // The big tenant's API server keeps an audit log (Metadata level): who asked it for what in the big phase.
+    standIns.push(await provisionTenant(host.kubeConfig, t, spec, { toolsDir, auditLog: t === BIG }));
   }
   let renicedBig = 0;
   if (BIG_NICE !== undefined) {
@@ -145,6 +161,7 @@ try {
   const clients = new Map<string, JsonClient>();
   for (const t of [BIG, ...SMALL]) {
     await waitForSynced(host.kubeConfig, t.name, 300_000);
+    if (CPU_GROUPS) await placeTenant(t, worker);
     const client = await tenantJsonClient(host.kubeConfig, t.name);
     clients.set(t.name, client);
     await client.request("POST", "/api/v1/namespaces", {
@@ -166,25 +183,19 @@ try {
   const gcFrom = statSync(workerLog).size;
   profiles.start(worker.process.pid);
   const count = Math.ceil((BIG_MIB * 1024 * 1024) / OBJECT_BYTES);
-  const big = clients.get(BIG.name)!;
   const fillFrom = performance.now();
+  const fillFromMs = Date.now();
+  const fillCpu = cpuSnapshot();
+  let fillCpuEnd: CpuSnapshot | undefined;
   let filled = false;
-  const fill = (
+  const fill = startFill(
     DNS
-      ? pool(
-          Array.from({ length: DNS_SERVICES }, (_, i) => () => createWithRetry(big, "services", headless(i))),
-          8,
-        ).then(() =>
-          pool(
-            Array.from({ length: DNS_PODS }, (_, i) => () => createWithRetry(big, "pods", peerPod(i))),
-            8,
-          ),
-        )
-      : pool(
-          Array.from({ length: count }, (_, i) => () => createWithRetry(big, "configmaps", bigConfigMap(i))),
-          4,
-        )
-  ).then(() => (filled = true));
+      ? { kind: "dns", kubeconfigPath: host.kubeconfigPath, tenant: BIG.name, services: DNS_SERVICES, pods: DNS_PODS }
+      : { kind: "configmaps", kubeconfigPath: host.kubeconfigPath, tenant: BIG.name, count, objectBytes: OBJECT_BYTES },
+  ).then(() => {
+    fillCpuEnd = cpuSnapshot();
+    filled = true;
+  });
   const during: number[] = [];
   // The same samples by phase: while the big tenant writes into its own API (its API server and
   // etcd on the same cores), and afterwards, when only the worker's full passes go over it.
@@ -216,6 +227,7 @@ try {
   const peak = procStatusMib(worker.process.pid, "VmHWM");
   const gc = gcPauses(readFileSync(workerLog).subarray(gcFrom).toString("utf8"));
   const restarts = watchdog.stop();
+  const bigRequests = byAgent(readAudit(standIns[0]!.auditLogPath!, fillFromMs));
 
   const baseP99 = pct(base, 99);
   const bigP99 = pct(during, 99);
@@ -230,7 +242,24 @@ try {
         `and controller-manager ${BIG_NICE ?? 0} (${renicedBig} processes), every other process 0`,
     );
   }
+  if (cpuGroups) {
+    console.log("  CPU groups as the kernel holds them (cpu.shares: 1024 a core of request; quota: the limit):");
+    for (const pod of groupsPlaced) {
+      const g = cpuGroups.read(pod);
+      console.log(
+        `    ${pod}: shares ${g.shares}, quota ${g.quotaMilli === undefined ? "none" : `${g.quotaMilli}m`}, ` +
+          `throttled in ${g.throttledPeriods} periods for ${(g.throttledMs / 1000).toFixed(1)}s`,
+      );
+    }
+  }
   console.log(`  big tenant filled in ${fillSeconds.toFixed(1)}s; resync every ${RESYNC_SECONDS}s`);
+  if (fillCpuEnd) {
+    const bigSeconds = cpuOfPids(fillCpu, fillCpuEnd, pidsWithArgument(`tenant-${BIG.address}-`));
+    console.log(
+      `  CPU while filling: ${formatCpu(cpuBetween(fillCpu, fillCpuEnd))}; the big tenant's stand-in ${bigSeconds.toFixed(2)}s of it` +
+        ` ("other node" is the bench and the big tenant's client)`,
+    );
+  }
   console.log(
     `  small tenants, create -> host copy: baseline p50 ${ms(pct(base, 50))} p99 ${ms(baseP99)} (${base.length} samples);` +
       ` with the big tenant p50 ${ms(pct(during, 50))} p99 ${ms(bigP99)} (${during.length} samples)`,
@@ -273,6 +302,8 @@ try {
     );
   }
   console.log(`  worker restarts ${restarts} (must be 0)`);
+  console.log("  the big tenant's API server in the big phase, requests by client (its audit log):");
+  for (const line of formatAgents(bigRequests, 6)) console.log(`    ${line}`);
   if (gc.scavenges + gc.majors > 0) {
     console.log(
       `  garbage collector (--trace-gc) over the big phase: ${gc.majors} major (Mark-Compact), longest ${ms(gc.majorMax)}, ` +
@@ -297,6 +328,7 @@ try {
   await nats.stop();
   await host.stop();
   profiles.remove();
+  cpuGroups?.remove();
 }
 
 /** The built-in profile with a host quota that holds DNS_PODS Pods of 1m CPU and 1Mi (and nothing else changed). */
@@ -326,59 +358,47 @@ async function applyDnsProfile(): Promise<void> {
   );
 }
 
-function bigConfigMap(i: number): object {
-  return {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: `big-${i}`, namespace: "bench" },
-    data: { payload: "x".repeat(OBJECT_BYTES) },
-  };
+/** Runs the big tenant's client (bench/bulkhead-fill.ts) as its own process until it has filled the tenant. */
+function startFill(job: FillJob): Promise<void> {
+  const child = fork(new URL("./bulkhead-fill.ts", import.meta.url), [JSON.stringify(job)]);
+  return new Promise((resolve, reject) => {
+    let done = false;
+    child.on("message", (m) => (done = m === "filled"));
+    child.on("exit", (code) =>
+      done && code === 0 ? resolve() : reject(new Error(`the fill process exited with ${code} before it was done`)),
+    );
+  });
 }
 
-function headless(i: number): object {
-  return {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name: `s-${i}`, namespace: "bench" },
-    spec: { clusterIP: "None", selector: { app: `s-${i}` }, ports: [{ port: 7000 }] },
-  };
-}
-
-/** Pod i, behind headless Service i mod DNS_SERVICES and named in it by hostname. */
-function peerPod(i: number): object {
-  const service = `s-${i % DNS_SERVICES}`;
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name: `p-${i}`, namespace: "bench", labels: { app: service } },
-    spec: {
-      hostname: `p-${i}`,
-      subdomain: service,
-      automountServiceAccountToken: false,
-      // Small enough that the tenant's host quota (limits.cpu and memory) holds every copy.
-      containers: [
-        {
-          name: "app",
-          image: "busybox:1.37",
-          resources: { requests: { cpu: "1m", memory: "1Mi" }, limits: { cpu: "1m", memory: "1Mi" } },
-        },
-      ],
-    },
-  };
-}
-
-async function createWithRetry(client: JsonClient, plural: string, body: object): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await client.request("POST", resourcePath("v1", plural, "bench"), { body });
-      return;
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (attempt > 0 && code === 409) return;
-      if ((typeof code === "number" && code < 500 && code !== 429) || attempt >= 8) throw err;
-      await new Promise((r) => setTimeout(r, 250 * 2 ** Math.min(attempt, 4)));
-    }
+/**
+ * Places the tenant's stand-in (its etcd, API server and controller-manager) in a CPU group with
+ * the requests and limits of its host k3s Pod as the API server stored it (LimitRange defaults
+ * included), and the worker, once, with the chart's.
+ */
+async function placeTenant(tenant: { name: string; address: string }, worker: RunningService): Promise<void> {
+  if (!cpuGroups) {
+    const opened = PodCpuGroups.open(`tenantplane-bench-${process.pid}`);
+    if (typeof opened === "string") throw new Error(`CPU_GROUPS=1: ${opened}`);
+    cpuGroups = opened;
+    const own = chart.services["sync-worker"]!.resources;
+    const limit = own.limits.cpu;
+    cpuGroups.place("sync-worker", [worker.process.pid], {
+      requestMilli: milliOf(own.requests.cpu),
+      ...(limit ? { limitMilli: milliOf(limit) } : {}),
+    });
+    groupsPlaced.add("sync-worker");
   }
+  const pod = await core.readNamespacedPod({ namespace: `tp-${tenant.name}`, name: "k3s-0" });
+  const k3s = pod.spec?.containers.find((c) => c.name === "k3s");
+  const request = k3s?.resources?.requests?.["cpu"];
+  if (!request) throw new Error(`tp-${tenant.name}/k3s-0 has no CPU request`);
+  const limit = k3s?.resources?.limits?.["cpu"];
+  const pids = pidsWithArgument(`tenant-${tenant.address}-`);
+  cpuGroups.place(`tenant-${tenant.name}`, pids, {
+    requestMilli: milliOf(String(request)),
+    ...(limit ? { limitMilli: milliOf(String(limit)) } : {}),
+  });
+  groupsPlaced.add(`tenant-${tenant.name}`);
 }
 
 /** Small ConfigMaps, alternating between the small tenants at 20/s: create answered -> copy first seen on the host. */

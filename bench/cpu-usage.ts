@@ -164,3 +164,13 @@ export function formatSettled(s: Settled): string {
 export function cpuOf(usage: Array<[string, number]>, group: string): number {
   return usage.find(([g]) => g === group)?.[1] ?? 0;
 }
+
+/** Seconds of CPU the processes `pids` used between two snapshots (a process that started in between counts from zero). */
+export function cpuOfPids(before: CpuSnapshot, after: CpuSnapshot, pids: Iterable<number>): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const end = after.get(pid);
+    if (end !== undefined) ticks += end.ticks - (before.get(pid)?.ticks ?? 0);
+  }
+  return ticks / TICKS_PER_SECOND;
+}
