@@ -9,8 +9,10 @@ import { DecisionSchema, type Decision } from "@tenantplane/messaging";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ServiceFleet,
+  agentOf,
   installCrds,
   provisionTenant,
+  readAudit,
   runTenantplane,
   setLoadBalancerIngress,
   startHostCluster,
@@ -122,7 +124,13 @@ beforeAll(async () => {
   worker = workers[4];
   // Load-balancer Services are refused by the default profile.
   await applyProfile(objects, {});
-  tenantApi = await provisionTenant(host.kubeConfig, TENANT, { isolationProfileRef: { name: "back-sync-lb" } });
+  // The tenant API's audit log tells which requests the worker sent it (one create per virtual node).
+  tenantApi = await provisionTenant(
+    host.kubeConfig,
+    TENANT,
+    { isolationProfileRef: { name: "back-sync-lb" } },
+    { auditLog: true },
+  );
   await waitForSynced(host.kubeConfig, TENANT.name);
   tenant = await tenantJsonClient(host.kubeConfig, TENANT.name);
   await tenant.request("POST", "/api/v1/namespaces", {
@@ -202,6 +210,16 @@ describe("back-sync: host state flows back to the tenant", () => {
     );
     // Status writes change no host object: no Update Decision for any Pod.
     expect(decisions.filter((d) => d.kind === "Pod" && d.action === "Update")).toEqual([]);
+    // Three Pods bound to a new node at once share one create of it (each used to send its own,
+    // answered 409 but for one); the Lease, written after the create, comes soon after.
+    const nodeCreates = readAudit(tenantApi.auditLogPath!).filter(
+      (r) => r.verb === "create" && r.resource === "nodes" && agentOf(r) === "tenantplane-sync-worker",
+    );
+    expect(nodeCreates.map((r) => `${r.name} ${r.code}`)).toEqual(["kwok-node-0 201"]);
+    await waitFor(() => get(tenant, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/kwok-node-0"), {
+      timeoutMs: 15_000,
+      description: "the virtual node's Lease",
+    });
     const metrics = (await worker.probe("/metrics")).body;
     expect(metrics).toMatch(/tenantplane_sync_backsync_writes_total\{kind="Pod",action="bind"[^}]*\} [3-9]/);
     expect(metrics).toMatch(/tenantplane_sync_backsync_writes_total\{kind="Node",action="create"[^}]*\} [1-9]/);

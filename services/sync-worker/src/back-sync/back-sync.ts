@@ -13,10 +13,11 @@ import { decodeKey, encodeKey } from "../source-key.js";
 import type { SharedWatches } from "../shared-watches.js";
 import type { HostNodes } from "./host-nodes.js";
 import type { BackSyncMetrics } from "./metrics.js";
-import { OwnWrites } from "../own-writes.js";
+import { OWN_WRITE_MEMORY_MS, OwnWrites } from "../own-writes.js";
 import { openTenantNodes } from "../tenant-nodes.js";
 import { LABEL_VIRTUAL_NODE, planNodes, virtualNode, type NodeLike } from "./nodes.js";
 import { Pacer } from "./pacer.js";
+import { SharedWrites } from "./shared-writes.js";
 import { asBound, isTerminal, planPod, schedulingProblem, type PodLike } from "./pods.js";
 import { LABEL_VIRTUAL_VOLUME, orphanedVolumes, planClaim, virtualVolumeName, type VolumeObject } from "./pvcs.js";
 import { QuotaMirror } from "./quota-mirror.js";
@@ -108,6 +109,12 @@ export class BackSync {
    * the cache alone patched the same status again (70 status writes for 60 Pods).
    */
   private readonly written = new OwnWrites();
+  /**
+   * Virtual Node creates, one per node until the tenant Node cache shows it: the Pods first
+   * bound to a new node (several at once) and the node pass share it (four creates for one node
+   * in a six-Pod run before, each holding its Pod's binding).
+   */
+  private readonly nodeCreates = new SharedWrites(OWN_WRITE_MEMORY_MS);
   /** Virtual Nodes first used by a Pod are made by its binding at once; the pass keeps status and deletes unused ones. */
   private readonly nodePasses = new Pacer(() => this.enqueue(NODES_KEY), NODE_PASS_INTERVAL_MS);
   private readonly pending = new Map<string, number>();
@@ -175,7 +182,11 @@ export class BackSync {
       kind: "Node",
       labelSelector: `${LABEL_VIRTUAL_NODE}=true`,
       logger: logger.child({ side: "tenant", kind: "Node", direction: "back" }),
-      onEvent: () => this.nodePasses.changed(),
+      onEvent: (e) => {
+        // The cache speaks for the node from here on (a deleted one is made again when needed).
+        this.nodeCreates.seen(e.object.metadata.name);
+        this.nodePasses.changed();
+      },
     });
     if (this.deps.kinds.has("Pod")) {
       this.allNodes = openTenantNodes(this.deps.watches, this.deps.tenantClient, logger, (e) => {
@@ -517,8 +528,13 @@ export class BackSync {
     await this.createNode(virtualNode((host ?? { metadata: { name } }) as NodeLike));
   }
 
-  private async createNode(node: NodeLike): Promise<void> {
-    if (!this.deps.mayWrite()) return;
+  /** Creates the virtual Node once, however many callers ask for it before the tenant cache shows it. */
+  private createNode(node: NodeLike): Promise<void> {
+    if (!this.deps.mayWrite()) return Promise.resolve();
+    return this.nodeCreates.run(node.metadata.name, () => this.sendNode(node));
+  }
+
+  private async sendNode(node: NodeLike): Promise<void> {
     // Nodes keep the status sent on create, as a kubelet registering itself relies on.
     const created = await this.tenant("POST", "/api/v1/nodes", node).then(
       () => true,
@@ -529,8 +545,10 @@ export class BackSync {
     );
     if (!created) return;
     this.count("Node", "create");
-    // The heartbeat retries a Lease that cannot be written yet (a tenant API still making kube-node-lease).
-    await this.renewLease(node.metadata.name).catch((err: unknown) =>
+    // Not awaited: a binding needs the Node, not its Lease, and the node controller waits a
+    // grace period for the first heartbeat. The heartbeat retries a Lease that cannot be written
+    // yet (a tenant API still making kube-node-lease).
+    void this.renewLease(node.metadata.name).catch((err: unknown) =>
       this.deps.logger.debug({ node: node.metadata.name, err: describe(err) }, "virtual node lease not created yet"),
     );
   }
