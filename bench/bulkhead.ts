@@ -17,6 +17,9 @@
 //   WORKER_NICE=-10 / BIG_NICE=10   the worker, or the big tenant's etcd, API server and
 //              controller-manager, at that nice value (and scheduling group): a cluster's CPU
 //              request for the worker, a CPU limit on the big tenant's k3s Pod
+//   BIG_SYNCED=0   the control run: the big tenant's SyncPolicy leaves ConfigMaps out, so the worker
+//              never reads them; what is left of the small tenants' tail is the fill itself (the big
+//              tenant's API server, etcd and client on the same cores), not the worker
 //   CPU_GROUPS=1   each tenant's stand-in and the worker in a CPU group as a kubelet would run
 //              their Pods (bench/cpu-groups.ts): the weight of its CPU request and the quota of its
 //              limit, the tenants' from their host k3s Pods as the API server admitted them, the
@@ -30,7 +33,7 @@ import { copyFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
-import { crdManifests } from "@tenantplane/api";
+import { crdManifests, SYNC_KINDS } from "@tenantplane/api";
 import { JsonClient, resourcePath, startListWatch, type ListWatch } from "@tenantplane/kube";
 import { byAgent, formatAgents } from "./audit-summary.js";
 import type { FillJob } from "./bulkhead-fill.js";
@@ -86,6 +89,10 @@ const WORKER_NICE = niceOf("WORKER_NICE");
 // cluster its k3s Pod is held to its CPU limit, here it competes with everything else as equal.
 const BIG_NICE = niceOf("BIG_NICE");
 const CPU_GROUPS = process.env.CPU_GROUPS === "1";
+const BIG_SYNCED = process.env.BIG_SYNCED !== "0";
+if (!BIG_SYNCED && DNS) throw new Error("BIG_SYNCED=0 is for the ConfigMap case");
+/** The control run's SyncPolicy for the big tenant: every kind the worker syncs but ConfigMaps. */
+const UNSYNCED_POLICY = "bulkhead-no-configmaps";
 const command =
   "npm run build && " +
   (DNS ? `BIG=dns DNS_SERVICES=${DNS_SERVICES} DNS_PODS=${DNS_PODS}` : `BIG_MIB=${BIG_MIB}`) +
@@ -93,6 +100,7 @@ const command =
   (WORKER_NICE !== undefined ? ` WORKER_NICE=${WORKER_NICE}` : "") +
   (BIG_NICE !== undefined ? ` BIG_NICE=${BIG_NICE}` : "") +
   (CPU_GROUPS ? " CPU_GROUPS=1" : "") +
+  (BIG_SYNCED ? "" : " BIG_SYNCED=0") +
   " npm run bench:bulkhead";
 
 const chart = YAML.parse(readFileSync(new URL("../charts/tenantplane/values.yaml", import.meta.url), "utf8")) as {
@@ -147,8 +155,16 @@ try {
   if (WORKER_NICE !== undefined) reniceProcess(worker.process.pid, WORKER_NICE);
   // The default profile's quota admits 50 Pods: the DNS case's big tenant gets room for all of its own.
   if (DNS) await applyDnsProfile();
+  if (!BIG_SYNCED) await applyUnsyncedPolicy();
   for (const t of [BIG, ...SMALL]) {
-    const spec = DNS && t === BIG ? { isolationProfileRef: { name: DNS_PROFILE } } : {};
+    const spec =
+      t !== BIG
+        ? {}
+        : DNS
+          ? { isolationProfileRef: { name: DNS_PROFILE } }
+          : BIG_SYNCED
+            ? {}
+            : { syncPolicyRef: { name: UNSYNCED_POLICY } };
     // The big tenant's API server keeps an audit log (Metadata level): who asked it for what in the big phase.
     standIns.push(await provisionTenant(host.kubeConfig, t, spec, { toolsDir, auditLog: t === BIG }));
   }
@@ -331,25 +347,32 @@ try {
   cpuGroups?.remove();
 }
 
+/** A SyncPolicy with every kind the worker syncs but ConfigMaps (BIG_SYNCED=0). */
+async function applyUnsyncedPolicy(): Promise<void> {
+  await applyTenantplaneObject("SyncPolicy", UNSYNCED_POLICY, {
+    toHost: SYNC_KINDS.filter((k) => k !== "ConfigMap").map((kind) => ({ kind })),
+  });
+}
+
 /** The built-in profile with a host quota that holds DNS_PODS Pods of 1m CPU and 1Mi (and nothing else changed). */
 async function applyDnsProfile(): Promise<void> {
-  await KubernetesObjectApi.makeApiClient(host.kubeConfig).patch(
-    {
-      apiVersion: "tenantplane.io/v1alpha1",
-      kind: "IsolationProfile",
-      metadata: { name: DNS_PROFILE },
-      spec: {
-        resourceQuota: {
-          hard: {
-            pods: String(DNS_PODS + 50),
-            "requests.cpu": "64",
-            "requests.memory": "64Gi",
-            "limits.cpu": "64",
-            "limits.memory": "64Gi",
-          },
-        },
+  await applyTenantplaneObject("IsolationProfile", DNS_PROFILE, {
+    resourceQuota: {
+      hard: {
+        pods: String(DNS_PODS + 50),
+        "requests.cpu": "64",
+        "requests.memory": "64Gi",
+        "limits.cpu": "64",
+        "limits.memory": "64Gi",
       },
-    } as KubernetesObject,
+    },
+  });
+}
+
+/** Server-side applies a cluster-scoped tenantplane.io object with `spec`, as the bench's field manager. */
+async function applyTenantplaneObject(kind: string, name: string, spec: object): Promise<void> {
+  await KubernetesObjectApi.makeApiClient(host.kubeConfig).patch(
+    { apiVersion: "tenantplane.io/v1alpha1", kind, metadata: { name }, spec } as KubernetesObject,
     undefined,
     undefined,
     "bench",

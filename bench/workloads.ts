@@ -18,7 +18,7 @@
 //              time (a V8 CPU profile taken inside the worker: bench/worker-profile.ts).
 //
 //   npm run build && npm run bench:workloads          (TENANTS=10 by default)
-import { readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { crdManifests } from "@tenantplane/api";
 import {
@@ -195,10 +195,13 @@ try {
     hostNamespaces.map((ns) => ({ api: hostObjects, namespace: ns })),
   );
   const hostCpuEnd = cpuSnapshot();
+  // Started before the tenant run's wait for rest: starting V8's profiler records every function
+  // the worker has compiled, a pause of a few hundred ms that would otherwise fall on the first
+  // tenant Pods. The profiler's sampling stays on in the run (a few per cent of the worker's CPU).
+  profiles.start(worker!.process.pid);
   const beforeTenant = await settle({ maxBusyCores: resting + 0.2, timeoutMs: 180_000 });
   const tenantCpu = cpuSnapshot();
   const metricsBefore = await workerMetrics(worker!);
-  profiles.start(worker!.process.pid);
   const tenantFrom = Date.now();
   const tenantWall = await runApps(
     "tenant",
@@ -295,6 +298,12 @@ try {
   console.log(`reproduce: ${command}`);
 } finally {
   for (const w of watches) w.stop();
+  // AUDIT_OUT=<dir> keeps the audit logs for a closer look: host.log, and wl-<i>.log per stand-in in the order they started.
+  if (process.env.AUDIT_OUT) {
+    mkdirSync(process.env.AUDIT_OUT, { recursive: true });
+    if (host.auditLogPath) copyFileSync(host.auditLogPath, `${process.env.AUDIT_OUT}/host.log`);
+    standIns.forEach((s, i) => s.auditLogPath && copyFileSync(s.auditLogPath, `${process.env.AUDIT_OUT}/wl-${i}.log`));
+  }
   await fleet.stop();
   for (const s of standIns) await s.stop();
   await nats.stop();
