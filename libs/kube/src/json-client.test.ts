@@ -291,43 +291,81 @@ describe("LineSplitter", () => {
   });
 });
 
-describe("JsonClient watch stream", () => {
-  it("gives every event of a backlog of megabyte events whole, each cut over many TLS records", async () => {
-    const events = 30;
-    // The server in a process of its own, so only the client's work holds this event loop.
-    const server = spawn(process.execPath, ["-e", BIG_WATCH_SERVER], {
-      env: { ...process.env, CERT: ca, KEY: caKey, EVENTS: String(events) },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    try {
-      const port = await new Promise<number>((resolve, reject) => {
-        server.stdout.once("data", (d: Buffer) => resolve(Number(d.toString())));
-        server.once("exit", (code) => reject(new Error(`watch server exited with ${code}`)));
-      });
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: "c", server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca).toString("base64") }],
-        users: [{ name: "u", token: "t" }],
-        contexts: [{ name: "x", cluster: "c", user: "u" }],
-        currentContext: "x",
-      });
-      const c = new JsonClient(kc, { timeoutMs: 5_000 });
-      const names: string[] = [];
-      try {
-        for await (const e of c.stream("/api/v1/configmaps", { watch: true }, new AbortController().signal)) {
-          const { object } = e as { object: { metadata: { name: string }; data: { payload: string } } };
-          expect(object.data.payload).toHaveLength(1_000_000);
-          names.push(object.metadata.name);
-        }
-      } finally {
-        c.close();
-      }
-      expect(names).toEqual(Array.from({ length: events }, (_, i) => `c${i}`));
-    } finally {
-      server.kill();
-    }
+describe("LineSplitter bytes", () => {
+  it("gives each line's bytes once, undecoded, leaving out empty lines", () => {
+    const bytes = Buffer.from('{"a":"é"}\n\n {"b":1} \n{"c"', "utf8");
+    const split = new LineSplitter();
+    const lines: Buffer[] = [];
+    for (let i = 0; i < bytes.length; i += 3) lines.push(...split.pushBytes(bytes.subarray(i, i + 3)));
+    expect(lines.map((l) => l.toString("utf8"))).toEqual(['{"a":"é"}', ' {"b":1} ']);
+    expect(split.pushBytes(Buffer.from(":2}\n")).map((l) => l.toString("utf8"))).toEqual(['{"c":2}']);
   });
 });
+
+describe("JsonClient watch stream", () => {
+  it("gives every event of a backlog of megabyte events whole, each cut over many TLS records", async () => {
+    const names: string[] = [];
+    await withBigWatch(30, async (c) => {
+      for await (const e of c.stream("/api/v1/configmaps", { watch: true }, new AbortController().signal)) {
+        const { object } = e as { object: { metadata: { name: string }; data: { payload: string } } };
+        expect(object.data.payload).toHaveLength(1_000_000);
+        names.push(object.metadata.name);
+      }
+    });
+    expect(names).toEqual(Array.from({ length: 30 }, (_, i) => `c${i}`));
+  });
+
+  it("offers each line of at least minBytes to peek, whole, and yields its answer instead of parsing it", async () => {
+    const seen: number[] = [];
+    const out: unknown[] = [];
+    await withBigWatch(4, async (c) => {
+      const large = {
+        minBytes: 1_000_000,
+        // Every other line is peeked away; the rest are parsed as usual.
+        peek: (line: Buffer) => (seen.push(line.length) % 2 === 1 ? { peeked: seen.length } : undefined),
+      };
+      for await (const e of c.stream("/api/v1/configmaps", { watch: true }, new AbortController().signal, large)) {
+        const parsed = e as { peeked?: number; object?: { metadata: { name: string } } };
+        out.push(parsed.peeked ?? parsed.object?.metadata.name);
+      }
+    });
+    const lineBytes = Buffer.byteLength(
+      JSON.stringify({ type: "ADDED", object: { metadata: { name: "c0" }, data: { payload: "x".repeat(1_000_000) } } }),
+    );
+    expect(seen).toEqual([lineBytes, lineBytes, lineBytes, lineBytes]);
+    expect(out).toEqual([1, "c1", 3, "c3"]);
+  });
+});
+
+/** Runs `use` with a client of a watch server (its own process) answering `events` megabyte events at once. */
+async function withBigWatch(events: number, use: (c: JsonClient) => Promise<void>): Promise<void> {
+  // The server in a process of its own, so only the client's work holds this event loop.
+  const server = spawn(process.execPath, ["-e", BIG_WATCH_SERVER], {
+    env: { ...process.env, CERT: ca, KEY: caKey, EVENTS: String(events) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      server.stdout.once("data", (d: Buffer) => resolve(Number(d.toString())));
+      server.once("exit", (code) => reject(new Error(`watch server exited with ${code}`)));
+    });
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: "c", server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca).toString("base64") }],
+      users: [{ name: "u", token: "t" }],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    const c = new JsonClient(kc, { timeoutMs: 5_000 });
+    try {
+      await use(c);
+    } finally {
+      c.close();
+    }
+  } finally {
+    server.kill();
+  }
+}
 
 /** Answers one watch with EVENTS events of 1 MB in one write: the whole backlog at once. */
 const BIG_WATCH_SERVER = `

@@ -116,7 +116,7 @@ export class JsonClient {
    * Opens a streaming GET (a watch) and yields each newline-delimited JSON value.
    * Ends when the server closes the stream or `signal` aborts.
    */
-  async *stream(path: string, query: Query, signal: AbortSignal): AsyncGenerator<unknown> {
+  async *stream(path: string, query: Query, signal: AbortSignal, large?: LargeLines): AsyncGenerator<unknown> {
     const res = await this.open("GET", path, { query, signal }, true);
     if ((res.statusCode ?? 0) !== 200) {
       throw new KubeApiError("GET", path, res.statusCode ?? 0, statusFromText(await readAll(res)));
@@ -133,8 +133,13 @@ export class JsonClient {
     };
     try {
       for await (const chunk of res as AsyncIterable<Buffer>) {
-        for (const line of lines.push(chunk)) {
-          yield JSON.parse(line);
+        for (const line of lines.pushBytes(chunk)) {
+          const peeked = large !== undefined && line.length >= large.minBytes ? large.peek(line) : undefined;
+          if (peeked !== undefined) yield peeked;
+          else {
+            const text = line.toString("utf8").trim();
+            if (text !== "") yield JSON.parse(text);
+          }
           await yieldIfDue();
         }
         await yieldIfDue();
@@ -262,18 +267,34 @@ export class LineSplitter {
   /** The lines `chunk` completes, trimmed, blank ones left out. */
   push(chunk: Buffer | string): string[] {
     const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
-    const out: string[] = [];
+    return this.pushBytes(bytes)
+      .map((line) => line.toString("utf8").trim())
+      .filter((line) => line !== "");
+  }
+
+  /** The lines `chunk` completes, as bytes (not decoded, not trimmed), empty ones left out. */
+  pushBytes(bytes: Buffer): Buffer[] {
+    const out: Buffer[] = [];
     let from = 0;
     for (let nl = bytes.indexOf(NEWLINE); nl !== -1; nl = bytes.indexOf(NEWLINE, from)) {
       this.pieces.push(bytes.subarray(from, nl));
-      const line = (this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces)).toString("utf8").trim();
+      const line = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces);
       this.pieces = [];
-      if (line !== "") out.push(line);
+      if (line.length > 0) out.push(line);
       from = nl + 1;
     }
     if (from < bytes.length) this.pieces.push(bytes.subarray(from));
     return out;
   }
+}
+
+/**
+ * Lines of a stream long enough to be worth a look before they are decoded and parsed: `peek`
+ * gives what to yield for one instead (from its bytes alone), or undefined to parse it whole.
+ */
+export interface LargeLines {
+  minBytes: number;
+  peek(line: Buffer): unknown;
 }
 
 const NEWLINE = 0x0a;

@@ -1,4 +1,5 @@
 import { backoffDelay, httpStatusOf, sleep, type Logger } from "@tenantplane/runtime";
+import { eventMetadata } from "./event-metadata.js";
 import type { JsonClient, Query } from "./json-client.js";
 
 /** An object as the API server sends it: plain JSON with metadata. */
@@ -73,7 +74,21 @@ export interface ListWatchOptions {
    * them is never held whole. Must not throw; receives a fresh object it may return as is.
    */
   transform?: (obj: RawObject) => RawObject;
+  /**
+   * Watch events of at least `minBytes` are first read for their metadata alone
+   * ({@link eventMetadata}): `peek` gets the object with only its metadata (kind and apiVersion
+   * set) and the sizes read, and returns what to cache and report in place of the whole object
+   * (which is then never decoded or parsed, and not transformed), or undefined to read it whole.
+   * For objects whose payload the caller would not keep anyway (beyond a budget).
+   */
+  largeEvents?: {
+    minBytes: number;
+    peek: (obj: RawObject, sizes: { objectBytes: number; metadataBytes: number }) => RawObject | undefined;
+  };
 }
+
+/** Marks a watch event whose object `largeEvents.peek` gave: cached as it is. */
+const PEEKED = Symbol("peeked");
 
 const GONE = 410;
 const FORBIDDEN = 403;
@@ -151,7 +166,24 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
       labelSelector: opts.labelSelector,
       timeoutSeconds: 240 + Math.floor(Math.random() * 120),
     };
-    const events = opts.client.stream(opts.path, query, abort.signal);
+    const large = opts.largeEvents;
+    const events = opts.client.stream(
+      opts.path,
+      query,
+      abort.signal,
+      large && {
+        minBytes: large.minBytes,
+        peek: (line: Buffer) => {
+          const read = eventMetadata(line);
+          if (read === undefined || (read.type !== "ADDED" && read.type !== "MODIFIED")) return undefined;
+          const object = large.peek(
+            { ...read.object, apiVersion: opts.apiVersion, kind: opts.kind } as RawObject,
+            read,
+          );
+          return object === undefined ? undefined : { type: read.type, object, [PEEKED]: true };
+        },
+      },
+    );
     let opened = false;
     for await (const raw of events) {
       if (!opened) {
@@ -173,7 +205,7 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
         if (version) resourceVersion = version;
         continue;
       }
-      const obj = withKind(object);
+      const obj = (raw as { [PEEKED]?: true })[PEEKED] ? object : withKind(object);
       const k = key(obj.metadata.namespace, obj.metadata.name);
       if (type === "DELETED") {
         cache.delete(k);

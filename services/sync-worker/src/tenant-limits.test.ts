@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { encodeKey } from "./source-key.js";
-import { heldBackStub, leanHostCopy, sizeOf, TenantBudget, withoutManagedFields } from "./tenant-limits.js";
+import {
+  heldBackStub,
+  leanHostCopy,
+  sizeFromWire,
+  sizeOf,
+  TenantBudget,
+  withoutManagedFields,
+} from "./tenant-limits.js";
 
 const limits = { objectsPerKind: 2, objectBytes: 1000, totalBytes: 1500 };
 const key = (kind: string, name: string) => encodeKey({ kind, namespace: "shop", name });
@@ -85,6 +92,41 @@ describe("TenantBudget", () => {
     expect(budget.reason("ConfigMap", "shop", "b", budget.excess(key("ConfigMap", "b"))!)).toBe(first);
     expect(first).toContain("limit of 1.5 KiB in total");
     expect(first).toContain("TENANT_MAX_BYTES");
+  });
+});
+
+describe("TenantBudget.fits", () => {
+  it("answers as judge would, and judges nothing", () => {
+    const budget = new TenantBudget(limits);
+    budget.judge("ConfigMap", "shop", "a", 900);
+    expect(budget.fits("ConfigMap", "shop", "b", 600)).toBe(true);
+    expect(budget.fits("ConfigMap", "shop", "b", 601)).toBe(false);
+    expect(budget.fits("ConfigMap", "shop", "b", 1001)).toBe(false);
+    // An admitted object's new version is weighed without its old one.
+    expect(budget.fits("ConfigMap", "shop", "a", 1000)).toBe(true);
+    // The system namespaces are never counted.
+    expect(budget.fits("ConfigMap", "kube-system", "b", 5000)).toBe(true);
+    expect(budget.bytes).toBe(900);
+    expect(budget.heldBack).toBe(0);
+    expect(budget.judge("ConfigMap", "shop", "b", 601)?.limit).toBe("totalBytes");
+  });
+});
+
+describe("sizeFromWire", () => {
+  it("is the size sizeOf gives the parsed object once its managed fields are dropped", () => {
+    const metadata = {
+      name: "c",
+      namespace: "shop",
+      annotations: { note: 'q"uote é' },
+      managedFields: [{ manager: "kubectl", operation: "Apply", fieldsV1: { "f:data": {} } }],
+    };
+    const object = { kind: "ConfigMap", apiVersion: "v1", metadata, data: { payload: "x".repeat(70_000) } };
+    const objectBytes = Buffer.byteLength(JSON.stringify(object));
+    const metadataBytes = Buffer.byteLength(JSON.stringify(metadata));
+    const { managedFields: _, ...cached } = metadata;
+    expect(sizeFromWire(cached, objectBytes, metadataBytes)).toBe(
+      sizeOf(withoutManagedFields(structuredClone(object) as never)),
+    );
   });
 });
 

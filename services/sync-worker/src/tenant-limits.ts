@@ -63,10 +63,7 @@ export class TenantBudget {
     if (ofKind === undefined) this.admitted.set(kind, (ofKind = new Map()));
     const before = ofKind.get(key);
     const others = this.total - (before ?? 0);
-    let limit: LimitName | undefined;
-    if (bytes > this.limits.objectBytes) limit = "objectBytes";
-    else if (before === undefined && ofKind.size >= this.limits.objectsPerKind) limit = "objectsPerKind";
-    else if (others + bytes > this.limits.totalBytes) limit = "totalBytes";
+    const limit = this.limitFor(kind, key, bytes);
     if (limit === undefined) {
       ofKind.set(key, bytes);
       this.total = others + bytes;
@@ -80,6 +77,21 @@ export class TenantBudget {
     const excess = { limit, bytes };
     this.held.set(key, { ...excess, kind, namespace, name });
     return excess;
+  }
+
+  /** Whether a version of `bytes` would be admitted now; judges nothing. */
+  fits(kind: string, namespace: string, name: string, bytes: number): boolean {
+    if (systemNamespaceReason(namespace) !== undefined) return true;
+    return this.limitFor(kind, encodeKey({ kind, namespace, name }), bytes) === undefined;
+  }
+
+  private limitFor(kind: string, key: string, bytes: number): LimitName | undefined {
+    const ofKind = this.admitted.get(kind);
+    const before = ofKind?.get(key);
+    if (bytes > this.limits.objectBytes) return "objectBytes";
+    if (before === undefined && (ofKind?.size ?? 0) >= this.limits.objectsPerKind) return "objectsPerKind";
+    if (this.total - (before ?? 0) + bytes > this.limits.totalBytes) return "totalBytes";
+    return undefined;
   }
 
   /** The object is gone from the tenant: its room is free. */
@@ -189,6 +201,15 @@ function trim(n: number): string {
  */
 export function sizeOf(obj: RawObject): number {
   return jsonBytes(obj) ?? 0;
+}
+
+/**
+ * The size {@link sizeOf} would give an object read from a watch event by its metadata alone
+ * (`objectBytes` of JSON on the wire, of which `metadataBytes` its metadata as sent): the
+ * metadata as cached (without managed fields) in place of the metadata as sent.
+ */
+export function sizeFromWire(metadata: RawObject["metadata"], objectBytes: number, metadataBytes: number): number {
+  return objectBytes - metadataBytes + (jsonBytes(metadata) ?? 0);
 }
 
 /** UTF-8 bytes of `JSON.stringify(value)`; undefined where it writes nothing (undefined, functions). */

@@ -35,6 +35,7 @@ import { pluralOf, type HostWriter, type TenantWriter } from "./host-writer.js";
 import {
   heldBackStub,
   leanHostCopy,
+  sizeFromWire,
   sizeOf,
   TenantBudget,
   withoutManagedFields,
@@ -76,6 +77,17 @@ const DELETE_ANNOUNCE_TIMEOUT_MS = 5_000;
  * synchronous piece of work) in well under 50 ms.
  */
 const PAYLOAD_PAGE_SIZE = 4;
+/**
+ * Watch events of ConfigMaps and Secrets at least this long are judged by their metadata before
+ * their payload is decoded: one beyond the tenant's limits is held back unread. Below it, reading
+ * the whole event costs less than looking first.
+ */
+const LARGE_EVENT_BYTES = 64 * 1024;
+/**
+ * What a size read off the wire may differ by from the object's size once parsed (escapes written
+ * differently): an event that fits with this much to spare is read whole and judged exactly.
+ */
+const WIRE_SIZE_SLACK = 4 * 1024;
 
 /** Per-object outcomes the status counts. */
 type Outcome = "inSync" | "skipped" | "failed";
@@ -277,7 +289,12 @@ export class TenantSyncer {
           logger: logger.child({ side: "tenant", kind }),
           // Judged as each version arrives: one held back beyond the limits is cached as a stub.
           transform: (obj) => this.admit(obj),
-          ...(kind === "ConfigMap" || kind === "Secret" ? { pageSize: PAYLOAD_PAGE_SIZE } : {}),
+          ...(kind === "ConfigMap" || kind === "Secret"
+            ? {
+                pageSize: PAYLOAD_PAGE_SIZE,
+                largeEvents: { minBytes: LARGE_EVENT_BYTES, peek: (obj, sizes) => this.peekLarge(obj, sizes) },
+              }
+            : {}),
           onEvent: (e) => {
             if (e.type === "delete") {
               this.budget.release(kind, e.object.metadata.namespace ?? "default", e.object.metadata.name);
@@ -389,6 +406,25 @@ export class TenantSyncer {
     // Shrunk, or held back now and its room freed: another held-back object may fit.
     if (this.budget.bytes < before) this.readmission.schedule();
     return excess === undefined ? obj : heldBackStub(obj);
+  }
+
+  /**
+   * A large ConfigMap or Secret judged by its metadata before its payload is read: beyond the
+   * tenant's limits it is held back as a stub, never decoded or parsed (a tenant writing a
+   * gigabyte the worker will not sync costs it the metadata of each object, not the gigabyte);
+   * undefined, and it is read whole and judged by {@link admit}, when it may fit.
+   */
+  private peekLarge(obj: RawObject, sizes: { objectBytes: number; metadataBytes: number }): RawObject | undefined {
+    withoutManagedFields(obj);
+    if (obj.kind !== "Secret" && nativeObjectReason(obj as unknown as KubeObject) !== undefined) return undefined;
+    const kind = obj.kind ?? "";
+    const namespace = obj.metadata.namespace ?? "default";
+    const bytes = sizeFromWire(obj.metadata, sizes.objectBytes, sizes.metadataBytes);
+    if (this.budget.fits(kind, namespace, obj.metadata.name, bytes - WIRE_SIZE_SLACK)) return undefined;
+    const before = this.budget.bytes;
+    this.budget.judge(kind, namespace, obj.metadata.name, bytes);
+    if (this.budget.bytes < before) this.readmission.schedule();
+    return heldBackStub(obj);
   }
 
   /** The Skip reason of a source held back beyond the limits, or undefined. */
