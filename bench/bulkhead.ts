@@ -139,8 +139,6 @@ const workerProfile = profiles.env(
 /** When each small tenant's host copy (`<namespace>/<name>`) was first seen. */
 const seen = new Map<string, number>();
 let cpuGroups: PodCpuGroups | undefined;
-/** Pod groups placed so far, by name (CPU_GROUPS=1). */
-const groupsPlaced = new Set<string>();
 
 try {
   await Promise.all((["watcher", "provisioner", "isolation", "recorder"] as const).map((n) => fleet.start(n)));
@@ -260,7 +258,7 @@ try {
   }
   if (cpuGroups) {
     console.log("  CPU groups as the kernel holds them (cpu.shares: 1024 a core of request; quota: the limit):");
-    for (const pod of groupsPlaced) {
+    for (const pod of cpuGroups.placed()) {
       const g = cpuGroups.read(pod);
       console.log(
         `    ${pod}: shares ${g.shares}, quota ${g.quotaMilli === undefined ? "none" : `${g.quotaMilli}m`}, ` +
@@ -409,7 +407,6 @@ async function placeTenant(tenant: { name: string; address: string }, worker: Ru
       requestMilli: milliOf(own.requests.cpu),
       ...(limit ? { limitMilli: milliOf(limit) } : {}),
     });
-    groupsPlaced.add("sync-worker");
   }
   const pod = await core.readNamespacedPod({ namespace: `tp-${tenant.name}`, name: "k3s-0" });
   const k3s = pod.spec?.containers.find((c) => c.name === "k3s");
@@ -421,7 +418,6 @@ async function placeTenant(tenant: { name: string; address: string }, worker: Ru
     requestMilli: milliOf(String(request)),
     ...(limit ? { limitMilli: milliOf(String(limit)) } : {}),
   });
-  groupsPlaced.add(`tenant-${tenant.name}`);
 }
 
 /** Small ConfigMaps, alternating between the small tenants at 20/s: create answered -> copy first seen on the host. */

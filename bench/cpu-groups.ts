@@ -43,6 +43,11 @@ export class PodCpuGroups {
     this.pods.set(pod, dir);
   }
 
+  /** The Pod groups placed so far, in the order they were placed. */
+  placed(): string[] {
+    return [...this.pods.keys()];
+  }
+
   /** The group's settings as the kernel holds them, and how often and how long its quota throttled it. */
   read(pod: string): { shares: number; quotaMilli: number | undefined; throttledPeriods: number; throttledMs: number } {
     const dir = this.pods.get(pod);
