@@ -23,7 +23,7 @@
 //   CPU_GROUPS=1   each tenant's stand-in and the worker in a CPU group as a kubelet would run
 //              their Pods (bench/cpu-groups.ts): the weight of its CPU request and the quota of its
 //              limit, the tenants' from their host k3s Pods as the API server admitted them, the
-//              worker's from the chart
+//              worker's from the chart (WORKER_CPU=500m: the worker's request instead)
 //   npm run build && BIG=dns npm run bench:bulkhead  the big tenant makes DNS_SERVICES headless
 //              Services (1000) and DNS_PODS Pods (10000) named by hostname and subdomain, spread
 //              over the Services, instead: its tenant DNS records and service links are computed
@@ -89,6 +89,11 @@ const WORKER_NICE = niceOf("WORKER_NICE");
 // cluster its k3s Pod is held to its CPU limit, here it competes with everything else as equal.
 const BIG_NICE = niceOf("BIG_NICE");
 const CPU_GROUPS = process.env.CPU_GROUPS === "1";
+// The worker's CPU request in its group (e.g. 500m) instead of the chart's: what the tail is with a
+// request that fits the worker's load under a big tenant.
+const WORKER_CPU = process.env.WORKER_CPU;
+if (WORKER_CPU !== undefined && (!CPU_GROUPS || !(milliOf(WORKER_CPU) > 0)))
+  throw new Error("WORKER_CPU (a CPU quantity such as 500m) needs CPU_GROUPS=1");
 const BIG_SYNCED = process.env.BIG_SYNCED !== "0";
 if (!BIG_SYNCED && DNS) throw new Error("BIG_SYNCED=0 is for the ConfigMap case");
 /** The control run's SyncPolicy for the big tenant: every kind the worker syncs but ConfigMaps. */
@@ -100,6 +105,7 @@ const command =
   (WORKER_NICE !== undefined ? ` WORKER_NICE=${WORKER_NICE}` : "") +
   (BIG_NICE !== undefined ? ` BIG_NICE=${BIG_NICE}` : "") +
   (CPU_GROUPS ? " CPU_GROUPS=1" : "") +
+  (WORKER_CPU !== undefined ? ` WORKER_CPU=${WORKER_CPU}` : "") +
   (BIG_SYNCED ? "" : " BIG_SYNCED=0") +
   " npm run bench:bulkhead";
 
@@ -404,7 +410,7 @@ async function placeTenant(tenant: { name: string; address: string }, worker: Ru
     const own = chart.services["sync-worker"]!.resources;
     const limit = own.limits.cpu;
     cpuGroups.place("sync-worker", [worker.process.pid], {
-      requestMilli: milliOf(own.requests.cpu),
+      requestMilli: milliOf(WORKER_CPU ?? own.requests.cpu),
       ...(limit ? { limitMilli: milliOf(limit) } : {}),
     });
   }

@@ -66,6 +66,18 @@ async function create(tenant: string, kind: "ConfigMap" | "Secret", name: string
   });
 }
 
+/** The worker's tenantplane_sync_received_bytes_total, by side. */
+async function receivedBytes(): Promise<{ host: number; tenant: number }> {
+  const lines = (await worker.probe("/metrics")).body.split("\n");
+  const side = (name: string) => {
+    const line = lines.find(
+      (l) => l.startsWith("tenantplane_sync_received_bytes_total{") && l.includes(`side="${name}"`),
+    );
+    return Number(line?.split(" ").at(-1) ?? Number.NaN);
+  };
+  return { host: side("host"), tenant: side("tenant") };
+}
+
 const skipsOf = (tenant: string, name: string) =>
   decisions.filter((d) => d.tenant === tenant && d.action === "Skip" && d.tenantRef.name === name);
 
@@ -236,5 +248,32 @@ describe("per-tenant limits", () => {
       { timeoutMs: 30_000, description: "Synced naming the two objects still over the per-object limit" },
     );
     expect(copy.data).toEqual({ payload: "x".repeat(100) });
+  });
+  it("reads its ConfigMap and Secret copies back from the host as metadata only, and the tenant's objects whole", async () => {
+    const small = SMALL.name;
+    const before = await receivedBytes();
+    for (const name of ["m1", "m2"]) await create(small, "ConfigMap", name, 60_000);
+    await create(small, "Secret", "m3", 60_000);
+    const copies = await waitFor(
+      async () => {
+        const found = await Promise.all([hostConfigMap(small, "m1"), hostConfigMap(small, "m2")]);
+        const secret = await core
+          .readNamespacedSecret({ name: hostNameOf(small, "m3"), namespace: `tp-${small}` })
+          .catch(() => undefined);
+        return found.every((c) => c !== undefined) && secret !== undefined ? { found, secret } : undefined;
+      },
+      { timeoutMs: 30_000, description: "the three 60 KB copies on the host" },
+    );
+    // Written whole: the host stores the payload.
+    for (const c of copies.found) expect(c?.data?.["payload"]).toHaveLength(60_000);
+    expect(Buffer.from(copies.secret.data?.["payload"] ?? "", "base64")).toHaveLength(45_000);
+    // Time for the copies' watch events to reach the worker.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const after = await receivedBytes();
+    // It read the three objects from the tenant (180 KB) but from the host neither the answers to
+    // its creates nor its copies' watch events whole (360 KB): less than one payload in all.
+    expect(after.tenant - before.tenant).toBeGreaterThan(180_000);
+    expect(after.host - before.host).toBeLessThan(60_000);
+    await waitForSynced(host.kubeConfig, small, 30_000);
   });
 });

@@ -12,7 +12,15 @@ export {
   type Regarding,
 } from "./aggregated-events.js";
 export { LeadershipLostError, runWithLeaderElection, type LeaderElectionOptions } from "./leader-election.js";
-export { JsonClient, resourcePath, type JsonClientOptions, type JsonRequest, type Query } from "./json-client.js";
+export {
+  JsonClient,
+  METADATA_ONLY,
+  METADATA_ONLY_LIST,
+  resourcePath,
+  type JsonClientOptions,
+  type JsonRequest,
+  type Query,
+} from "./json-client.js";
 export {
   startListWatch,
   type ListWatch,

@@ -10,7 +10,7 @@ import { httpStatusOf, normalizeError } from "@tenantplane/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError, KubeApiError } from "./api-error.js";
 import { kubeConfigFor, localCertificate } from "./internal/test-tls.js";
-import { JsonClient, LineSplitter, resourcePath } from "./json-client.js";
+import { JsonClient, LineSplitter, METADATA_ONLY, resourcePath } from "./json-client.js";
 import { RequestBudget } from "./token-bucket.js";
 
 // A local TLS endpoint (the client pools only TLS connections itself, as API servers speak
@@ -324,7 +324,7 @@ describe("JsonClient watch stream", () => {
         // Every other line is peeked away; the rest are parsed as usual.
         peek: (line: Buffer) => (seen.push(line.length) % 2 === 1 ? { peeked: seen.length } : undefined),
       };
-      for await (const e of c.stream("/api/v1/configmaps", { watch: true }, new AbortController().signal, large)) {
+      for await (const e of c.stream("/api/v1/configmaps", { watch: true }, new AbortController().signal, { large })) {
         const parsed = e as { peeked?: number; object?: { metadata: { name: string } } };
         out.push(parsed.peeked ?? parsed.object?.metadata.name);
       }
@@ -406,6 +406,33 @@ describe("JsonClient request body", () => {
     } finally {
       received.closeAllConnections();
       await new Promise((resolve) => received.close(resolve));
+    }
+  });
+});
+
+describe("JsonClient answers", () => {
+  it("sends the Accept header asked for and counts every byte of the answer it reads, multi-byte text intact", async () => {
+    const server = https.createServer({ cert: ca, key: caKey }, (req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      // Written in two pieces, the second starting inside a multi-byte character.
+      const bytes = Buffer.from(JSON.stringify({ accept: req.headers.accept, text: "é€😀".repeat(20_000) }));
+      res.write(bytes.subarray(0, 40_001));
+      setTimeout(() => res.end(bytes.subarray(40_001)), 20);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      let received = 0;
+      const c = new JsonClient(kubeConfigFor(server, ca), { timeoutMs: 5_000, onReceived: (n) => (received += n) });
+      const plain = await c.request<{ accept: string; text: string }>("GET", "/api/v1/x");
+      const partial = await c.request<{ accept: string; text: string }>("GET", "/api/v1/x", { accept: METADATA_ONLY });
+      expect(plain.accept).toBe("application/json");
+      expect(plain.text).toBe("é€😀".repeat(20_000));
+      expect(partial.accept).toBe(METADATA_ONLY);
+      expect(received).toBe(Buffer.byteLength(JSON.stringify(plain)) + Buffer.byteLength(JSON.stringify(partial)));
+      c.close();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

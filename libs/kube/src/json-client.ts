@@ -30,6 +30,8 @@ export interface JsonClientOptions {
   keepAlive?: boolean;
   /** Paces every request and watch (QPS and burst), so many tenants at once cannot flood the API server. */
   budget?: RequestBudget;
+  /** Told the size of every piece of an answer or watch stream as it arrives (bytes read, for a metric). */
+  onReceived?: (bytes: number) => void;
 }
 
 /** One request's parts beside method and path. */
@@ -43,7 +45,25 @@ export interface JsonRequest {
   target?: RequestTarget;
   /** Overrides the client's `timeoutMs` for this request. */
   timeoutMs?: number;
+  /** The Accept header (default `application/json`), e.g. {@link METADATA_ONLY} for an answer without the object's body. */
+  accept?: string;
 }
+
+/** What a watch stream may do beside parsing each line whole. */
+export interface StreamOptions {
+  large?: LargeLines;
+  /** The Accept header, e.g. {@link METADATA_ONLY}. */
+  accept?: string;
+}
+
+/**
+ * Accept headers asking the API server for objects as `PartialObjectMetadata` (metadata only,
+ * the way client-go's metadata informers read): for one object, a write's answer or a watch's
+ * events, and for a list. Plain JSON follows as the fallback for a server (an aggregated API)
+ * that cannot convert, so a caller must still accept whole objects.
+ */
+export const METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json";
+export const METADATA_ONLY_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json";
 
 /** The core REST path of a namespaced kind's collection or object, e.g. `/api/v1/namespaces/a/pods/b`. */
 export function resourcePath(
@@ -106,7 +126,7 @@ export class JsonClient {
   /** One request; resolves with the parsed body, rejects with {@link KubeApiError} on a non-2xx status. */
   async request<T>(method: string, path: string, init: JsonRequest = {}): Promise<T> {
     const res = await this.open(method, path, init, false);
-    const text = await readAll(res);
+    const text = await readAll(res, this.opts.onReceived);
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) throw new KubeApiError(method, path, status, statusFromText(text), init.target);
     return (text === "" ? undefined : JSON.parse(text)) as T;
@@ -116,10 +136,16 @@ export class JsonClient {
    * Opens a streaming GET (a watch) and yields each newline-delimited JSON value.
    * Ends when the server closes the stream or `signal` aborts.
    */
-  async *stream(path: string, query: Query, signal: AbortSignal, large?: LargeLines): AsyncGenerator<unknown> {
-    const res = await this.open("GET", path, { query, signal }, true);
+  async *stream(path: string, query: Query, signal: AbortSignal, opts: StreamOptions = {}): AsyncGenerator<unknown> {
+    const { large, accept } = opts;
+    const res = await this.open("GET", path, { query, signal, ...(accept === undefined ? {} : { accept }) }, true);
     if ((res.statusCode ?? 0) !== 200) {
-      throw new KubeApiError("GET", path, res.statusCode ?? 0, statusFromText(await readAll(res)));
+      throw new KubeApiError(
+        "GET",
+        path,
+        res.statusCode ?? 0,
+        statusFromText(await readAll(res, this.opts.onReceived)),
+      );
     }
     const lines = new LineSplitter();
     let slice = performance.now();
@@ -133,6 +159,7 @@ export class JsonClient {
     };
     try {
       for await (const chunk of res as AsyncIterable<Buffer>) {
+        this.opts.onReceived?.(chunk.length);
         for (const line of lines.pushBytes(chunk)) {
           const peeked = large !== undefined && line.length >= large.minBytes ? large.peek(line) : undefined;
           if (peeked !== undefined) yield peeked;
@@ -158,7 +185,7 @@ export class JsonClient {
       if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
     }
     await this.opts.budget?.wait();
-    const headers: Record<string, string> = { Accept: "application/json" };
+    const headers: Record<string, string> = { Accept: init.accept ?? "application/json" };
     if (this.opts.userAgent) headers["User-Agent"] = this.opts.userAgent;
     const options: RequestOptions = { method, headers };
     // Per request: a token, and certificate or CA files, may have rotated since the last one.
@@ -307,9 +334,11 @@ class TimeoutError extends Error {
   }
 }
 
-async function readAll(res: IncomingMessage): Promise<string> {
-  res.setEncoding("utf8");
-  let text = "";
-  for await (const chunk of res as AsyncIterable<string>) text += chunk;
-  return text;
+async function readAll(res: IncomingMessage, onReceived?: (bytes: number) => void): Promise<string> {
+  const pieces: Buffer[] = [];
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    onReceived?.(chunk.length);
+    pieces.push(chunk);
+  }
+  return Buffer.concat(pieces).toString("utf8");
 }

@@ -1,6 +1,6 @@
 import { backoffDelay, httpStatusOf, sleep, type Logger } from "@tenantplane/runtime";
 import { eventMetadata } from "./event-metadata.js";
-import type { JsonClient, Query } from "./json-client.js";
+import { METADATA_ONLY, METADATA_ONLY_LIST, type JsonClient, type Query } from "./json-client.js";
 
 /** An object as the API server sends it: plain JSON with metadata. */
 export interface RawObject {
@@ -75,6 +75,13 @@ export interface ListWatchOptions {
    */
   transform?: (obj: RawObject) => RawObject;
   /**
+   * List and watch the objects' metadata only (`PartialObjectMetadata`): the API server sends
+   * neither spec, data nor status, and each cached object is its metadata with apiVersion and
+   * kind set. For a caller that reads only labels, annotations and versions of objects that may
+   * be large. (A server that cannot convert sends whole objects; they are cached as sent.)
+   */
+  metadataOnly?: boolean;
+  /**
    * Watch events of at least `minBytes` are first read for their metadata alone
    * ({@link eventMetadata}): `peek` gets the object with only its metadata (kind and apiVersion
    * set) and the sizes read, and returns what to cache and report in place of the whole object
@@ -137,6 +144,7 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
         metadata?: { resourceVersion?: string; continue?: string };
       }>("GET", opts.path, {
         query: { labelSelector: opts.labelSelector, limit: opts.pageSize ?? 500, continue: next },
+        ...(opts.metadataOnly ? { accept: METADATA_ONLY_LIST } : {}),
       });
       for (const item of page.items ?? []) fresh.set(key(item.metadata.namespace, item.metadata.name), withKind(item));
       next = page.metadata?.continue || undefined;
@@ -167,23 +175,23 @@ export function startListWatch(opts: ListWatchOptions): ListWatch {
       timeoutSeconds: 240 + Math.floor(Math.random() * 120),
     };
     const large = opts.largeEvents;
-    const events = opts.client.stream(
-      opts.path,
-      query,
-      abort.signal,
-      large && {
-        minBytes: large.minBytes,
-        peek: (line: Buffer) => {
-          const read = eventMetadata(line);
-          if (read === undefined || (read.type !== "ADDED" && read.type !== "MODIFIED")) return undefined;
-          const object = large.peek(
-            { ...read.object, apiVersion: opts.apiVersion, kind: opts.kind } as RawObject,
-            read,
-          );
-          return object === undefined ? undefined : { type: read.type, object, [PEEKED]: true };
+    const events = opts.client.stream(opts.path, query, abort.signal, {
+      ...(opts.metadataOnly ? { accept: METADATA_ONLY } : {}),
+      ...(large && {
+        large: {
+          minBytes: large.minBytes,
+          peek: (line: Buffer) => {
+            const read = eventMetadata(line);
+            if (read === undefined || (read.type !== "ADDED" && read.type !== "MODIFIED")) return undefined;
+            const object = large.peek(
+              { ...read.object, apiVersion: opts.apiVersion, kind: opts.kind } as RawObject,
+              read,
+            );
+            return object === undefined ? undefined : { type: read.type, object, [PEEKED]: true };
+          },
         },
-      },
-    );
+      }),
+    });
     let opened = false;
     for await (const raw of events) {
       if (!opened) {

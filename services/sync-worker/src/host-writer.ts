@@ -1,4 +1,11 @@
-import { ApiError, resourcePath, type JsonClient, type RawObject, type RequestBudget } from "@tenantplane/kube";
+import {
+  ApiError,
+  METADATA_ONLY,
+  resourcePath,
+  type JsonClient,
+  type RawObject,
+  type RequestBudget,
+} from "@tenantplane/kube";
 import type { HostObject } from "@tenantplane/sync";
 import { httpStatusOf, TransientError } from "@tenantplane/runtime";
 
@@ -22,6 +29,17 @@ export function pluralOf(kind: string): string {
 // Kinds whose spec the host fills in after creation (scheduler, volume binder) or keeps
 // immutable: a replace would try to erase those fields, so their updates are applied.
 const APPLIED_KINDS = new Set(["Pod", "PersistentVolumeClaim"]);
+
+/**
+ * What a write or read answers with: the whole object, or its metadata only (the API server
+ * sends `PartialObjectMetadata`), for a caller that reads nothing else of a possibly megabyte
+ * object (a sync copy of a ConfigMap or Secret: its uid and version, its labels and annotations).
+ */
+export type Answer = "whole" | "metadata";
+
+function acceptOf(answer: Answer): { accept?: string } {
+  return answer === "metadata" ? { accept: METADATA_ONLY } : {};
+}
 
 /** Host verbs, counted so a steady state can be shown to cost nothing. */
 export type HostVerb = "get" | "create" | "update" | "delete";
@@ -73,13 +91,14 @@ export class HostWriter {
   }
 
   /** Creates `obj`; "exists" when the name is already taken (by anything). */
-  async create(obj: HostObject): Promise<RawObject | "exists"> {
+  async create(obj: HostObject, answer: Answer = "whole"): Promise<RawObject | "exists"> {
     const signal = await this.spend("create");
     try {
       return await this.timed(
         this.client.request<RawObject>("POST", resourcePath("v1", pluralOf(obj.kind), obj.metadata.namespace), {
           query: { fieldManager: this.fieldManager },
           body: obj,
+          ...acceptOf(answer),
           ...signal,
         }),
       );
@@ -90,7 +109,7 @@ export class HostWriter {
   }
 
   /** Updates the copy read as `current` to `obj`; a 409 means it changed meanwhile. */
-  async update(obj: HostObject, current: RawObject): Promise<RawObject> {
+  async update(obj: HostObject, current: RawObject, answer: Answer = "whole"): Promise<RawObject> {
     const signal = await this.spend("update");
     const path = resourcePath("v1", pluralOf(obj.kind), obj.metadata.namespace, obj.metadata.name);
     const metadata = { ...obj.metadata, resourceVersion: current.metadata.resourceVersion, uid: current.metadata.uid };
@@ -100,6 +119,7 @@ export class HostWriter {
           query: { fieldManager: this.fieldManager, force: true },
           body: { ...obj, metadata },
           contentType: "application/apply-patch+yaml",
+          ...acceptOf(answer),
           ...signal,
         }),
       );
@@ -108,6 +128,7 @@ export class HostWriter {
       this.client.request<RawObject>("PUT", path, {
         query: { fieldManager: this.fieldManager },
         body: { ...obj, metadata },
+        ...acceptOf(answer),
         ...signal,
       }),
     );
@@ -145,14 +166,13 @@ export class HostWriter {
   }
 
   /** Reads one host object, or undefined. */
-  async get(kind: string, namespace: string, name: string): Promise<RawObject | undefined> {
+  async get(kind: string, namespace: string, name: string, answer: Answer = "whole"): Promise<RawObject | undefined> {
     const signal = await this.spend("get");
     try {
-      const obj = await this.client.request<RawObject>(
-        "GET",
-        resourcePath("v1", pluralOf(kind), namespace, name),
-        signal,
-      );
+      const obj = await this.client.request<RawObject>("GET", resourcePath("v1", pluralOf(kind), namespace, name), {
+        ...acceptOf(answer),
+        ...signal,
+      });
       return { ...obj, apiVersion: "v1", kind };
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return undefined;

@@ -15,7 +15,11 @@ const env = svc.env;
 // The supervisor starts before the leases (see below); each reaches the other through this box.
 const box: { supervisor?: Supervisor; ownership?: Ownership } = {};
 const metrics = createSyncMetrics(svc.metrics.registry, () => box.supervisor?.queueDepths() ?? new Map());
-const hostClient = new JsonClient(svc.kc, { userAgent: svc.userAgent, timeoutMs: 30_000 });
+const hostClient = new JsonClient(svc.kc, {
+  userAgent: svc.userAgent,
+  timeoutMs: 30_000,
+  onReceived: (bytes) => metrics.receivedBytes.inc({ side: "host" }, bytes),
+});
 const budget = new RequestBudget(env.HOST_QPS, env.HOST_BURST);
 const writer = new HostWriter(
   hostClient,

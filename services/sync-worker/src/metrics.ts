@@ -19,6 +19,8 @@ export interface SyncMetrics {
   writeStages: Histogram<"stage">;
   hostRequests: Counter<"verb">;
   tenantEvents: Counter<"outcome">;
+  /** Bytes read from the host API (watches of host copies, answers to writes) and from tenant APIs. */
+  receivedBytes: Counter<"side">;
   /** Event-loop delay since the previous scrape, by quantile (0.5, 0.99, 1 = max). */
   eventLoopDelay: Gauge<"quantile">;
 }
@@ -97,6 +99,12 @@ export function createSyncMetrics(registry: Registry, queueDepths: () => Map<str
       name: "tenantplane_sync_tenant_events_total",
       help: "Warning Events written on tenant objects in tenant APIs, by outcome (created, aggregated, dropped: over the tenant's budget, failed).",
       labelNames: ["outcome"],
+      registers,
+    }),
+    receivedBytes: new Counter({
+      name: "tenantplane_sync_received_bytes_total",
+      help: "Bytes the sync worker read from API servers (answers and watch streams), by side: host (its host client) or tenant (every tenant API).",
+      labelNames: ["side"],
       registers,
     }),
     hostRequests: new Counter({

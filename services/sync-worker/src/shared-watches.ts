@@ -15,7 +15,7 @@ interface Shared {
 }
 
 /**
- * One list-watch per API server, collection and selector, shared by everyone of one tenant
+ * One list-watch per API server, collection, selector and form (whole or metadata only), shared by everyone of one tenant
  * who asks for it: the forward syncer and the back-sync both follow the tenant's Pods and
  * Services and their host copies, and separate watches would make both API servers list
  * and stream every one of those objects twice (and this process parse them twice). Each
@@ -29,7 +29,7 @@ export class SharedWatches {
   constructor(private readonly start: Start = startListWatch) {}
 
   open(opts: ListWatchOptions): ListWatch {
-    const key = `${this.clientId(opts.client)} ${opts.path}?${opts.labelSelector ?? ""}`;
+    const key = `${this.clientId(opts.client)} ${opts.path}?${opts.labelSelector ?? ""}${opts.metadataOnly ? " metadata" : ""}`;
     let entry = this.shared.get(key);
     if (entry === undefined) {
       const events = new Set<(event: RawWatchEvent) => void>();

@@ -419,6 +419,7 @@ export class Supervisor {
       const kc = kubeConfigFromString(kubeconfig);
       tenantClient = new JsonClient(kc, {
         timeoutMs: 15_000,
+        onReceived: (bytes) => this.deps.metrics.receivedBytes.inc({ side: "tenant" }, bytes),
         ...(this.deps.userAgent === undefined ? {} : { userAgent: this.deps.userAgent }),
       });
       tenantCaPem = Buffer.from(kc.getCurrentCluster()?.caData ?? "", "base64").toString("utf8");

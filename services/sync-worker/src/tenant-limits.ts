@@ -275,6 +275,11 @@ export function heldBackStub(obj: RawObject): RawObject {
 const PAYLOAD_KINDS = new Set(["ConfigMap", "Secret"]);
 const PAYLOAD_FIELDS = ["data", "binaryData", "stringData"];
 
+/** Whether `kind`'s sync copies carry the tenant's payload, which the worker never reads back. */
+export function isPayloadKind(kind: string): boolean {
+  return PAYLOAD_KINDS.has(kind);
+}
+
 /**
  * A host sync copy as the worker caches it: a ConfigMap or Secret copy without its payload.
  * The planner compares the content hash annotation, never the data, and every write sends

@@ -34,6 +34,7 @@ import { TENANT_API_SERVICE, TENANT_DNS_SERVICE } from "@tenantplane/mapping";
 import { pluralOf, type HostWriter, type TenantWriter } from "./host-writer.js";
 import {
   heldBackStub,
+  isPayloadKind,
   leanHostCopy,
   sizeFromWire,
   sizeOf,
@@ -45,6 +46,7 @@ import { TimeSlicer } from "./time-slice.js";
 import { prepareSliced } from "./prepare-source.js";
 import { planKey, planPassSteps, sourceOfCopy, type KeyPlan, type TenantPlanContext } from "./key-plan.js";
 import type { SharedWatches } from "./shared-watches.js";
+import { openHostWatch } from "./host-copy-watch.js";
 import { SkipMemory } from "./skip-memory.js";
 import { admitSkip } from "./paced-skip.js";
 import { deleteId, newRecord, recordOf, republishable, withRecord } from "./decision-record.js";
@@ -339,7 +341,7 @@ export class TenantSyncer {
     for (const kind of SYNC_KINDS) {
       this.hostWatches.set(
         kind,
-        this.deps.watches.open({
+        openHostWatch(this.deps.watches, {
           client: this.deps.hostClient,
           path: resourcePath("v1", pluralOf(kind), hostNs),
           apiVersion: "v1",
@@ -716,20 +718,23 @@ export class TenantSyncer {
     this.deps.observe.stage?.("tenant_budget", (performance.now() - waiting) / 1000);
     if (this.stopped || !this.deps.mayWrite()) return undefined;
     let written;
+    // What is read of a copy's answer (its uid, version, labels and annotations) is its metadata:
+    // a megabyte ConfigMap or Secret is not sent back whole.
+    const answer = isPayloadKind(d.kind) ? "metadata" : "whole";
     if (d.action === "Create") {
-      const created = await attempt(d, "Create", () => writer.create(desired));
+      const created = await attempt(d, "Create", () => writer.create(desired, answer));
       if (created === "exists") {
         // The label-selected host cache cannot see a foreign object: read what holds the name and plan again.
         if (!firstTry) throw new Error(`host ${d.kind} ${d.hostRef.name} exists but cannot be read back`);
-        const found = await writer.get(d.kind, d.hostRef.namespace, d.hostRef.name);
+        const found = await writer.get(d.kind, d.hostRef.namespace, d.hostRef.name, answer);
         await this.converge(key, since, found, true);
         return "retry-with-found";
       }
       written = created;
     } else {
-      const base = current ?? (await writer.get(d.kind, d.hostRef.namespace, d.hostRef.name));
+      const base = current ?? (await writer.get(d.kind, d.hostRef.namespace, d.hostRef.name, answer));
       if (base === undefined) throw new Error(`host ${d.kind} ${d.hostRef.name} vanished before update`);
-      written = await attempt(d, "Update", () => writer.update(desired, base));
+      written = await attempt(d, "Update", () => writer.update(desired, base, answer));
     }
     if (faults.killAfterHostWrite) process.kill(process.pid, "SIGKILL");
     this.deps.observe.latency((Date.now() - since) / 1000);
