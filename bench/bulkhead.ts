@@ -17,6 +17,7 @@
 //   WORKER_NICE=-10 / BIG_NICE=10   the worker, or the big tenant's etcd, API server and
 //              controller-manager, at that nice value (and scheduling group): a cluster's CPU
 //              request for the worker, a CPU limit on the big tenant's k3s Pod
+//   WRITE_BYTES=<bytes>   the worker's per-tenant byte budget for host writes (its default otherwise)
 //   BIG_SYNCED=0   the control run: the big tenant's SyncPolicy leaves ConfigMaps out, so the worker
 //              never reads them; what is left of the small tenants' tail is the fill itself (the big
 //              tenant's API server, etcd and client on the same cores), not the worker
@@ -95,6 +96,10 @@ const WORKER_CPU = process.env.WORKER_CPU;
 if (WORKER_CPU !== undefined && (!CPU_GROUPS || !(milliOf(WORKER_CPU) > 0)))
   throw new Error("WORKER_CPU (a CPU quantity such as 500m) needs CPU_GROUPS=1");
 const BIG_SYNCED = process.env.BIG_SYNCED !== "0";
+// The worker's per-tenant byte budget for host writes (TENANT_WRITE_BYTES_PER_SECOND), if not its default.
+const WRITE_BYTES = process.env.WRITE_BYTES;
+if (WRITE_BYTES !== undefined && !(Number(WRITE_BYTES) > 0))
+  throw new Error("WRITE_BYTES must be a number of bytes above 0");
 if (!BIG_SYNCED && DNS) throw new Error("BIG_SYNCED=0 is for the ConfigMap case");
 /** The control run's SyncPolicy for the big tenant: every kind the worker syncs but ConfigMaps. */
 const UNSYNCED_POLICY = "bulkhead-no-configmaps";
@@ -107,6 +112,7 @@ const command =
   (CPU_GROUPS ? " CPU_GROUPS=1" : "") +
   (WORKER_CPU !== undefined ? ` WORKER_CPU=${WORKER_CPU}` : "") +
   (BIG_SYNCED ? "" : " BIG_SYNCED=0") +
+  (WRITE_BYTES !== undefined ? ` WRITE_BYTES=${WRITE_BYTES}` : "") +
   " npm run bench:bulkhead";
 
 const chart = YAML.parse(readFileSync(new URL("../charts/tenantplane/values.yaml", import.meta.url), "utf8")) as {
@@ -144,6 +150,11 @@ const workerProfile = profiles.env(
 );
 /** When each small tenant's host copy (`<namespace>/<name>`) was first seen. */
 const seen = new Map<string, number>();
+/** When each small tenant's sample was created, and its latency: to split the fill by what the worker did. */
+const timeline: { at: number; ms: number }[] = [];
+/** When the bench last saw a new host copy of the big tenant's (the end of what fits its limits). */
+let lastBigCopyAt: number | undefined;
+let bigCopiesSeen = 0;
 let cpuGroups: PodCpuGroups | undefined;
 
 try {
@@ -153,6 +164,7 @@ try {
     RESYNC_INTERVAL_SECONDS: String(RESYNC_SECONDS),
     PARTITIONS: "16",
     LEASE_TTL_SECONDS: "6",
+    ...(WRITE_BYTES !== undefined ? { TENANT_WRITE_BYTES_PER_SECOND: WRITE_BYTES } : {}),
     ...workerProfile,
   });
   const watchdog = watchWorker(worker);
@@ -190,6 +202,7 @@ try {
     await waitForTenantServiceAccount(client, "bench");
   }
   for (const t of SMALL) watches.push(hostWatch(`tp-${t.name}`));
+  if (!DNS) watches.push(bigCopiesWatch(`tp-${BIG.name}`));
   await Promise.all(watches.map((w) => w.synced));
 
   // Baseline: the small tenants alone.
@@ -292,6 +305,17 @@ try {
   console.log(
     `    while the big tenant fills its API ${phase(whileFilling)}; afterwards, over its full passes ${phase(afterFill)}`,
   );
+  if (!DNS && lastBigCopyAt !== undefined) {
+    // While the worker copies the big tenant's objects that fit (each read, translated, hashed and
+    // written whole), and once it only holds back the rest (judged by their metadata, one Skip each).
+    const filling = timeline.filter((t) => t.at >= fillFrom && t.at < fillFrom + fillSeconds * 1000);
+    const copying = filling.filter((t) => t.at <= lastBigCopyAt!).map((t) => t.ms);
+    const holding = filling.filter((t) => t.at > lastBigCopyAt!).map((t) => t.ms);
+    console.log(
+      `    of the fill: while its ${bigCopiesSeen} copies are made (the first ${((lastBigCopyAt - fillFrom) / 1000).toFixed(1)}s) ` +
+        `${phase(copying)}; while the rest is held back ${phase(holding)}`,
+    );
+  }
   console.log(
     `  worker RSS peak (VmHWM) ${peak.toFixed(0)} MiB against the chart's limit ${chartLimit}` +
       ` (${((peak / chartLimitMiB) * 100).toFixed(0)}%)`,
@@ -443,20 +467,37 @@ async function latency(clients: Map<string, JsonClient>, prefix: string, samples
     intervalMs: 50,
     description: `${prefix} copies seen`,
   });
-  return pending.map((p) => Math.max(0, seen.get(p.key)! - p.at));
+  const out = pending.map((p) => Math.max(0, seen.get(p.key)! - p.at));
+  pending.forEach((p, i) => timeline.push({ at: p.at, ms: out[i]! }));
+  return out;
 }
 
-function hostWatch(namespace: string): ListWatch {
+/** When the big tenant's copies appear (each new one). */
+function bigCopiesWatch(namespace: string): ListWatch {
+  return hostWatch(namespace, () => {
+    lastBigCopyAt = performance.now();
+    bigCopiesSeen++;
+  });
+}
+
+/** A watch of the host copies of ConfigMaps in `namespace`, as metadata only (not their megabytes). */
+function hostWatch(
+  namespace: string,
+  onAdd: (name: string) => void = (name) => {
+    const key = `${namespace}/${name}`;
+    if (!seen.has(key)) seen.set(key, performance.now());
+  },
+): ListWatch {
   return startListWatch({
     client: hostJson,
     path: resourcePath("v1", "configmaps", namespace),
     apiVersion: "v1",
     kind: "ConfigMap",
     labelSelector: "tenantplane.io/kind",
+    metadataOnly: true,
     logger: createLogger("bench", "silent"),
     onEvent: (e) => {
-      const key = `${namespace}/${e.object.metadata.name}`;
-      if (e.type === "add" && !seen.has(key)) seen.set(key, performance.now());
+      if (e.type === "add") onAdd(e.object.metadata.name);
     },
   });
 }

@@ -1,7 +1,8 @@
 import { CoreV1Api } from "@kubernetes/client-node";
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { crdManifests } from "@tenantplane/api";
-import { resourcePath, type JsonClient } from "@tenantplane/kube";
+import { JsonClient, resourcePath, startListWatch } from "@tenantplane/kube";
+import { createLogger } from "@tenantplane/runtime";
 import { DecisionSchema, type Decision } from "@tenantplane/messaging";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -28,6 +29,8 @@ import {
 const BIG = { name: "lim-big", address: "127.0.0.201" };
 const SMALL = { name: "lim-small", address: "127.0.0.202" };
 const LIMITS = { perKind: 5, objectBytes: 64 * 1024, totalBytes: 200_000 };
+/** Bytes of host copies a tenant may write per second: three 60 KB objects take two seconds at least. */
+const WRITE_BYTES_PER_SECOND = 60_000;
 const RESYNC_SECONDS = 4;
 const failures = trackFailures();
 
@@ -78,6 +81,15 @@ async function receivedBytes(): Promise<{ host: number; tenant: number }> {
   return { host: side("host"), tenant: side("tenant") };
 }
 
+/** The tenant names of the tenant's Secrets copied to the host, sorted, comma-separated. */
+async function hostSecretNames(tenant: string): Promise<string> {
+  const secrets = await core.listNamespacedSecret({ namespace: `tp-${tenant}`, labelSelector: "tenantplane.io/kind" });
+  return secrets.items
+    .map((s) => s.metadata?.annotations?.["tenantplane.io/virtual-name"])
+    .sort()
+    .join(",");
+}
+
 const skipsOf = (tenant: string, name: string) =>
   decisions.filter((d) => d.tenant === tenant && d.action === "Skip" && d.tenantRef.name === name);
 
@@ -107,6 +119,7 @@ beforeAll(async () => {
       TENANT_MAX_OBJECTS_PER_KIND: String(LIMITS.perKind),
       TENANT_MAX_OBJECT_BYTES: String(LIMITS.objectBytes),
       TENANT_MAX_BYTES: String(LIMITS.totalBytes),
+      TENANT_WRITE_BYTES_PER_SECOND: String(WRITE_BYTES_PER_SECOND),
     }),
     fleet.start("watcher"),
     fleet.start("provisioner"),
@@ -167,12 +180,11 @@ describe("per-tenant limits", () => {
     // The host holds what fits and nothing beyond it.
     expect(await hostConfigMap(big, "c5")).toBeUndefined();
     expect(await hostConfigMap(big, "huge")).toBeUndefined();
-    const secrets = await core.listNamespacedSecret({ namespace: `tp-${big}`, labelSelector: "tenantplane.io/kind" });
-    expect(secrets.items.map((s) => s.metadata?.annotations?.["tenantplane.io/virtual-name"]).sort()).toEqual([
-      "s1",
-      "s2",
-      "s3",
-    ]);
+    // The Secrets that fit reach the host at the tenant's write pace (60,000 bytes a second).
+    await waitFor(async () => (await hostSecretNames(big)) === "s1,s2,s3" || undefined, {
+      timeoutMs: 30_000,
+      description: "s1-s3 on the host, and no s4",
+    });
     expect((await hostConfigMap(big, "c0"))?.data).toEqual({ payload: "x".repeat(100) });
 
     await waitFor(
@@ -224,17 +236,10 @@ describe("per-tenant limits", () => {
 
     // Deleting a Secret frees bytes: s4, held back by the total, follows the same way.
     await client.request("DELETE", resourcePath("v1", "secrets", "data", "s1"));
-    await waitFor(
-      async () => {
-        const secrets = await core.listNamespacedSecret({
-          namespace: `tp-${big}`,
-          labelSelector: "tenantplane.io/kind",
-        });
-        const names = secrets.items.map((s) => s.metadata?.annotations?.["tenantplane.io/virtual-name"]).sort();
-        return names.join(",") === "s2,s3,s4" || undefined;
-      },
-      { timeoutMs: 30_000, description: "s4 synced and s1's copy gone once s1 is deleted" },
-    );
+    await waitFor(async () => (await hostSecretNames(big)) === "s2,s3,s4" || undefined, {
+      timeoutMs: 30_000,
+      description: "s4 synced and s1's copy gone once s1 is deleted",
+    });
     // What is left over the limits is c1 and huge, each over the per-object limit.
     await waitFor(
       async () => {
@@ -249,8 +254,26 @@ describe("per-tenant limits", () => {
     );
     expect(copy.data).toEqual({ payload: "x".repeat(100) });
   });
-  it("reads its ConfigMap and Secret copies back from the host as metadata only, and the tenant's objects whole", async () => {
+  it("writes a tenant's copies within its byte budget, and reads them back from the host as metadata only", async () => {
     const small = SMALL.name;
+    // When each copy first appears on the host, from a metadata-only watch of its own.
+    const appeared = new Map<string, number>();
+    const watches = (["configmaps", "secrets"] as const).map((plural) =>
+      startListWatch({
+        client: new JsonClient(host.kubeConfig),
+        path: resourcePath("v1", plural, `tp-${small}`),
+        apiVersion: "v1",
+        kind: plural === "secrets" ? "Secret" : "ConfigMap",
+        labelSelector: "tenantplane.io/kind",
+        metadataOnly: true,
+        logger: createLogger("test", "silent"),
+        onEvent: (e) => {
+          const name = e.object.metadata.annotations?.["tenantplane.io/virtual-name"];
+          if (e.type === "add" && name !== undefined && !appeared.has(name)) appeared.set(name, performance.now());
+        },
+      }),
+    );
+    await Promise.all(watches.map((w) => w.synced));
     const before = await receivedBytes();
     for (const name of ["m1", "m2"]) await create(small, "ConfigMap", name, 60_000);
     await create(small, "Secret", "m3", 60_000);
@@ -264,6 +287,11 @@ describe("per-tenant limits", () => {
       },
       { timeoutMs: 30_000, description: "the three 60 KB copies on the host" },
     );
+    // Paced by bytes: created in the tenant at once, the three copies took two seconds of the
+    // tenant's 60,000 bytes a second to reach the host.
+    const times = ["m1", "m2", "m3"].map((n) => appeared.get(n)!);
+    for (const w of watches) w.stop();
+    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThan(1_500);
     // Written whole: the host stores the payload.
     for (const c of copies.found) expect(c?.data?.["payload"]).toHaveLength(60_000);
     expect(Buffer.from(copies.secret.data?.["payload"] ?? "", "base64")).toHaveLength(45_000);

@@ -24,6 +24,45 @@ describe("TokenBucket", () => {
   });
 });
 
+describe("TokenBucket costs", () => {
+  it("takes a cost of many tokens at once, and one above the burst from a full bucket", () => {
+    let now = 0;
+    const bucket = new TokenBucket(1000, 1000, () => now);
+    expect(bucket.take(600)).toBe(true);
+    expect(bucket.take(600)).toBe(false);
+    expect(bucket.waitMs(600)).toBe(200);
+    now = 200;
+    expect(bucket.take(600)).toBe(true);
+    // 5000 can never fit: it waits for a full bucket (1 s from empty) and takes all of it.
+    expect(bucket.waitMs(5000)).toBe(1000);
+    now = 1200;
+    expect(bucket.take(5000)).toBe(true);
+    expect(bucket.take(1)).toBe(false);
+  });
+
+  it("lets a budget's waiters spend bytes in arrival order", async () => {
+    let now = 0;
+    const slept: number[] = [];
+    const budget = new RequestBudget(
+      1000,
+      1000,
+      () => now,
+      async (ms) => {
+        slept.push(ms);
+        now += ms;
+      },
+    );
+    const order: string[] = [];
+    await Promise.all([
+      budget.wait(800).then(() => order.push(`big at ${now}`)),
+      budget.wait(100).then(() => order.push(`small at ${now}`)),
+      budget.wait(900).then(() => order.push(`next at ${now}`)),
+    ]);
+    expect(order).toEqual(["big at 0", "small at 0", "next at 800"]);
+    expect(slept).toEqual([800]);
+  });
+});
+
 describe("RequestBudget", () => {
   it("lets a burst go at once, then one request per 1/perSecond, in arrival order", async () => {
     const budget = new RequestBudget(20, 2);

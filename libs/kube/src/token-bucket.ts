@@ -12,17 +12,23 @@ export class TokenBucket {
     this.last = now();
   }
 
-  take(): boolean {
+  /**
+   * Takes `cost` tokens if the bucket holds them. A cost above the burst is taken from a full
+   * bucket (it can never hold more), so nothing waits forever.
+   */
+  take(cost = 1): boolean {
     this.refill();
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    const needed = Math.min(cost, this.burst);
+    if (this.tokens < needed) return false;
+    this.tokens -= needed;
     return true;
   }
 
-  /** Milliseconds until take() can succeed (0 when it can now). */
-  waitMs(): number {
+  /** Milliseconds until take(cost) can succeed (0 when it can now). */
+  waitMs(cost = 1): number {
     this.refill();
-    return this.tokens >= 1 ? 0 : Math.ceil(((1 - this.tokens) / this.perSecond) * 1000);
+    const needed = Math.min(cost, this.burst);
+    return this.tokens >= needed ? 0 : Math.ceil(((needed - this.tokens) / this.perSecond) * 1000);
   }
 
   private refill(): void {
@@ -56,9 +62,10 @@ export class RequestBudget {
     return this.bucket.waitMs();
   }
 
-  wait(): Promise<void> {
+  /** Resolves when `cost` tokens (one request, or a write's bytes) are taken, after earlier waiters. */
+  wait(cost = 1): Promise<void> {
     const turn = this.queue.then(async () => {
-      while (!this.bucket.take()) await this.sleep(Math.max(1, this.bucket.waitMs()));
+      while (!this.bucket.take(cost)) await this.sleep(Math.max(1, this.bucket.waitMs(cost)));
     });
     this.queue = turn;
     return turn;

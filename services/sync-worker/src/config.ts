@@ -32,6 +32,12 @@ export const SyncWorkerEnvSchema = CommonEnvSchema.extend({
   /** Host writes per second and burst for one tenant. */
   TENANT_WRITE_QPS: positive("a rate above 0").default(100),
   TENANT_WRITE_BURST: whole("a whole number above 0").default(200),
+  /**
+   * Bytes of host copies one tenant may write per second (a second's worth at once; an object
+   * larger than that waits for the whole second): a tenant copying megabyte objects must not
+   * take the host API server's and etcd's time from every other tenant's writes.
+   */
+  TENANT_WRITE_BYTES_PER_SECOND: positive("a number of bytes above 0").default(2 * 1024 * 1024),
   /** Host API requests per second and burst for the whole worker. */
   HOST_QPS: positive("a rate above 0").default(200),
   HOST_BURST: whole("a whole number above 0").default(400),

@@ -55,6 +55,7 @@ const supervisor = new Supervisor({
     tenantConcurrency: env.TENANT_CONCURRENCY,
     tenantWriteQps: env.TENANT_WRITE_QPS,
     tenantWriteBurst: env.TENANT_WRITE_BURST,
+    tenantWriteBytesPerSecond: env.TENANT_WRITE_BYTES_PER_SECOND,
     hashKey: env.CONTENT_HASH_KEY,
     tokenRefreshMaxSeconds: env.TOKEN_REFRESH_MAX_SECONDS,
     tenantLimits: {

@@ -61,6 +61,8 @@ export interface SupervisorSettings {
   tenantConcurrency: number;
   tenantWriteQps: number;
   tenantWriteBurst: number;
+  /** Bytes of host copies per second for one tenant (TENANT_WRITE_BYTES_PER_SECOND). */
+  tenantWriteBytesPerSecond?: number;
   /** Keys the content hash on host copies; undefined leaves it unkeyed. */
   hashKey: string | undefined;
   /** Longest time a tenant token in a host Pod's token Secret goes unrefreshed. */
@@ -151,6 +153,8 @@ export class Supervisor {
   /** Tenants with a reconcile queued on their chain that has not started yet, and whether it re-reads the kubeconfig. */
   private readonly queued = new Map<string, boolean>();
   private readonly limits = new Map<string, RequestBudget>();
+  /** Per tenant: bytes of host copies per second, kept across the tenant's restarts like its write budget. */
+  private readonly byteLimits = new Map<string, RequestBudget>();
   private readonly reported = new Map<string, string>();
   private readonly retired = new Set<TenantSyncer>();
   private tenants!: ListWatch;
@@ -458,6 +462,13 @@ export class Supervisor {
       this.limits.set(tenant, limiter);
     }
     const tenantLimiter = limiter;
+    let bytes = this.byteLimits.get(tenant);
+    const bytesPerSecond = this.deps.settings.tenantWriteBytesPerSecond;
+    if (bytes === undefined && bytesPerSecond !== undefined) {
+      bytes = new RequestBudget(bytesPerSecond, Math.max(1, bytesPerSecond));
+      this.byteLimits.set(tenant, bytes);
+    }
+    const tenantBytes = bytes;
     // One watch per collection for both directions (see SharedWatches).
     const watches = new SharedWatches();
     const events = new TenantEvents(jsonEventSink(tenantClient), {
@@ -488,6 +499,7 @@ export class Supervisor {
       onFailureChange: (key) => backSync.poke(key),
       onStatus: () => this.scheduleStatus(tenant),
       writeToken: () => tenantLimiter.wait(),
+      writeBytes: (n) => tenantBytes?.wait(n) ?? Promise.resolve(),
       mayWrite: () => this.deps.owns(tenant),
       leaseValidMs: () => this.deps.validForMs(tenant),
       limits: this.deps.settings.tenantLimits,

@@ -23,6 +23,16 @@ describe("TenantBudget", () => {
     );
   });
 
+  it("tells the size of an object's admitted version, and nothing for one held back", () => {
+    const budget = new TenantBudget(limits);
+    budget.judge("ConfigMap", "shop", "a", 300);
+    budget.judge("ConfigMap", "shop", "a", 400);
+    budget.judge("ConfigMap", "shop", "big", 1001);
+    expect(budget.bytesOf({ kind: "ConfigMap", namespace: "shop", name: "a" })).toBe(400);
+    expect(budget.bytesOf({ kind: "ConfigMap", namespace: "shop", name: "big" })).toBeUndefined();
+    expect(budget.bytesOf({ kind: "Secret", namespace: "shop", name: "a" })).toBeUndefined();
+  });
+
   it("admits the first objects of a kind up to the count, then holds back; other kinds have their own count", () => {
     const budget = new TenantBudget(limits);
     expect(budget.judge("ConfigMap", "shop", "a", 10)).toBeUndefined();

@@ -1,6 +1,6 @@
 import type { RawObject } from "@tenantplane/kube";
 import { systemNamespaceReason } from "@tenantplane/sync";
-import { encodeKey } from "./source-key.js";
+import { encodeKey, type SourceKey } from "./source-key.js";
 
 /**
  * What one tenant may make a sync worker hold: objects of each synced kind, bytes of one
@@ -54,6 +54,11 @@ export class TenantBudget {
   private total = 0;
 
   constructor(readonly limits: TenantLimits) {}
+
+  /** The size of the admitted version of an object, or undefined when none is (held back, not counted). */
+  bytesOf(key: SourceKey): number | undefined {
+    return this.admitted.get(key.kind)?.get(encodeKey(key));
+  }
 
   /** Judges one arriving version of `obj` (`bytes` long): undefined when admitted, else the excess. */
   judge(kind: string, namespace: string, name: string, bytes: number): Excess | undefined {

@@ -90,6 +90,8 @@ const LARGE_EVENT_BYTES = 64 * 1024;
  * differently): an event that fits with this much to spare is read whole and judged exactly.
  */
 const WIRE_SIZE_SLACK = 4 * 1024;
+/** What a write of an object the budget does not count (a system namespace's) is charged, in bytes. */
+const MIN_WRITE_BYTES = 1024;
 
 /** Per-object outcomes the status counts. */
 type Outcome = "inSync" | "skipped" | "failed";
@@ -124,6 +126,8 @@ export interface SyncerDeps {
   mayWrite(): boolean;
   /** Per-tenant write budget: resolves when this tenant may write again. */
   writeToken(): Promise<void>;
+  /** Waits until the tenant's byte budget has room for a host write of `bytes` (resolves at once without one). */
+  writeBytes?(bytes: number): Promise<void>;
   /** What this tenant may make the worker hold (objects, bytes). */
   limits: TenantLimits;
   /**
@@ -715,6 +719,8 @@ export class TenantSyncer {
     const desired = withRecord(d.object as HostObject, record);
     const waiting = performance.now();
     await this.deps.writeToken();
+    // Paced by bytes too: megabyte copies of one tenant must not fill the host's write path.
+    await this.deps.writeBytes?.(this.budget.bytesOf(key) ?? MIN_WRITE_BYTES);
     this.deps.observe.stage?.("tenant_budget", (performance.now() - waiting) / 1000);
     if (this.stopped || !this.deps.mayWrite()) return undefined;
     let written;
