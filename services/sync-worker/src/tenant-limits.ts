@@ -290,7 +290,9 @@ export function isPayloadKind(kind: string): boolean {
  * The planner compares the content hash annotation, never the data, and every write sends
  * the whole desired object, so the payload would only be a second copy of the tenant's data.
  * Objects without the sync kind label (tenantplane's own DNS records, Pod token Secrets) are
- * kept whole: their writers read them.
+ * kept whole: their writers read them. The worker asks the host for sync copies as metadata
+ * only (host-copy-watch.ts), so this drops a payload only where a server sent whole objects
+ * anyway (the Accept header's fallback).
  */
 export function leanHostCopy(obj: RawObject, kindLabel: string): RawObject {
   withoutManagedFields(obj);
