@@ -304,4 +304,41 @@ describe("per-tenant limits", () => {
     expect(after.host - before.host).toBeLessThan(60_000);
     await waitForSynced(host.kubeConfig, small, 30_000);
   });
+  it("says in the Synced condition while its byte budget holds a tenant's writes back, and stops once they are written", async () => {
+    const small = SMALL.name;
+    // 120 KB of changes a second against 60,000 bytes a second: the writes queue up behind the budget.
+    let rounds = 0;
+    let stop = false;
+    const updating = (async () => {
+      while (!stop && rounds < 40) {
+        rounds++;
+        const payload = String.fromCharCode(97 + (rounds % 26)).repeat(60_000);
+        for (const name of ["m1", "m2"]) {
+          await clients.get(small)!.request("PATCH", `${resourcePath("v1", "configmaps", "data")}/${name}`, {
+            body: { data: { payload } },
+            contentType: "application/merge-patch+json",
+          });
+        }
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    })();
+    const paced = await waitFor(
+      async () => {
+        const { condition } = await syncedState(host.kubeConfig, small);
+        return condition?.reason === "WritesPaced" ? condition : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, description: "Synced=False WritesPaced" },
+    ).finally(() => {
+      stop = true;
+    });
+    await updating;
+    expect(paced.status).toBe("False");
+    expect(paced.message).toMatch(
+      /^host writes of this tenant's objects are paced to 58\.6 KiB\/s \(the worker's TENANT_WRITE_BYTES_PER_SECOND\) and have waited for it for \d+ s/,
+    );
+    // Once the last change is written the condition says Synced again, and the copies hold it.
+    await waitForSynced(host.kubeConfig, small, 30_000);
+    const last = String.fromCharCode(97 + (rounds % 26)).repeat(60_000);
+    for (const name of ["m1", "m2"]) expect((await hostConfigMap(small, name))?.data?.["payload"]).toBe(last);
+  });
 });

@@ -132,3 +132,76 @@ describe("RequestBudget queue", () => {
     expect(now).toBe(1_900);
   });
 });
+
+describe("RequestBudget.holdingBackMs", () => {
+  it("counts from the first request that had to sleep until one goes at once or the requests pause", async () => {
+    let now = 0;
+    const budget = new RequestBudget(
+      1000,
+      1000,
+      () => now,
+      async (ms) => {
+        now += ms;
+      },
+    );
+    await budget.wait(1000);
+    expect(budget.holdingBackMs()).toBe(0);
+    // Two more full seconds' worth: each sleeps a second, the run began with the first sleep.
+    await budget.wait(1000);
+    await budget.wait(1000);
+    expect(now).toBe(2000);
+    expect(budget.holdingBackMs()).toBe(2000);
+    // A short gap between paced writes does not end the run.
+    now += 500;
+    expect(budget.holdingBackMs()).toBe(2500);
+    await budget.wait(1000);
+    expect(budget.holdingBackMs()).toBe(3000);
+    // Nothing asked for over a second: not holding anything back.
+    now += 1001;
+    expect(budget.holdingBackMs()).toBe(0);
+    // The next one to sleep after that pause starts a new run.
+    await budget.wait(1000);
+    await budget.wait(1000);
+    expect(budget.holdingBackMs()).toBe(1000);
+    // One that goes at once ends it.
+    now += 900;
+    await budget.wait(100);
+    expect(budget.holdingBackMs()).toBe(0);
+  });
+});
+
+describe("RequestBudget.backlogMs", () => {
+  it("says how long the requests waiting now take to go", async () => {
+    let now = 0;
+    const wakes: (() => void)[] = [];
+    const budget = new RequestBudget(
+      1000,
+      1000,
+      () => now,
+      (ms) =>
+        new Promise<void>((resolve) =>
+          wakes.push(() => {
+            now += ms;
+            resolve();
+          }),
+        ),
+    );
+    expect(budget.backlogMs()).toBe(0);
+    const first = budget.wait(600);
+    const second = budget.wait(900);
+    const third = budget.wait(5000);
+    await Promise.resolve();
+    await new Promise((r) => setImmediate(r));
+    // 600 went at once; 900 and a full bucket (5000 costs the burst) wait: 1900 short of 400 left.
+    expect(budget.backlogMs()).toBe(1500);
+    await first;
+    wakes.shift()!();
+    await second;
+    expect(now).toBe(500);
+    await new Promise((r) => setImmediate(r));
+    expect(budget.backlogMs()).toBe(1000);
+    wakes.shift()!();
+    await third;
+    expect(budget.backlogMs()).toBe(0);
+  });
+});

@@ -31,12 +31,21 @@ export class TokenBucket {
     return this.tokens >= needed ? 0 : Math.ceil(((needed - this.tokens) / this.perSecond) * 1000);
   }
 
+  /** Tokens in the bucket now. */
+  available(): number {
+    this.refill();
+    return this.tokens;
+  }
+
   private refill(): void {
     const t = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.perSecond);
     this.last = t;
   }
 }
+
+/** A pause between requests this long ends a run of held-back requests. */
+const IDLE_MS = 1_000;
 
 /**
  * A request budget shared by every request of a client: `perSecond` on average, up to `burst`
@@ -46,11 +55,17 @@ export class TokenBucket {
 export class RequestBudget {
   private readonly bucket: TokenBucket;
   private queue: Promise<void> = Promise.resolve();
+  /** Requests asked for and not yet let go, and what they cost together (each at most the burst). */
+  private pending = 0;
+  private pendingCost = 0;
+  /** When requests began having to sleep for the budget; cleared by one that goes at once. */
+  private sleepingSince: number | undefined;
+  private lastLetGo = 0;
 
   constructor(
     readonly perSecond: number,
     readonly burst: number,
-    now: () => number = Date.now,
+    private readonly now: () => number = Date.now,
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {
     if (!(perSecond > 0) || !(burst >= 1)) throw new RangeError("a request budget needs perSecond > 0 and burst >= 1");
@@ -62,10 +77,41 @@ export class RequestBudget {
     return this.bucket.waitMs();
   }
 
+  /** Milliseconds until every request waiting now has gone (0 when none waits for tokens). */
+  backlogMs(): number {
+    const short = this.pendingCost - this.bucket.available();
+    return short > 0 ? Math.ceil((short / this.perSecond) * 1000) : 0;
+  }
+
+  /**
+   * How long the budget has been holding requests back: since the first of an unbroken run of
+   * requests that had to sleep for it. 0 once a request goes at once, and once nothing has
+   * asked for IDLE_MS (the gap between one paced write and the next is not an end).
+   */
+  holdingBackMs(): number {
+    if (this.sleepingSince === undefined) return 0;
+    const now = this.now();
+    if (this.pending === 0 && now - this.lastLetGo > IDLE_MS) return 0;
+    return now - this.sleepingSince;
+  }
+
   /** Resolves when `cost` tokens (one request, or a write's bytes) are taken, after earlier waiters. */
   wait(cost = 1): Promise<void> {
+    const charged = Math.min(cost, this.burst);
+    this.pending++;
+    this.pendingCost += charged;
     const turn = this.queue.then(async () => {
-      while (!this.bucket.take(cost)) await this.sleep(Math.max(1, this.bucket.waitMs(cost)));
+      if (this.now() - this.lastLetGo > IDLE_MS) this.sleepingSince = undefined;
+      let slept = false;
+      while (!this.bucket.take(cost)) {
+        this.sleepingSince ??= this.now();
+        slept = true;
+        await this.sleep(Math.max(1, this.bucket.waitMs(cost)));
+      }
+      if (!slept) this.sleepingSince = undefined;
+      this.pending--;
+      this.pendingCost -= charged;
+      this.lastLetGo = this.now();
     });
     this.queue = turn;
     return turn;

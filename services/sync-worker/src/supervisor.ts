@@ -30,7 +30,7 @@ import { FairQueue } from "./fair-queue.js";
 import { MigrationDriver } from "./migration-driver.js";
 import type { HostWriter } from "./host-writer.js";
 import type { SyncMetrics } from "./metrics.js";
-import { syncedCondition, syncStatusField } from "./sync-status.js";
+import { describePacing, PACED_NOTICE_MS, syncedCondition, syncStatusField, type SyncState } from "./sync-status.js";
 import { planTenant, syncerIdentity } from "./tenant-directory.js";
 import { othersView, restartReason } from "./tenant-view.js";
 import { SharedWatches } from "./shared-watches.js";
@@ -138,6 +138,12 @@ const WARM_UP_BUSY_MS = 60_000;
 const PROBATION_WAIT_MS = 200;
 /** Resync intervals in a row a tenant with queued keys may skip its full pass. */
 const MAX_DEFERRED_PASSES = 3;
+/**
+ * A tenant whose waiting host writes need more of its byte budget than this starts no more keys
+ * until they have gone: keys asleep on one tenant's budget would hold the pool's slots, and a
+ * few tenants copying megabytes would leave none for the rest.
+ */
+const BYTE_BACKLOG_MS = 250;
 
 /**
  * Runs one {@link TenantSyncer} per tenant this worker should sync: learns tenants and
@@ -499,7 +505,12 @@ export class Supervisor {
       onFailureChange: (key) => backSync.poke(key),
       onStatus: () => this.scheduleStatus(tenant),
       writeToken: () => tenantLimiter.wait(),
-      writeBytes: (n) => tenantBytes?.wait(n) ?? Promise.resolve(),
+      writeBytes: async (n) => {
+        if (tenantBytes === undefined) return;
+        await tenantBytes.wait(n);
+        // A long hold shows in the Synced condition (writeStatus looks again until it ends).
+        if (tenantBytes.holdingBackMs() >= PACED_NOTICE_MS) this.scheduleStatus(tenant);
+      },
       mayWrite: () => this.deps.owns(tenant),
       leaseValidMs: () => this.deps.validForMs(tenant),
       limits: this.deps.settings.tenantLimits,
@@ -606,7 +617,21 @@ export class Supervisor {
     if (current.syncer.isStopped || !this.deps.owns(tenant)) return;
     const tc = this.tenants.get(undefined, tenant);
     if (tc === undefined) return;
-    const state = { ...current.syncer.counts(), backSyncFailed: current.backSync.failed() };
+    const bytes = this.byteLimits.get(tenant);
+    const heldBackMs = bytes?.holdingBackMs() ?? 0;
+    try {
+      await this.writeStatusOf(tenant, current, tc, {
+        ...current.syncer.counts(),
+        backSyncFailed: current.backSync.failed(),
+        paced: bytes && describePacing(heldBackMs, bytes.perSecond, this.queue.depth(tenant)),
+      });
+    } finally {
+      // Nothing else tells when the byte budget stops holding writes back: look again.
+      if (heldBackMs > 0) this.scheduleStatus(tenant, PROGRESS_INTERVAL_MS);
+    }
+  }
+
+  private async writeStatusOf(tenant: string, current: Running, tc: RawObject, state: SyncState): Promise<void> {
     const condition = syncedCondition(state);
     const sync = syncStatusField(state);
     const text = JSON.stringify({ condition, sync });
@@ -661,7 +686,10 @@ export class Supervisor {
   private async work(): Promise<void> {
     while (!this.stopping) {
       const item = this.queue.take(
-        (tenant) => (this.limits.get(tenant)?.waitMs() ?? 0) === 0 && this.mayStartNow(tenant),
+        (tenant) =>
+          (this.limits.get(tenant)?.waitMs() ?? 0) === 0 &&
+          (this.byteLimits.get(tenant)?.backlogMs() ?? 0) <= BYTE_BACKLOG_MS &&
+          this.mayStartNow(tenant),
       );
       if (item === undefined) {
         await new Promise<void>((resolve) => {

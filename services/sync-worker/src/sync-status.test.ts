@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeFailures, syncedCondition, syncStatusField } from "./sync-status.js";
+import { describeFailures, describePacing, syncedCondition, syncStatusField } from "./sync-status.js";
 
 const base = { inSync: 3, skipped: 1, failed: 0, down: undefined, started: true, lastFullPass: new Date(0) };
 
@@ -27,6 +27,31 @@ describe("syncedCondition", () => {
     expect(c.message).toContain("1 object whose host status cannot be written back");
     expect(syncedCondition({ ...base, failed: 1, backSyncFailed: 1 })).toMatchObject({ reason: "ObjectErrors" });
     expect(syncedCondition({ ...base, backSyncFailed: 0 })).toMatchObject({ status: "True" });
+  });
+  it("is False while the byte budget holds writes back, after limits and errors", () => {
+    const paced = describePacing(12_400, 2 * 1024 * 1024, 37);
+    expect(paced).toBe(
+      "host writes of this tenant's objects are paced to 2 MiB/s (the worker's TENANT_WRITE_BYTES_PER_SECOND) " +
+        "and have waited for it for 12 s; 37 objects waiting their turn",
+    );
+    const c = syncedCondition({ ...base, paced });
+    expect(c).toMatchObject({ status: "False", reason: "WritesPaced" });
+    expect(c.message).toContain("(3 in sync, 1 skipped, 0 failed)");
+    expect(syncedCondition({ ...base, paced, failed: 1 })).toMatchObject({ reason: "ObjectErrors" });
+    expect(syncedCondition({ ...base, paced, limited: "1 ConfigMap over 1.5 MiB" })).toMatchObject({
+      reason: "TenantLimitExceeded",
+    });
+  });
+});
+
+describe("describePacing", () => {
+  it("says nothing of a brief hold, and names the budget and the queue of a long one", () => {
+    expect(describePacing(4_999, 1000, 10)).toBeUndefined();
+    expect(describePacing(5_000, 60_000, 1)).toBe(
+      "host writes of this tenant's objects are paced to 58.6 KiB/s (the worker's TENANT_WRITE_BYTES_PER_SECOND) " +
+        "and have waited for it for 5 s; 1 object waiting their turn",
+    );
+    expect(describePacing(7_000, 60_000, 0)).not.toContain("waiting their turn");
   });
 });
 

@@ -1,5 +1,6 @@
 import type { ConditionInput } from "@tenantplane/service";
 import { CONDITION_SYNCED } from "@tenantplane/api";
+import { formatBytes } from "./tenant-limits.js";
 
 /** Object counts of one tenant, as `status.sync` shows them. */
 export interface SyncCounts {
@@ -19,6 +20,11 @@ export interface SyncState extends SyncCounts {
   backSyncFailed?: number;
   /** Objects held back beyond the tenant's limits, in one line naming the limits; undefined when none is. */
   limited?: string | undefined;
+  /**
+   * Why this tenant's host writes wait (its byte budget has held them back for a while), in one
+   * line; undefined while they go as they come.
+   */
+  paced?: string | undefined;
   /** The failed objects, oldest first, with their last error: the condition names the first few. */
   failures?: readonly FailureSummary[];
 }
@@ -50,6 +56,25 @@ export function describeFailures(failures: readonly FailureSummary[], failed: nu
   return more > 0 ? `${named.join("; ")}; and ${more} more` : named.join("; ");
 }
 
+/**
+ * How long a tenant's byte budget must have held its host writes back before the Synced
+ * condition says so: a burst of a few large writes is paced too, briefly, and is not news.
+ */
+export const PACED_NOTICE_MS = 5_000;
+
+/**
+ * The `paced` line of a tenant whose host writes its byte budget (`bytesPerSecond`) has held
+ * back for `heldBackMs`, with `queued` objects waiting their turn; undefined below PACED_NOTICE_MS.
+ */
+export function describePacing(heldBackMs: number, bytesPerSecond: number, queued: number): string | undefined {
+  if (heldBackMs < PACED_NOTICE_MS) return undefined;
+  const waiting = queued > 0 ? `; ${queued} object${queued === 1 ? "" : "s"} waiting their turn` : "";
+  return (
+    `host writes of this tenant's objects are paced to ${formatBytes(bytesPerSecond)}/s ` +
+    `(the worker's TENANT_WRITE_BYTES_PER_SECOND) and have waited for it for ${Math.round(heldBackMs / 1000)} s${waiting}`
+  );
+}
+
 /** The Synced condition for a tenant's state: False while its API is down or objects fail. */
 export function syncedCondition(state: SyncState): ConditionInput {
   const counts = `${state.inSync} in sync, ${state.skipped} skipped, ${state.failed} failed`;
@@ -78,6 +103,14 @@ export function syncedCondition(state: SyncState): ConditionInput {
       status: "False",
       reason: "ObjectErrors",
       message: `${counts}: ${describeFailures(state.failures ?? [], state.failed) || "see the Fail Decisions"}`,
+    };
+  }
+  if (state.paced !== undefined) {
+    return {
+      type: CONDITION_SYNCED,
+      status: "False",
+      reason: "WritesPaced",
+      message: `${state.paced} (${counts})`,
     };
   }
   const back = state.backSyncFailed ?? 0;
