@@ -4,6 +4,10 @@
 //              host copy seen, p50/p99;
 //   big        the same, while a third tenant fills its API with BIG_MIB MiB of ~1 MB ConfigMaps
 //              and the worker lists, judges and passes over them (several full passes);
+//   control   the bench's own small ConfigMap creates on the host, 4 a second, timed (hostProbe):
+//              how fast the host API server answers anyone in each phase, apart from the worker;
+//              beside it where the worker's host writes spent their time (all tenants' writes:
+//              planning, its budgets, the host's answer), from its write-stage histograms;
 //   and throughout: the worker's resident memory (peak, VmHWM) against the chart's memory limit,
 //   its event-loop delay (tenantplane_sync_event_loop_delay_seconds, scraped each second) beside
 //   the scheduler's account of its main thread (on a core, or waiting for one), and whether it
@@ -18,6 +22,7 @@
 //              controller-manager, at that nice value (and scheduling group): a cluster's CPU
 //              request for the worker, a CPU limit on the big tenant's k3s Pod
 //   WRITE_BYTES=<bytes>   the worker's per-tenant byte budget for host writes (its default otherwise)
+//   WRITE_QPS=<rate>   the worker's per-tenant request budget for host writes (TENANT_WRITE_QPS; burst twice it)
 //   BIG_SYNCED=0   the control run: the big tenant's SyncPolicy leaves ConfigMaps out, so the worker
 //              never reads them; what is left of the small tenants' tail is the fill itself (the big
 //              tenant's API server, etcd and client on the same cores), not the worker
@@ -62,6 +67,7 @@ import { mainThreadSched, pidsWithArgument, procStatusMib, reniceProcess, type T
 import { createLogger } from "@tenantplane/runtime";
 import { formatSelfTimes, longestTasks, selfTimes, totalTimes } from "./cpu-profile.js";
 import { ProfileWindows } from "./worker-profile.js";
+import { formatHistogram, histogramsBetween, readHistograms, type Histogram } from "./histograms.js";
 
 const BIG_KIND = process.env.BIG ?? "configmaps";
 const BIG_MIB = Number(process.env.BIG_MIB ?? 1024);
@@ -71,6 +77,9 @@ const SAMPLES = Number(process.env.SAMPLES ?? 200);
 /** Each big ConfigMap's data: just under the API server's 1 MiB limit for a ConfigMap's data. */
 const OBJECT_BYTES = 1_000_000;
 const RESYNC_SECONDS = 20;
+/** The bench's own host writes, apart from the worker's (hostProbe). */
+const PROBE_NAMESPACE = "bench-probe";
+const PROBE_EVERY_MS = 250;
 const BIG = { name: "bulk-big", address: "127.0.0.201" };
 /** The big tenant's IsolationProfile in the DNS case (applyDnsProfile). */
 const DNS_PROFILE = "bulkhead-dns";
@@ -100,6 +109,9 @@ const BIG_SYNCED = process.env.BIG_SYNCED !== "0";
 const WRITE_BYTES = process.env.WRITE_BYTES;
 if (WRITE_BYTES !== undefined && !(Number(WRITE_BYTES) > 0))
   throw new Error("WRITE_BYTES must be a number of bytes above 0");
+// The worker's per-tenant request budget for host writes (TENANT_WRITE_QPS), if not its default.
+const WRITE_QPS = process.env.WRITE_QPS;
+if (WRITE_QPS !== undefined && !(Number(WRITE_QPS) > 0)) throw new Error("WRITE_QPS must be a rate above 0");
 if (!BIG_SYNCED && DNS) throw new Error("BIG_SYNCED=0 is for the ConfigMap case");
 /** The control run's SyncPolicy for the big tenant: every kind the worker syncs but ConfigMaps. */
 const UNSYNCED_POLICY = "bulkhead-no-configmaps";
@@ -113,6 +125,7 @@ const command =
   (WORKER_CPU !== undefined ? ` WORKER_CPU=${WORKER_CPU}` : "") +
   (BIG_SYNCED ? "" : " BIG_SYNCED=0") +
   (WRITE_BYTES !== undefined ? ` WRITE_BYTES=${WRITE_BYTES}` : "") +
+  (WRITE_QPS !== undefined ? ` WRITE_QPS=${WRITE_QPS}` : "") +
   " npm run bench:bulkhead";
 
 const chart = YAML.parse(readFileSync(new URL("../charts/tenantplane/values.yaml", import.meta.url), "utf8")) as {
@@ -165,6 +178,9 @@ try {
     PARTITIONS: "16",
     LEASE_TTL_SECONDS: "6",
     ...(WRITE_BYTES !== undefined ? { TENANT_WRITE_BYTES_PER_SECOND: WRITE_BYTES } : {}),
+    ...(WRITE_QPS !== undefined
+      ? { TENANT_WRITE_QPS: WRITE_QPS, TENANT_WRITE_BURST: String(Math.max(1, Math.round(Number(WRITE_QPS) * 2))) }
+      : {}),
     ...workerProfile,
   });
   const watchdog = watchWorker(worker);
@@ -207,11 +223,17 @@ try {
 
   // Baseline: the small tenants alone.
   const loopBase = scrapeLoop(worker);
+  const stagesBefore = await writeStages(worker);
+  await core.createNamespace({ body: { metadata: { name: PROBE_NAMESPACE } } });
+  const probeBase = hostProbe("base");
   const base = await latency(clients, "base", SAMPLES);
   const baseLoop = loopBase.stop();
+  const stagesBase = await writeStages(worker);
+  const baseProbe = await probeBase.stop();
 
   // The big tenant fills its API while the small tenants keep syncing.
   const loopBig = scrapeLoop(worker);
+  const probeBig = hostProbe("big");
   const workerLog = join(fleet.logsDir, `${worker.name}.log`);
   const gcFrom = statSync(workerLog).size;
   profiles.start(worker.process.pid);
@@ -243,6 +265,8 @@ try {
     afterFill.push(...(await latency(clients, `big${round++}`, 40)));
   during.push(...whileFilling, ...afterFill);
   const bigLoop = loopBig.stop();
+  const stagesBig = await writeStages(worker);
+  const bigProbe = await probeBig.stop();
   const profile = await profiles.stop(worker.process.pid, workerProfile);
   if (process.env.PROFILE_OUT) copyFileSync(workerProfile.CPU_PROFILE_PATH, process.env.PROFILE_OUT);
   const state = await syncedState(host.kubeConfig, BIG.name);
@@ -344,6 +368,20 @@ try {
     console.log(
       `  its DNS records (tenant-dns-records): ${zone.split("\n").filter((l) => / IN (A|SRV|CNAME) /.test(l)).length} records, ${(Buffer.byteLength(zone) / 1024).toFixed(0)} KiB`,
     );
+  }
+  // The control beside the worker: the host API server's own pace for a small write, not through the worker.
+  console.log(
+    `  the host API server's answer to a small ConfigMap create from the bench (not the worker), every ${PROBE_EVERY_MS} ms: ` +
+      `baseline p50 ${ms(pct(baseProbe, 50))} p99 ${ms(pct(baseProbe, 99))} (${baseProbe.length}); ` +
+      `big phase p50 ${ms(pct(bigProbe, 50))} p99 ${ms(pct(bigProbe, 99))} (${bigProbe.length})`,
+  );
+  // Every tenant's writes together (the big tenant's too): the host API server's answer against
+  // the worker's own waits says whether the tail is the shared host or the worker.
+  console.log("  the worker's host writes, every tenant's, by stage: baseline | big phase");
+  const baseStages = histogramsBetween(stagesBefore, stagesBase);
+  const bigStages = histogramsBetween(stagesBase, stagesBig);
+  for (const stage of [...bigStages.keys()].sort()) {
+    console.log(`    ${stage}: ${formatHistogram(baseStages.get(stage))} | ${formatHistogram(bigStages.get(stage))}`);
   }
   console.log(`  worker restarts ${restarts} (must be 0)`);
   console.log("  the big tenant's API server in the big phase, requests by client (its audit log):");
@@ -551,6 +589,42 @@ interface LoopReport {
   sched: ThreadSched;
   /** The seconds with the longest delay, longest first. */
   worst: LoopSecond[];
+}
+
+/**
+ * Creates a small ConfigMap in the host (PROBE_NAMESPACE) every PROBE_EVERY_MS and times the
+ * API server's answer, until stopped: how fast the host answers anyone, apart from the worker.
+ */
+function hostProbe(prefix: string): { stop(): Promise<number[]> } {
+  const samples: number[] = [];
+  let stopped = false;
+  const run = (async () => {
+    for (let i = 0; !stopped; i++) {
+      const from = performance.now();
+      await core.createNamespacedConfigMap({
+        namespace: PROBE_NAMESPACE,
+        body: { metadata: { name: `${prefix}-${i}` }, data: { n: String(i) } },
+      });
+      samples.push(performance.now() - from);
+      await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await run;
+      return samples;
+    },
+  };
+}
+
+/** The worker's write stages and queue wait (histograms by series) as they stand now. */
+async function writeStages(w: RunningService): Promise<Map<string, Histogram>> {
+  const body = (await w.probe("/metrics")).body;
+  const stages = readHistograms(body, "tenantplane_sync_write_stage_seconds");
+  const queue = readHistograms(body, "tenantplane_sync_queue_wait_seconds").get("");
+  if (queue) stages.set('queue (a key waiting for a slot, stage="queue_wait")', queue);
+  return stages;
 }
 
 function scrapeLoop(w: RunningService): { stop(): LoopReport } {

@@ -20,8 +20,13 @@ export class PodCpuGroups {
     const root = join(mount, name);
     try {
       mkdirSync(join(root, "kubepods"), { recursive: true });
-      // The kubelet gives kubepods the node's allocatable CPU as its weight.
-      writeFileSync(join(root, "kubepods", "cpu.shares"), String(sharesOf(availableParallelism() * 1000)));
+      // The kubelet gives kubepods the node's allocatable CPU as its weight, beside the system's
+      // processes at the top. This group stands where kubepods would and must weigh as much:
+      // left at the default (1024, one process's weight) every Pod here together would count as
+      // one process against the host's API server, etcd and the rest.
+      const weight = String(sharesOf(availableParallelism() * 1000));
+      writeFileSync(join(root, "cpu.shares"), weight);
+      writeFileSync(join(root, "kubepods", "cpu.shares"), weight);
     } catch (err) {
       return `cannot create cpu groups under ${mount}: ${(err as Error).message}`;
     }
