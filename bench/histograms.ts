@@ -30,6 +30,7 @@ export function readHistograms(body: string, name: string): Map<string, Histogra
       h.buckets.push([le === "+Inf" ? Number.POSITIVE_INFINITY : Number(le), value]);
     }
   }
+  for (const h of out.values()) h.buckets.sort((a, b) => a[0] - b[0]);
   return out;
 }
 
@@ -48,6 +49,42 @@ export function histogramsBetween(
     });
   }
   return out;
+}
+
+/** The series added bucket by bucket (all read from one histogram, so with the same bounds). */
+export function sumHistograms(series: Histogram[]): Histogram {
+  const out: Histogram = { buckets: [], sum: 0, count: 0 };
+  for (const h of series) {
+    h.buckets.forEach(([le, n], i) => {
+      const at = out.buckets[i];
+      if (at === undefined) out.buckets.push([le, n]);
+      else at[1] += n;
+    });
+    out.sum += h.sum;
+    out.count += h.count;
+  }
+  return out;
+}
+
+/**
+ * Quantile `q` (0-1), linear within the bucket it falls in, as PromQL's histogram_quantile;
+ * past the last finite bound nothing says where, so that bound. NaN without observations.
+ */
+export function interpolatedQuantile(h: Histogram, q: number): number {
+  const total = h.buckets.at(-1)?.[1] ?? 0;
+  if (total === 0) return Number.NaN;
+  const rank = q * total;
+  let lowerBound = 0;
+  let lowerCount = 0;
+  for (const [le, count] of h.buckets) {
+    if (count >= rank) {
+      if (le === Number.POSITIVE_INFINITY) return lowerBound;
+      return lowerBound + (le - lowerBound) * ((rank - lowerCount) / Math.max(1, count - lowerCount));
+    }
+    lowerBound = le;
+    lowerCount = count;
+  }
+  return lowerBound;
 }
 
 /** The upper bound of the bucket holding quantile `q` (0-1): at most that; undefined without observations. */

@@ -1,4 +1,5 @@
 /** Helpers the benches share: a bounded job pool and how figures are summarised. */
+import { interpolatedQuantile, readHistograms, sumHistograms } from "./histograms.js";
 
 /** Runs `jobs` with at most `width` in flight. */
 export async function pool(jobs: (() => Promise<unknown>)[], width: number): Promise<void> {
@@ -31,29 +32,9 @@ export function histogramQuantile(
   labels: Record<string, string>,
   q: number,
 ): number {
-  const buckets = new Map<number, number>();
-  for (const line of metricsText.split("\n")) {
-    const m = new RegExp(`^${name}_bucket\\{([^}]*)\\} (\\S+)$`).exec(line);
-    if (!m) continue;
-    const pairs = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((p) => [p[1]!, p[2]!]));
-    if (!Object.entries(labels).every(([k, v]) => pairs[k] === v)) continue;
-    const le = pairs["le"] === "+Inf" ? Infinity : Number(pairs["le"]);
-    buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]));
-  }
-  const sorted = [...buckets.entries()].sort((a, b) => a[0] - b[0]);
-  const total = sorted.at(-1)?.[1] ?? 0;
-  if (total === 0) return NaN;
-  const rank = q * total;
-  let lowerBound = 0;
-  let lowerCount = 0;
-  for (const [le, count] of sorted) {
-    if (count >= rank) {
-      // Past the last finite bucket nothing says where: report that bound, as PromQL does.
-      if (le === Infinity) return lowerBound;
-      return lowerBound + (le - lowerBound) * ((rank - lowerCount) / Math.max(1, count - lowerCount));
-    }
-    lowerBound = le;
-    lowerCount = count;
-  }
-  return lowerBound;
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  const series = [...readHistograms(metricsText, name)].filter(([key]) =>
+    wanted.every((w) => key.split(",").includes(w)),
+  );
+  return interpolatedQuantile(sumHistograms(series.map(([, h]) => h)), q);
 }
